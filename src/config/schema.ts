@@ -1,0 +1,46 @@
+import { availableParallelism } from "node:os";
+import { z } from "zod";
+
+/** Environment variables whose values are redacted whenever the config is printed. */
+export const SECRET_KEYS = new Set(["FS_ADMIN_TOKEN"]);
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+/** Defaults for the pool: one thread per core left after the front thread, at least one. */
+const defaultPoolThreads = Math.max(1, availableParallelism() - 1);
+
+/**
+ * The whole environment contract. Each field: meaning, unit, example.
+ * Only src/config reads process.env; everything else receives a slice of the parsed Config.
+ */
+export const envSchema = z.object({
+  /** TCP port the HTTP front listens on; 0 picks a free port (tests). Example: 8080. */
+  PORT: port.default(8080),
+  /** Interface to bind. Example: 0.0.0.0 or 127.0.0.1. */
+  HOST: z.string().min(1).default("0.0.0.0"),
+  /** Directory holding the LMDB state environment and built datasets. Example: ./data/local. */
+  DATA_DIR: z.string().min(1).optional(),
+  /** Bearer token for /v1/admin. When unset, one is generated on first start and printed once. */
+  FS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Largest accepted request body in bytes; larger bodies get 413. Example: 65536. */
+  FS_MAX_BODY_BYTES: positiveInt.max(16 * 1024 * 1024).default(64 * 1024),
+  /** Scoring pool threads. Example: 3. Default: cores - 1, at least 1. */
+  FS_POOL_THREADS: positiveInt.max(256).default(defaultPoolThreads),
+  /** Tasks that may wait in the pool queue before requests get 503 OVERLOADED. Example: 1024. */
+  FS_POOL_MAX_QUEUE: positiveInt.default(1024),
+  /** Seconds a client is told to wait (Retry-After) after 503 OVERLOADED. */
+  FS_RETRY_AFTER_SECONDS: positiveInt.default(1),
+  /** Log level: error, warn, info or debug. */
+  FS_LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
+  /**
+   * Test-only: honour the X-FS-Test-Now header (epoch ms) as the clock for quota periods.
+   * Never enable in production. Example: true.
+   */
+  FS_TEST_CLOCK: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
+});
+
+export type Env = z.infer<typeof envSchema>;

@@ -1,0 +1,88 @@
+import { hashKey, hashesEqual, parseKey, type Scope } from "../shared/api-keys.js";
+import type { KeyRecord } from "../store/messages.js";
+import type { StateDbs } from "../store/state-env.js";
+import { ApiError } from "./errors.js";
+
+/** What a route requires of the caller. */
+export type AuthRequirement =
+  | { kind: "none" }
+  | { kind: "admin" }
+  | { kind: "secret"; scope?: Scope }
+  | { kind: "publishable" };
+
+/** The authenticated caller of an API-key route. */
+export interface KeyPrincipal {
+  key: KeyRecord;
+  orgId: string;
+}
+
+/**
+ * Verifies API keys and the admin token on the front thread, synchronously.
+ * Key records are read from the state environment (read-only) and cached by key id; the admin
+ * routes that change keys run on this same thread and call `forgetKey`, so the cache stays exact.
+ */
+export class Authenticator {
+  private readonly cache = new Map<string, KeyRecord>();
+
+  constructor(
+    private readonly dbs: Pick<StateDbs, "keys">,
+    private readonly adminTokenHash: string,
+  ) {}
+
+  /**
+   * Checks an `Authorization: Bearer <key>` header against the requirement.
+   * Order of checks follows SPEC 5: missing, invalid, expired, disabled, then type and scope.
+   */
+  verifyKey(header: string, need: Extract<AuthRequirement, { kind: "secret" | "publishable" }>, nowMs: number): KeyPrincipal {
+    const plain = bearer(header);
+    const parsed = parseKey(plain);
+    if (!parsed) throw new ApiError("INVALID_KEY", "Invalid API key.");
+    const key = this.lookup(parsed.id);
+    // Same work whether or not the id exists, then a constant-time comparison of digests.
+    const presented = hashKey(plain);
+    if (!key || !hashesEqual(presented, key.hash) || key.type !== parsed.type) {
+      throw new ApiError("INVALID_KEY", "Invalid API key.");
+    }
+    if (key.expires_at !== null && nowMs >= key.expires_at) throw new ApiError("EXPIRED_KEY", "API key expired.");
+    if (key.disabled_at !== null) throw new ApiError("KEY_DISABLED", "API key disabled.");
+    if (need.kind === "secret") {
+      if (key.type !== "secret") {
+        throw new ApiError("KEY_TYPE_NOT_ALLOWED", "Publishable keys are accepted only on beacon endpoints; use a secret key (fs_live_).");
+      }
+      if (need.scope && !key.scopes.includes(need.scope)) {
+        throw new ApiError("INSUFFICIENT_SCOPE", `This endpoint needs a secret key with the '${need.scope}' scope.`);
+      }
+    } else if (key.type !== "publishable") {
+      throw new ApiError("KEY_TYPE_NOT_ALLOWED", "Beacon endpoints take a publishable key (fs_pub_live_); keep secret keys server-side.");
+    }
+    return { key, orgId: key.org_id };
+  }
+
+  /** Checks the admin bearer token in constant time. */
+  verifyAdmin(header: string): void {
+    const token = bearer(header);
+    if (!hashesEqual(hashKey(token), this.adminTokenHash)) throw new ApiError("INVALID_KEY", "Invalid admin token.");
+  }
+
+  /** Drops a cached key record after the writer changed it. */
+  forgetKey(keyId: string): void {
+    this.cache.delete(keyId);
+  }
+
+  private lookup(id: string): KeyRecord | undefined {
+    let key = this.cache.get(id);
+    if (!key) {
+      key = this.dbs.keys.get(id);
+      if (key) this.cache.set(id, key);
+    }
+    return key;
+  }
+}
+
+/** The token of an `Authorization: Bearer <token>` header; 401 MISSING_KEY when there is none. */
+function bearer(header: string): string {
+  if (!header) throw new ApiError("MISSING_KEY", "Missing Authorization header; send 'Authorization: Bearer <API key>'.");
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw new ApiError("INVALID_KEY", "Malformed Authorization header; expected 'Bearer <API key>'.");
+  return m[1]!;
+}

@@ -1,0 +1,19 @@
+import type { Config } from "../config/index.js";
+import type { IpDataset } from "../datasets/ip-dataset.js";
+import type { Logger } from "../shared/log.js";
+import type { StoreClient } from "../store/client.js";
+import type { ScoringPool } from "../workers/pool.js";
+import type { Authenticator } from "./auth.js";
+import type { QuotaGate } from "./quota.js";
+
+/** Services the route handlers use. Built once in main.ts. */
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  store: StoreClient;
+  auth: Authenticator;
+  quota: QuotaGate;
+  pool: ScoringPool;
+  /** The IP dataset in service now (a holder, so a rebuild can be swapped in without a restart). */
+  ipDataset(): IpDataset;
+}

@@ -1,0 +1,80 @@
+/**
+ * The error catalogue: every code the API can answer with, its HTTP status and what it means.
+ * The README's error table is checked against this list by test/unit/errors.test.ts.
+ */
+export const ERROR_CATALOGUE = {
+  VALIDATION_ERROR: { status: 400, meaning: "Invalid request format; the message names the failing field path." },
+  MISSING_KEY: { status: 401, meaning: "No Authorization header." },
+  INVALID_KEY: { status: 401, meaning: "Invalid API key (unknown, malformed, or wrong admin token)." },
+  EXPIRED_KEY: { status: 401, meaning: "API key expired." },
+  KEY_DISABLED: { status: 403, meaning: "API key disabled." },
+  INSUFFICIENT_SCOPE: { status: 403, meaning: "The secret key lacks the scope this endpoint needs." },
+  KEY_TYPE_NOT_ALLOWED: { status: 403, meaning: "A publishable key used on a server endpoint, or a secret key on a beacon endpoint." },
+  FORBIDDEN: { status: 403, meaning: "The key belongs to another org than the resource." },
+  NOT_FOUND: { status: 404, meaning: "No such route or resource." },
+  METHOD_NOT_ALLOWED: { status: 405, meaning: "The route exists but not for this method; see the Allow header." },
+  PAYLOAD_TOO_LARGE: { status: 413, meaning: "Request body larger than FS_MAX_BODY_BYTES." },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: "A body was sent without Content-Type: application/json." },
+  MISSING_REQUIRED_DATA: { status: 422, meaning: "No analyzable data provided." },
+  QUOTA_EXCEEDED: { status: 429, meaning: "Quota or rate limit exceeded; metadata.ratelimit says when it resets." },
+  INTERNAL_ERROR: { status: 500, meaning: "Server error. Nothing internal is leaked; the request id is logged." },
+  OVERLOADED: { status: 503, meaning: "The scoring pool queue is full; retry after the Retry-After header." },
+  NOT_READY: { status: 503, meaning: "Datasets not open or the store writer not alive (GET /readyz)." },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** HTTP status line text for each status we use. */
+export const STATUS_TEXT: Record<number, string> = {
+  200: "200 OK",
+  201: "201 Created",
+  400: "400 Bad Request",
+  401: "401 Unauthorized",
+  403: "403 Forbidden",
+  404: "404 Not Found",
+  405: "405 Method Not Allowed",
+  413: "413 Payload Too Large",
+  415: "415 Unsupported Media Type",
+  422: "422 Unprocessable Entity",
+  429: "429 Too Many Requests",
+  500: "500 Internal Server Error",
+  503: "503 Service Unavailable",
+};
+
+/**
+ * An expected failure with a catalogue code and a message safe to show the client.
+ * `headers` and `metadata` travel into the response (Allow, Retry-After, ratelimit).
+ */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string> | undefined;
+  readonly metadata: Record<string, unknown> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra?: { headers?: Record<string, string>; metadata?: Record<string, unknown> },
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = statusOf(code);
+    this.headers = extra?.headers;
+    this.metadata = extra?.metadata;
+  }
+}
+
+/** Exhaustive map from code to HTTP status. */
+export function statusOf(code: ErrorCode): number {
+  return ERROR_CATALOGUE[code].status;
+}
+
+/**
+ * The central three-tier mapping: our errors as they are; anything else becomes a generic
+ * 500 whose message reveals nothing (the caller logs the original with the request id).
+ */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new ApiError("INTERNAL_ERROR", "Internal server error.");
+}

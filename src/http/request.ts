@@ -1,0 +1,60 @@
+import { randomUUID } from "node:crypto";
+import type { HttpRequest } from "uWebSockets.js";
+
+/**
+ * Everything a handler may read from the uWS request, copied synchronously: the uWS request
+ * object is only valid until the handler first returns.
+ */
+export interface RequestSnapshot {
+  method: string;
+  path: string;
+  query: string;
+  params: string[];
+  authorization: string;
+  contentType: string;
+  contentLength: string;
+  requestId: string;
+  /** X-FS-Test-Now header; honoured only with FS_TEST_CLOCK=true. */
+  testNow: string;
+}
+
+/** Takes the snapshot. `paramCount` is the number of `:name` segments in the matched pattern. */
+export function snapshot(req: HttpRequest, paramCount: number): RequestSnapshot {
+  const params: string[] = [];
+  for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? "");
+  const incomingId = req.getHeader("x-request-id");
+  return {
+    method: req.getCaseSensitiveMethod(),
+    path: req.getUrl(),
+    query: req.getQuery() ?? "",
+    params,
+    authorization: req.getHeader("authorization"),
+    contentType: req.getHeader("content-type"),
+    contentLength: req.getHeader("content-length"),
+    requestId: acceptRequestId(incomingId),
+    testNow: req.getHeader("x-fs-test-now"),
+  };
+}
+
+const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A client's X-Request-Id if short and plain; otherwise a fresh one. */
+export function acceptRequestId(incoming: string): string {
+  return incoming && SANE_ID.test(incoming) ? incoming : `req_${randomUUID()}`;
+}
+
+/** Value of one query parameter (first occurrence), decoded; undefined when absent or undecodable. */
+export function queryParam(query: string, name: string): string | undefined {
+  if (!query) return undefined;
+  for (const part of query.split("&")) {
+    const eq = part.indexOf("=");
+    const k = eq < 0 ? part : part.slice(0, eq);
+    if (k !== name) continue;
+    try {
+      return decodeURIComponent((eq < 0 ? "" : part.slice(eq + 1)).replace(/\+/g, " "));
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}

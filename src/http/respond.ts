@@ -1,0 +1,78 @@
+import type { HttpResponse } from "uWebSockets.js";
+import { ApiError, STATUS_TEXT } from "./errors.js";
+
+/** SPEC 2.1 envelope version. */
+export const ENVELOPE_VERSION = "1";
+
+export interface Envelope {
+  version: typeof ENVELOPE_VERSION;
+  data: unknown;
+  error: { code: string; message: string } | null;
+  metadata: Record<string, unknown> & { request_id: string; processing_time_ms: number };
+}
+
+/** Per-response state kept by the router: abort flag, request id, start time. */
+export interface ResponseState {
+  aborted: boolean;
+  requestId: string;
+  startedAt: number;
+}
+
+/** Milliseconds since `startedAt`, rounded to microseconds. */
+export function elapsedMs(startedAt: number): number {
+  return Math.round((performance.now() - startedAt) * 1000) / 1000;
+}
+
+/**
+ * Writes status, headers and the JSON envelope inside one cork. No-op if the client went away.
+ */
+export function writeEnvelope(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  envelope: Envelope,
+  headers?: Record<string, string>,
+): void {
+  if (state.aborted) return;
+  state.aborted = true; // a response is written once
+  const body = JSON.stringify(envelope);
+  res.cork(() => {
+    res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
+    res.writeHeader("content-type", "application/json");
+    res.writeHeader("x-request-id", state.requestId);
+    if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
+    res.end(body);
+  });
+}
+
+/** Writes a success envelope. */
+export function writeData(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  data: unknown,
+  metadata?: Record<string, unknown>,
+): void {
+  writeEnvelope(res, state, status, {
+    version: ENVELOPE_VERSION,
+    data,
+    error: null,
+    metadata: { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...metadata },
+  });
+}
+
+/** Writes an error envelope from an ApiError (its headers and metadata included). */
+export function writeError(res: HttpResponse, state: ResponseState, err: ApiError): void {
+  writeEnvelope(
+    res,
+    state,
+    err.status,
+    {
+      version: ENVELOPE_VERSION,
+      data: null,
+      error: { code: err.code, message: err.message },
+      metadata: { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...err.metadata },
+    },
+    err.headers,
+  );
+}

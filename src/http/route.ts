@@ -1,0 +1,45 @@
+import type { ZodType } from "zod";
+import type { AuthRequirement, KeyPrincipal } from "./auth.js";
+import type { RequestSnapshot } from "./request.js";
+
+export type Method = "get" | "post" | "patch" | "put" | "del";
+
+/** What a handler sees: the snapshot, the validated body, the caller, and the request's clock. */
+export interface RouteContext<B> {
+  snap: RequestSnapshot;
+  body: B;
+  /** Set on secret/publishable routes. */
+  principal: KeyPrincipal | null;
+  /** Epoch ms used for quota periods and expiry (injectable in test mode). */
+  nowMs: number;
+  requestId: string;
+}
+
+/** A handler's answer. `credits` > 0 is debited from the caller's org before the response goes out. */
+export interface RouteResult {
+  status?: number;
+  data: unknown;
+  metadata?: Record<string, unknown>;
+  credits?: number;
+  /** Beacon endpoints: counted but never refused for quota (SPEC 7 rule 2). */
+  neverBlock?: boolean;
+}
+
+/** One endpoint: method, uWS pattern, who may call it, its body schema, and the handler. */
+export interface Route<B = unknown> {
+  method: Method;
+  pattern: string;
+  auth: AuthRequirement;
+  body?: ZodType<B>;
+  /**
+   * Least credits a successful call costs. The front refuses at once (429) when the org is known
+   * to be out of quota, before doing the work; the writer's check at charge time is the exact one.
+   */
+  minCredits?: number;
+  handle(ctx: RouteContext<B>): RouteResult | Promise<RouteResult>;
+}
+
+/** Helps TypeScript infer B from the body schema. */
+export function defineRoute<B = undefined>(route: Route<B>): Route<B> {
+  return route;
+}

@@ -1,0 +1,119 @@
+import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
+import type { Logger } from "../shared/log.js";
+import type { Authenticator, KeyPrincipal } from "./auth.js";
+import { isJsonContentType, parseJson, readBody } from "./body.js";
+import { ApiError, toApiError } from "./errors.js";
+import type { QuotaGate } from "./quota.js";
+import { snapshot, type RequestSnapshot } from "./request.js";
+import { writeData, writeError, type ResponseState } from "./respond.js";
+import type { Method, Route, RouteContext } from "./route.js";
+import { validate } from "./validate.js";
+
+/** What the router needs besides the routes. */
+export interface RouterDeps {
+  auth: Authenticator;
+  quota: QuotaGate;
+  log: Logger;
+  maxBodyBytes: number;
+  /** When true, X-FS-Test-Now (epoch ms) replaces the wall clock for this request. */
+  testClock: boolean;
+}
+
+const UWS_METHOD: Record<Method, "get" | "post" | "patch" | "put" | "del"> = {
+  get: "get",
+  post: "post",
+  patch: "patch",
+  put: "put",
+  del: "del",
+};
+const HTTP_NAME: Record<Method, string> = { get: "GET", post: "POST", patch: "PATCH", put: "PUT", del: "DELETE" };
+
+/**
+ * Registers every route on the uWS app, plus a catch-all that answers 404 for unknown paths and
+ * 405 (with Allow) for known paths called with another method.
+ */
+export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: RouterDeps): void {
+  for (const route of routes) {
+    const paramCount = (route.pattern.match(/:/g) ?? []).length;
+    app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
+      const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
+      const snap = snapshot(req, paramCount);
+      state.requestId = snap.requestId;
+      res.onAborted(() => {
+        state.aborted = true;
+      });
+      void handle(route, res, state, snap, deps);
+    });
+  }
+  const matchers = routes.map((r) => ({ re: patternToRegExp(r.pattern), method: HTTP_NAME[r.method] }));
+  app.any("/*", (res, req) => {
+    const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
+    const snap = snapshot(req, 0);
+    state.requestId = snap.requestId;
+    const allowed = matchers.filter((m) => m.re.test(snap.path)).map((m) => m.method);
+    if (allowed.length > 0) {
+      const allow = [...new Set(allowed)].join(", ");
+      writeError(res, state, new ApiError("METHOD_NOT_ALLOWED", `${snap.method.toUpperCase()} is not allowed on ${snap.path}; allowed: ${allow}.`, { headers: { allow } }));
+    } else {
+      writeError(res, state, new ApiError("NOT_FOUND", `No route for ${snap.method.toUpperCase()} ${snap.path}.`));
+    }
+  });
+}
+
+/** The request pipeline: authenticate, read and validate the body, run, charge, answer. */
+async function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps): Promise<void> {
+  try {
+    const nowMs = clockFor(snap, deps.testClock);
+    let principal: KeyPrincipal | null = null;
+    const need = route.auth;
+    if (need.kind === "admin") deps.auth.verifyAdmin(snap.authorization);
+    else if (need.kind === "secret" || need.kind === "publishable") principal = deps.auth.verifyKey(snap.authorization, need, nowMs);
+
+    let body: unknown = undefined;
+    if (route.body) {
+      if (!isJsonContentType(snap.contentType)) {
+        throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
+      }
+      const raw = await readBody(res, deps.maxBodyBytes, snap.contentLength);
+      body = validate(route.body, parseJson(raw), "body");
+    }
+    if (principal && route.minCredits) deps.quota.precheck(principal.orgId, route.minCredits, nowMs);
+
+    const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId };
+    const result = await route.handle(ctx);
+    let metadata = result.metadata;
+    if (principal && result.credits !== undefined) {
+      if (state.aborted) return; // the client left before the work was charged: nothing to bill
+      if (result.credits > 0) await deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false);
+      metadata = { ...metadata, credits: result.credits };
+    }
+    writeData(res, state, result.status ?? 200, result.data, metadata);
+  } catch (err) {
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500 && apiErr.code === "INTERNAL_ERROR") {
+      deps.log.error("request failed", { request_id: state.requestId, route: route.pattern, err: errorText(err) });
+    }
+    writeError(res, state, apiErr);
+  }
+}
+
+function clockFor(snap: RequestSnapshot, testClock: boolean): number {
+  if (testClock && snap.testNow) {
+    const n = Number(snap.testNow);
+    if (Number.isSafeInteger(n) && n > 0) return n;
+    throw new ApiError("VALIDATION_ERROR", "header.x-fs-test-now: must be epoch milliseconds.");
+  }
+  return Date.now();
+}
+
+function patternToRegExp(pattern: string): RegExp {
+  const src = pattern
+    .split("/")
+    .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${src}/?$`);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ""}` : String(err);
+}

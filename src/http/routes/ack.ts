@@ -1,0 +1,16 @@
+import type { Ack } from "../../store/messages.js";
+import { ApiError } from "../errors.js";
+
+/** Maps a writer refusal to the API error a client should see; passes successes through. */
+export function ackOrThrow(ack: Ack): Extract<Ack, { ok: true }> {
+  if (ack.ok) return ack;
+  switch (ack.error) {
+    case "NOT_FOUND":
+      throw new ApiError("NOT_FOUND", ack.message);
+    case "CONFLICT":
+      throw new ApiError("VALIDATION_ERROR", ack.message);
+    case "QUOTA_EXCEEDED":
+    case "STORE_FAILED":
+      throw new Error(`store: ${ack.error}: ${ack.message}`);
+  }
+}

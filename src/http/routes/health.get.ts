@@ -1,0 +1,41 @@
+import { ApiError } from "../errors.js";
+import type { AppDeps } from "../deps.js";
+import { defineRoute } from "../route.js";
+
+/** GET /healthz: the process is up and the event loop answers. */
+export const healthz = defineRoute({
+  method: "get",
+  pattern: "/healthz",
+  auth: { kind: "none" },
+  handle: () => ({ data: { status: "ok" } }),
+});
+
+/** GET /readyz: datasets open, store writer alive (answers a ping), pool threads answering. */
+export function readyz(deps: AppDeps) {
+  return defineRoute({
+    method: "get",
+    pattern: "/readyz",
+    auth: { kind: "none" },
+    async handle() {
+      const problems: string[] = [];
+      let ipVersion: string | null = null;
+      try {
+        ipVersion = deps.ipDataset().meta.version;
+      } catch {
+        problems.push("ip dataset not open");
+      }
+      const [writer, pool] = await Promise.all([
+        deps.store.isAlive() ? deps.store.send({ op: "ping" }).then((a) => a.ok) : Promise.resolve(false),
+        deps.pool.ping().catch(() => false),
+      ]);
+      if (!writer) problems.push("store writer not alive");
+      if (!pool) problems.push("scoring pool not answering");
+      if (problems.length > 0) {
+        throw new ApiError("NOT_READY", `Not ready: ${problems.join("; ")}.`, { headers: { "retry-after": "1" } });
+      }
+      return {
+        data: { status: "ready", datasets: { ip: ipVersion }, writer: "alive", pool: { threads: deps.pool.threads } },
+      };
+    },
+  });
+}

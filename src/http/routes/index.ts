@@ -1,0 +1,27 @@
+import type { AppDeps } from "../deps.js";
+import type { Route } from "../route.js";
+import { adminKeyDisablePost } from "./admin/key-disable.post.js";
+import { adminKeysPost } from "./admin/keys.post.js";
+import { adminOrgPatch } from "./admin/org.patch.js";
+import { adminOrgsPost } from "./admin/orgs.post.js";
+import { adminProjectsPost } from "./admin/projects.post.js";
+import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
+import { healthz, readyz } from "./health.get.js";
+import { ipGet } from "./ip.get.js";
+import { usageGet } from "./usage.get.js";
+
+/** The routing table: every endpoint the front serves. */
+export function allRoutes(deps: AppDeps): Route<any>[] {
+  return [
+    healthz,
+    readyz(deps),
+    ipGet(deps),
+    usageGet(deps),
+    adminOrgsPost(deps),
+    adminOrgPatch(deps),
+    adminProjectsPost(deps),
+    adminKeysPost(deps),
+    adminKeyDisablePost(deps),
+    adminUsageAdjustPost(deps),
+  ];
+}

@@ -1,0 +1,39 @@
+import { PLAN_RULES } from "../../shared/plans.js";
+import type { AppDeps } from "../deps.js";
+import { ApiError } from "../errors.js";
+import { defineRoute } from "../route.js";
+import { ackOrThrow } from "./ack.js";
+
+/**
+ * GET /v1/orgs/{orgId}/usage: the SPEC 2.5 usage record. Needs a secret key of that org.
+ * Read through the writer, which holds the exact counters. Free to call (not in SPEC 8's list).
+ */
+export function usageGet(deps: AppDeps) {
+  return defineRoute({
+    method: "get",
+    pattern: "/v1/orgs/:orgId/usage",
+    auth: { kind: "secret" },
+    async handle(ctx) {
+      const orgId = ctx.snap.params[0]!;
+      if (ctx.principal!.orgId !== orgId) throw new ApiError("FORBIDDEN", "This key belongs to another org.");
+      const ack = ackOrThrow(await deps.store.send({ op: "usage.get", orgId, nowMs: ctx.nowMs }));
+      const u = ack.usage!;
+      const org = ack.org;
+      const quota = PLAN_RULES[u.plan].monthlyQuota;
+      return {
+        data: {
+          plan: u.plan,
+          monthly_quota: quota,
+          used: u.used,
+          remaining: quota === null ? null : Math.max(0, quota - u.used),
+          period: u.period,
+          period_end: new Date(u.reset).toISOString(),
+          overage: u.overage,
+          subscription_status: org?.subscription_status ?? "active",
+          trial_end: org?.trial_end ?? null,
+        },
+        credits: 0,
+      };
+    },
+  });
+}

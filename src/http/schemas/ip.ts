@@ -1,0 +1,21 @@
+import { ApiError } from "../errors.js";
+
+/** SPEC 4.2 enrichment datasets. */
+export const IP_DATASETS = ["region", "company", "rdns"] as const;
+export type IpDatasetName = (typeof IP_DATASETS)[number];
+
+/**
+ * Parses `include`: comma-separated dataset names or `all`. Unknown names: 400 VALIDATION_ERROR
+ * naming the field (SPEC 7 rule 3 leaves the code open; we use the generic one).
+ */
+export function parseInclude(raw: string | undefined): IpDatasetName[] {
+  if (raw === undefined || raw === "") return [];
+  const out = new Set<IpDatasetName>();
+  for (const part of raw.split(",")) {
+    const name = part.trim().toLowerCase();
+    if (name === "all") IP_DATASETS.forEach((d) => out.add(d));
+    else if ((IP_DATASETS as readonly string[]).includes(name)) out.add(name as IpDatasetName);
+    else throw new ApiError("VALIDATION_ERROR", `query.include: unknown dataset '${part.trim()}'; expected a comma-separated list of ${IP_DATASETS.join(", ")} or all.`);
+  }
+  return [...out];
+}

@@ -1,0 +1,33 @@
+import { App, us_listen_socket_close, us_socket_local_port } from "uWebSockets.js";
+import type { AppDeps } from "./deps.js";
+import { mountRoutes } from "./router.js";
+import { allRoutes } from "./routes/index.js";
+
+export interface RunningServer {
+  port: number;
+  close(): void;
+}
+
+/** Creates the one uWS app, mounts the routing table and listens. */
+export function listen(deps: AppDeps): Promise<RunningServer> {
+  const app = App();
+  mountRoutes(app, allRoutes(deps), {
+    auth: deps.auth,
+    quota: deps.quota,
+    log: deps.log,
+    maxBodyBytes: deps.config.FS_MAX_BODY_BYTES,
+    testClock: deps.config.FS_TEST_CLOCK,
+  });
+  return new Promise((resolve, reject) => {
+    app.listen(deps.config.HOST, deps.config.PORT, (socket) => {
+      if (!socket) {
+        reject(new Error(`cannot listen on ${deps.config.HOST}:${deps.config.PORT}`));
+        return;
+      }
+      resolve({
+        port: us_socket_local_port(socket),
+        close: () => us_listen_socket_close(socket),
+      });
+    });
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * Boot order: config -> store writer -> first-start bootstrap -> datasets -> worker pool ->
+ * HTTP listen. Shutdown in reverse on SIGTERM/SIGINT.
+ */
+import { loadConfigFromProcess, redactConfig } from "./config/index.js";
+import { openIpDataset } from "./datasets/ip-dataset.js";
+import { Authenticator } from "./http/auth.js";
+import type { AppDeps } from "./http/deps.js";
+import { QuotaGate } from "./http/quota.js";
+import { listen } from "./http/server.js";
+import { createLogger } from "./shared/log.js";
+import { bootstrap } from "./store/bootstrap.js";
+import { StoreClient } from "./store/client.js";
+import { openState, stateDirOf } from "./store/state-env.js";
+import { ScoringPool } from "./workers/pool.js";
+
+async function main(): Promise<void> {
+  const loaded = loadConfigFromProcess();
+  if (!loaded.ok) {
+    process.stderr.write(`Configuration invalid (${loaded.problems.length} problem(s)):\n${loaded.problems.map((p) => `  - ${p}`).join("\n")}\n`);
+    process.exit(2);
+  }
+  const config = loaded.config;
+  const log = createLogger(config.FS_LOG_LEVEL, "main");
+  log.info("config", redactConfig(config));
+
+  const stateDir = stateDirOf(config.DATA_DIR);
+  const store = await StoreClient.start(stateDir);
+  store.onDeath((err) => {
+    log.error("store writer died; stopping", { err: err.message });
+    process.exit(1);
+  });
+  const boot = await bootstrap(store, config.FS_ADMIN_TOKEN);
+  const readDbs = openState(stateDir, true);
+
+  const ipDataset = openIpDataset(config.DATA_DIR);
+  log.info("dataset open", { ip: ipDataset.meta.version, source: ipDataset.meta.source, built_at: ipDataset.meta.built_at });
+
+  const pool = new ScoringPool({
+    dataDir: config.DATA_DIR,
+    threads: config.FS_POOL_THREADS,
+    maxQueue: config.FS_POOL_MAX_QUEUE,
+    retryAfterSeconds: config.FS_RETRY_AFTER_SECONDS,
+  });
+  await pool.ping();
+
+  const deps: AppDeps = {
+    config,
+    log,
+    store,
+    auth: new Authenticator(readDbs, boot.adminTokenHash),
+    quota: new QuotaGate(store),
+    pool,
+    ipDataset: () => ipDataset,
+  };
+  const server = await listen(deps);
+  log.info("listening", { host: config.HOST, port: server.port, pool_threads: pool.threads, data_dir: config.DATA_DIR });
+  if (boot.firstStart) printFirstStart(boot.firstStart, server.port);
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info("stopping", { signal });
+    server.close();
+    await pool.close();
+    await store.close();
+    ipDataset.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+function printFirstStart(f: NonNullable<Awaited<ReturnType<typeof bootstrap>>["firstStart"]>, port: number): void {
+  const lines = [
+    "",
+    "==================== first start: demo org created (shown once) ====================",
+    `  org id           ${f.orgId}  (plan free)`,
+    `  project id       ${f.projectId}`,
+    `  secret key       ${f.secretKey}`,
+    `  publishable key  ${f.publishableKey}`,
+    f.adminToken ? `  admin token      ${f.adminToken}   (set FS_ADMIN_TOKEN to choose your own)` : "  admin token      from FS_ADMIN_TOKEN",
+    "",
+    "  try:",
+    `  curl -s -H 'Authorization: Bearer ${f.secretKey}' http://127.0.0.1:${port}/v1/ip/8.8.8.8`,
+    "=====================================================================================",
+    "",
+  ];
+  process.stdout.write(lines.join("\n") + "\n");
+}
+
+main().catch((err) => {
+  process.stderr.write(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,21 @@
+import { randomBytes } from "node:crypto";
+
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** `n` characters of base62 from a CSPRNG (rejection sampling keeps it unbiased). */
+export function randomBase62(n: number): string {
+  let out = "";
+  while (out.length < n) {
+    const bytes = randomBytes(n * 2);
+    for (let i = 0; i < bytes.length && out.length < n; i++) {
+      const b = bytes[i]!;
+      if (b < 248) out += ALPHABET[b % 62];
+    }
+  }
+  return out;
+}
+
+/** A prefixed opaque id, e.g. `org_3fK9...`. */
+export function newId(prefix: "org" | "prj" | "key"): string {
+  return `${prefix}_${randomBase62(16)}`;
+}

@@ -1,0 +1,174 @@
+import { PLAN_RULES } from "../shared/plans.js";
+import { periodEndMs, periodOf } from "../shared/period.js";
+import type { Ack, Intent, OrgRecord, UsageRecord, UsageStanding } from "./messages.js";
+import type { StateDbs } from "./state-env.js";
+
+/**
+ * Applies intents inside the writer's write transaction. Runs only on the writer thread, so a
+ * read-check-write (the quota check) needs no lock: nothing else writes between them.
+ * Usage of the current period is kept in memory too, so a charge costs no lmdb read.
+ */
+export class IntentApplier {
+  private readonly usageCache = new Map<string, UsageRecord>();
+  private readonly orgCache = new Map<string, OrgRecord>();
+
+  constructor(private readonly dbs: StateDbs) {}
+
+  /** Forget cached state (after a failed transaction the disk is the truth again). */
+  reset(): void {
+    this.usageCache.clear();
+    this.orgCache.clear();
+  }
+
+  /** Applies one intent; must be called inside a write transaction. */
+  apply(intent: Intent): Ack {
+    switch (intent.op) {
+      case "ping":
+        return { ok: true };
+      case "charge":
+        return this.charge(intent.orgId, intent.credits, intent.nowMs, intent.neverBlock);
+      case "usage.get": {
+        const org = this.org(intent.orgId);
+        if (!org) return notFound("org", intent.orgId);
+        return { ok: true, org, usage: this.standing(org, intent.nowMs, this.usage(org.id, periodOf(intent.nowMs))) };
+      }
+      case "usage.adjust":
+        return this.adjust(intent.orgId, intent.credits, intent.nowMs);
+      case "org.create":
+        if (this.org(intent.org.id)) return { ok: false, error: "CONFLICT", message: "org id already exists" };
+        this.putOrg(intent.org);
+        return { ok: true, org: intent.org };
+      case "org.update": {
+        const org = this.org(intent.orgId);
+        if (!org) return notFound("org", intent.orgId);
+        const next: OrgRecord = { ...org, ...definedOnly(intent.patch) };
+        this.putOrg(next);
+        return { ok: true, org: next };
+      }
+      case "project.create":
+        if (!this.org(intent.project.org_id)) return notFound("org", intent.project.org_id);
+        this.dbs.projects.putSync(intent.project.id, intent.project);
+        return { ok: true, project: intent.project };
+      case "key.create": {
+        const { key } = intent;
+        if (!this.org(key.org_id)) return notFound("org", key.org_id);
+        if (key.project_id !== null) {
+          const project = this.dbs.projects.get(key.project_id);
+          if (!project || project.org_id !== key.org_id) return notFound("project", key.project_id);
+        }
+        if (this.dbs.keys.get(key.id)) return { ok: false, error: "CONFLICT", message: "key id already exists" };
+        this.dbs.keys.putSync(key.id, key);
+        return { ok: true, key };
+      }
+      case "key.disable": {
+        const key = this.dbs.keys.get(intent.keyId);
+        if (!key) return notFound("key", intent.keyId);
+        const next = key.disabled_at === null ? { ...key, disabled_at: intent.nowMs } : key;
+        this.dbs.keys.putSync(key.id, next);
+        return { ok: true, key: next };
+      }
+      case "init":
+        return this.init(intent);
+    }
+  }
+
+  private charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean): Ack {
+    const org = this.org(orgId);
+    if (!org) return notFound("org", orgId);
+    const period = periodOf(nowMs);
+    const usage = this.usage(orgId, period);
+    const rule = PLAN_RULES[org.plan];
+    const quota = rule.monthlyQuota;
+    if (quota !== null && rule.hardStop && !neverBlock && usage.used + credits > quota) {
+      return {
+        ok: false,
+        error: "QUOTA_EXCEEDED",
+        message: `Monthly quota of ${quota} credits reached for plan ${org.plan}.`,
+        usage: this.standing(org, nowMs, usage),
+      };
+    }
+    const next: UsageRecord = {
+      used: usage.used + credits,
+      overage: quota === null || rule.hardStop ? usage.overage : usage.overage + overageOf(usage.used, credits, quota),
+    };
+    this.putUsage(orgId, period, next);
+    return { ok: true, usage: this.standing(org, nowMs, next) };
+  }
+
+  private adjust(orgId: string, credits: number, nowMs: number): Ack {
+    const org = this.org(orgId);
+    if (!org) return notFound("org", orgId);
+    const period = periodOf(nowMs);
+    const usage = this.usage(orgId, period);
+    const next: UsageRecord = { used: Math.max(0, usage.used + credits), overage: usage.overage };
+    this.putUsage(orgId, period, next);
+    return { ok: true, usage: this.standing(org, nowMs, next) };
+  }
+
+  private init(intent: Extract<Intent, { op: "init" }>): Ack {
+    const stored = this.dbs.meta.get("admin_token_hash");
+    if (typeof stored === "string") return { ok: true, created: false, adminTokenHash: stored };
+    this.dbs.meta.putSync("admin_token_hash", intent.adminTokenHash);
+    this.dbs.meta.putSync("initialized_at", new Date().toISOString());
+    this.putOrg(intent.org);
+    this.dbs.projects.putSync(intent.project.id, intent.project);
+    for (const key of intent.keys) this.dbs.keys.putSync(key.id, key);
+    return { ok: true, created: true, adminTokenHash: intent.adminTokenHash };
+  }
+
+  private org(id: string): OrgRecord | undefined {
+    let org = this.orgCache.get(id);
+    if (!org) {
+      org = this.dbs.orgs.get(id);
+      if (org) this.orgCache.set(id, org);
+    }
+    return org;
+  }
+
+  private putOrg(org: OrgRecord): void {
+    this.dbs.orgs.putSync(org.id, org);
+    this.orgCache.set(org.id, org);
+  }
+
+  private usage(orgId: string, period: string): UsageRecord {
+    const k = `${orgId}:${period}`;
+    let u = this.usageCache.get(k);
+    if (!u) {
+      u = this.dbs.usage.get(k) ?? { used: 0, overage: 0 };
+      this.usageCache.set(k, u);
+    }
+    return u;
+  }
+
+  private putUsage(orgId: string, period: string, u: UsageRecord): void {
+    const k = `${orgId}:${period}`;
+    this.dbs.usage.putSync(k, u);
+    this.usageCache.set(k, u);
+  }
+
+  private standing(org: OrgRecord, nowMs: number, u: UsageRecord): UsageStanding {
+    return {
+      plan: org.plan,
+      period: periodOf(nowMs),
+      reset: periodEndMs(nowMs),
+      used: u.used,
+      overage: u.overage,
+      quota: PLAN_RULES[org.plan].monthlyQuota,
+    };
+  }
+}
+
+/** Credits of this charge that fall beyond the quota. */
+export function overageOf(usedBefore: number, credits: number, quota: number): number {
+  return Math.max(0, usedBefore + credits - Math.max(quota, usedBefore));
+}
+
+function notFound(what: string, id: string): Ack {
+  return { ok: false, error: "NOT_FOUND", message: `No ${what} with id ${id}.` };
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}

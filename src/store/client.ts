@@ -1,0 +1,101 @@
+import { Worker } from "node:worker_threads";
+import { join } from "node:path";
+import { REPO_ROOT } from "../config/index.js";
+import { PROTOCOL_VERSION, type Ack, type Intent, type IntentBatch, type WriterData, type WriterMessage } from "./messages.js";
+
+/** The compiled writer entry; worker threads need JavaScript, also when tests import this from src/. */
+const WRITER_ENTRY = join(REPO_ROOT, "dist/src/store/writer-thread.js");
+
+/**
+ * The front's handle on the single writer. `send` queues an intent; all intents queued in one
+ * event-loop turn travel in one message, and the returned promise settles when the writer's
+ * transaction holding it has committed.
+ */
+export class StoreClient {
+  private nextId = 1;
+  private pending = new Map<number, (ack: Ack) => void>();
+  private outbox: IntentBatch["items"] = [];
+  private flushScheduled = false;
+  private alive = false;
+  private exitHandlers: Array<(err: Error) => void> = [];
+
+  private constructor(private readonly worker: Worker) {}
+
+  /** Starts the writer thread and resolves once it reports ready. */
+  static start(stateDir: string): Promise<StoreClient> {
+    const data: WriterData = { protocolVersion: PROTOCOL_VERSION, stateDir };
+    const worker = new Worker(WRITER_ENTRY, { workerData: data });
+    const client = new StoreClient(worker);
+    return new Promise((resolve, reject) => {
+      worker.on("message", (msg: WriterMessage) => {
+        if (msg.kind === "ready") {
+          client.alive = true;
+          resolve(client);
+        } else client.onAcks(msg.items);
+      });
+      worker.once("error", (err) => {
+        client.die(err);
+        reject(err);
+      });
+      worker.once("exit", (code) => client.die(new Error(`store writer exited with code ${code}`)));
+    });
+  }
+
+  /** True while the writer thread runs. */
+  isAlive(): boolean {
+    return this.alive;
+  }
+
+  /** Called once if the writer dies; the service cannot keep a ledger without it. */
+  onDeath(handler: (err: Error) => void): void {
+    this.exitHandlers.push(handler);
+  }
+
+  /** Queues an intent; resolves with the writer's ack after its transaction committed. */
+  send(intent: Intent): Promise<Ack> {
+    if (!this.alive) return Promise.reject(new Error("store writer is not running"));
+    const id = this.nextId++;
+    this.outbox.push({ id, intent });
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
+    }
+    return new Promise((resolve) => this.pending.set(id, resolve));
+  }
+
+  /** Stops the writer after everything sent so far was acknowledged. */
+  async close(): Promise<void> {
+    if (!this.alive) return;
+    await this.send({ op: "ping" });
+    this.alive = false;
+    await this.worker.terminate();
+  }
+
+  private flush = (): void => {
+    this.flushScheduled = false;
+    if (this.outbox.length === 0) return;
+    const batch: IntentBatch = { kind: "intents", items: this.outbox };
+    this.outbox = [];
+    this.worker.postMessage(batch);
+  };
+
+  private onAcks(items: Array<{ id: number; ack: Ack }>): void {
+    for (const { id, ack } of items) {
+      const resolve = this.pending.get(id);
+      if (resolve) {
+        this.pending.delete(id);
+        resolve(ack);
+      }
+    }
+  }
+
+  private die(err: Error): void {
+    if (!this.alive && this.pending.size === 0) return;
+    const wasAlive = this.alive;
+    this.alive = false;
+    const failed: Ack = { ok: false, error: "STORE_FAILED", message: "store writer stopped" };
+    for (const resolve of this.pending.values()) resolve(failed);
+    this.pending.clear();
+    if (wasAlive) for (const h of this.exitHandlers) h(err);
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * Every message that crosses the front <-> store-writer boundary. Plain data only.
+ * The writer checks PROTOCOL_VERSION from workerData at startup.
+ */
+import type { KeyType, Scope } from "../shared/api-keys.js";
+import type { Plan, SubscriptionStatus } from "../shared/plans.js";
+
+export const PROTOCOL_VERSION = 1;
+
+export interface OrgRecord {
+  id: string;
+  name: string;
+  plan: Plan;
+  subscription_status: SubscriptionStatus;
+  trial_end: string | null;
+  created_at: string;
+}
+
+export interface ProjectRecord {
+  id: string;
+  org_id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface KeyRecord {
+  id: string;
+  org_id: string;
+  project_id: string | null;
+  type: KeyType;
+  scopes: Scope[];
+  /** SHA-256 hex of the plain key; the plain key is never stored. */
+  hash: string;
+  created_at: string;
+  /** Epoch ms, or null for no expiry. */
+  expires_at: number | null;
+  /** Epoch ms when disabled, or null. */
+  disabled_at: number | null;
+}
+
+/** Usage of one org in one period, as stored by the writer. */
+export interface UsageRecord {
+  used: number;
+  overage: number;
+}
+
+/** Answer to a charge or usage read: the org's standing after the intent. */
+export interface UsageStanding {
+  plan: Plan;
+  period: string;
+  /** Epoch ms at which the period ends. */
+  reset: number;
+  used: number;
+  overage: number;
+  /** null for unmetered plans. */
+  quota: number | null;
+}
+
+export type Intent =
+  | { op: "ping" }
+  | {
+      /** Debit credits for a successful call; refused (QUOTA_EXCEEDED) past a hard-stop quota unless neverBlock. */
+      op: "charge";
+      orgId: string;
+      credits: number;
+      nowMs: number;
+      neverBlock: boolean;
+    }
+  | { op: "usage.get"; orgId: string; nowMs: number }
+  | { op: "usage.adjust"; orgId: string; credits: number; nowMs: number; reason: string }
+  | { op: "org.create"; org: OrgRecord }
+  | { op: "org.update"; orgId: string; patch: { plan?: Plan; name?: string } }
+  | { op: "project.create"; project: ProjectRecord }
+  | { op: "key.create"; key: KeyRecord }
+  | { op: "key.disable"; keyId: string; nowMs: number }
+  | {
+      /**
+       * First start: if the store has never been initialised, write the demo org, its project and
+       * keys, and the admin token hash. Otherwise change nothing and report the stored admin hash.
+       */
+      op: "init";
+      adminTokenHash: string;
+      org: OrgRecord;
+      project: ProjectRecord;
+      keys: KeyRecord[];
+    };
+
+export type AckError = "QUOTA_EXCEEDED" | "NOT_FOUND" | "CONFLICT" | "STORE_FAILED";
+
+export type Ack =
+  | { ok: true; usage?: UsageStanding; org?: OrgRecord; project?: ProjectRecord; key?: KeyRecord; created?: boolean; adminTokenHash?: string }
+  | { ok: false; error: AckError; message: string; usage?: UsageStanding };
+
+/** Front -> writer: one message per event-loop turn carrying every intent of that turn. */
+export interface IntentBatch {
+  kind: "intents";
+  items: Array<{ id: number; intent: Intent }>;
+}
+
+/** Writer -> front: one message per committed transaction, acknowledging each intent. */
+export interface AckBatch {
+  kind: "acks";
+  items: Array<{ id: number; ack: Ack }>;
+}
+
+/** Writer -> front, once: the environment is open and every named database exists. */
+export interface WriterReady {
+  kind: "ready";
+  protocolVersion: number;
+}
+
+export type WriterMessage = AckBatch | WriterReady;
+
+/** Settings handed to the writer thread through workerData. */
+export interface WriterData {
+  protocolVersion: number;
+  stateDir: string;
+}

@@ -1,0 +1,44 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { open, type Database, type RootDatabase } from "lmdb";
+import type { KeyRecord, OrgRecord, ProjectRecord, UsageRecord } from "./messages.js";
+
+/** Named databases of the state environment. The writer creates all of them before readers open. */
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta"] as const;
+
+/**
+ * One set of environment options for every opener in the process: lmdb reuses an environment
+ * already open at the same path, so options given by a later open may silently not apply.
+ */
+function envOptions(stateDir: string) {
+  return { path: stateDir, maxDbs: 16, mapSize: 2 * 1024 ** 3 } as const;
+}
+
+export interface StateDbs {
+  root: RootDatabase;
+  orgs: Database<OrgRecord, string>;
+  projects: Database<ProjectRecord, string>;
+  keys: Database<KeyRecord, string>;
+  /** key `${orgId}:${YYYYMM}` */
+  usage: Database<UsageRecord, string>;
+  meta: Database<unknown, string>;
+}
+
+/** Path of the state environment under DATA_DIR. */
+export function stateDirOf(dataDir: string): string {
+  return join(dataDir, "state");
+}
+
+/** Opens the state environment. Only the writer thread passes `readOnly: false`. */
+export function openState(stateDir: string, readOnly: boolean): StateDbs {
+  if (!readOnly) mkdirSync(stateDir, { recursive: true });
+  const root = open({ ...envOptions(stateDir), readOnly });
+  return {
+    root,
+    orgs: root.openDB<OrgRecord, string>({ name: "orgs" }),
+    projects: root.openDB<ProjectRecord, string>({ name: "projects" }),
+    keys: root.openDB<KeyRecord, string>({ name: "keys" }),
+    usage: root.openDB<UsageRecord, string>({ name: "usage" }),
+    meta: root.openDB<unknown, string>({ name: "meta" }),
+  };
+}

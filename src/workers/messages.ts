@@ -1,0 +1,50 @@
+/**
+ * Every task that crosses the front <-> scoring-pool boundary. Plain data in, plain data out;
+ * expected failures come back as values (`ok: false`), only bugs throw.
+ */
+import type { IpBase } from "../datasets/ip-dataset.js";
+
+export const PROTOCOL_VERSION = 1;
+
+/** Settings handed to each pool thread through workerData. */
+export interface ScoringWorkerData {
+  protocolVersion: number;
+  dataDir: string;
+}
+
+export interface PingTask {
+  kind: "ping";
+}
+export interface PingResult {
+  kind: "ping";
+  ok: true;
+  threadId: number;
+  ipDatasetVersion: string;
+}
+
+/** Many addresses in one task: a pool hop costs ~18 µs, so work is handed over in batches. */
+export interface IpLookupBatchTask {
+  kind: "ip.lookupBatch";
+  ips: string[];
+}
+export interface IpLookupBatchResult {
+  kind: "ip.lookupBatch";
+  ok: true;
+  /** One entry per input address, null where the address does not parse. */
+  results: Array<IpBase | null>;
+  datasetVersion: string;
+}
+
+/** Test and benchmark aid: keeps a thread busy for `ms` (used to show queue overload). */
+export interface BusyTask {
+  kind: "busy";
+  ms: number;
+}
+export interface BusyResult {
+  kind: "busy";
+  ok: true;
+}
+
+export type ScoringTask = PingTask | IpLookupBatchTask | BusyTask;
+export type ScoringResult = PingResult | IpLookupBatchResult | BusyResult;
+export type ResultOf<T extends ScoringTask> = Extract<ScoringResult, { kind: T["kind"] }>;

@@ -1,0 +1,37 @@
+/**
+ * Entry of each scoring-pool thread. Opens the datasets read-only once, at module load,
+ * and dispatches tasks on their `kind`.
+ */
+import { threadId, workerData } from "node:worker_threads";
+import { openIpDataset } from "../datasets/ip-dataset.js";
+import { parseIp } from "../shared/ip.js";
+import { PROTOCOL_VERSION, type ScoringResult, type ScoringTask, type ScoringWorkerData } from "./messages.js";
+
+const data = workerData as ScoringWorkerData;
+if (data.protocolVersion !== PROTOCOL_VERSION) {
+  throw new Error(`scoring worker protocol ${PROTOCOL_VERSION} started with ${data.protocolVersion}`);
+}
+const ipDataset = openIpDataset(data.dataDir);
+
+/** piscina calls the default export with each task. */
+export default function run(task: ScoringTask): ScoringResult {
+  switch (task.kind) {
+    case "ping":
+      return { kind: "ping", ok: true, threadId, ipDatasetVersion: ipDataset.meta.version };
+    case "ip.lookupBatch":
+      return {
+        kind: "ip.lookupBatch",
+        ok: true,
+        results: task.ips.map((ip) => {
+          const parsed = parseIp(ip);
+          return parsed ? ipDataset.lookup(parsed) : null;
+        }),
+        datasetVersion: ipDataset.meta.version,
+      };
+    case "busy": {
+      const until = performance.now() + Math.min(task.ms, 10_000);
+      while (performance.now() < until);
+      return { kind: "busy", ok: true };
+    }
+  }
+}

@@ -10,6 +10,7 @@ import { QuotaGate } from "./http/quota.js";
 import { listen } from "./http/server.js";
 import { createLogger } from "./shared/log.js";
 import { bootstrap } from "./store/bootstrap.js";
+import { ChargeJournal, journalDirOf } from "./store/charge-journal.js";
 import { StoreClient } from "./store/client.js";
 import { openState, stateDirOf } from "./store/state-env.js";
 import { ScoringPool } from "./workers/pool.js";
@@ -25,7 +26,9 @@ async function main(): Promise<void> {
   log.info("config", redactConfig(config));
 
   const stateDir = stateDirOf(config.DATA_DIR);
-  const store = await StoreClient.start(stateDir);
+  const journalDir = journalDirOf(stateDir);
+  const store = await StoreClient.start(stateDir, journalDir);
+  if (store.replayed > 0) log.warn("replayed charge journal after an unclean stop", { records: store.replayed });
   store.onDeath((err) => {
     log.error("store writer died; stopping", { err: err.message });
     process.exit(1);
@@ -44,12 +47,22 @@ async function main(): Promise<void> {
   });
   await pool.ping();
 
+  const journal = new ChargeJournal(journalDir, store.journalSeq, (records) => {
+    void store.send({ op: "charges.apply", records }).then((ack) => {
+      // The charges are safe in the journal and will be replayed; without a writer we cannot go on.
+      if (!ack.ok) {
+        log.error("writer could not apply charges; stopping", { message: ack.message });
+        process.exit(1);
+      }
+    });
+  });
+
   const deps: AppDeps = {
     config,
     log,
     store,
     auth: new Authenticator(readDbs, boot.adminTokenHash),
-    quota: new QuotaGate(store),
+    quota: new QuotaGate(readDbs, journal),
     pool,
     ipDataset: () => ipDataset,
   };
@@ -64,6 +77,7 @@ async function main(): Promise<void> {
     log.info("stopping", { signal });
     server.close();
     await pool.close();
+    journal.close();
     await store.close();
     ipDataset.close();
     process.exit(0);

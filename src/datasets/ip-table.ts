@@ -136,8 +136,9 @@ export function coalesceRanges(ranges: readonly BigRange[]): BigRange[] {
 /**
  * Overlays two sorted, disjoint range lists into one list whose ranges each lie inside at most
  * one range of `a` and one of `b`, so a single lookup answers both. Each output value is
- * `combine(aValue, bValue)` with NOT_FOUND for the side that has no range there; addresses in
- * neither list stay uncovered.
+ * `combine(aValue, bValue)` with NOT_FOUND for the side that has no range there. Addresses in
+ * neither list, and pieces for which `combine` returns NOT_FOUND, stay uncovered (so the same
+ * function also subtracts one list from another). Touching pieces with equal values are joined.
  */
 export function overlayRanges(
   a: readonly BigRange[],
@@ -172,9 +173,11 @@ export function overlayRanges(
     if (!inA && ra && ra.start - 1n < end) end = ra.start - 1n;
     if (!inB && rb && rb.start - 1n < end) end = rb.start - 1n;
     const value = combine(inA ? ra.value : NOT_FOUND, inB ? rb!.value : NOT_FOUND);
-    const last = out[out.length - 1];
-    if (last && last.value === value && last.end + 1n === start) last.end = end;
-    else out.push({ start, end, value });
+    if (value !== NOT_FOUND) {
+      const last = out[out.length - 1];
+      if (last && last.value === value && last.end + 1n === start) last.end = end;
+      else out.push({ start, end, value });
+    }
     pos = end + 1n;
   }
   return out;

@@ -1,5 +1,6 @@
 import { PLAN_RULES } from "../shared/plans.js";
 import { periodEndMs, periodOf } from "../shared/period.js";
+import type { ChargeRecord } from "./charge-journal.js";
 import type { Ack, Intent, OrgRecord, UsageRecord, UsageStanding } from "./messages.js";
 import type { StateDbs } from "./state-env.js";
 
@@ -11,6 +12,7 @@ import type { StateDbs } from "./state-env.js";
 export class IntentApplier {
   private readonly usageCache = new Map<string, UsageRecord>();
   private readonly orgCache = new Map<string, OrgRecord>();
+  private readonly dirty = new Set<string>();
 
   constructor(private readonly dbs: StateDbs) {}
 
@@ -18,6 +20,7 @@ export class IntentApplier {
   reset(): void {
     this.usageCache.clear();
     this.orgCache.clear();
+    this.dirty.clear();
   }
 
   /** Applies one intent; must be called inside a write transaction. */
@@ -25,8 +28,9 @@ export class IntentApplier {
     switch (intent.op) {
       case "ping":
         return { ok: true };
-      case "charge":
-        return this.charge(intent.orgId, intent.credits, intent.nowMs, intent.neverBlock);
+      case "charges.apply":
+        this.applyCharges(intent.records);
+        return { ok: true };
       case "usage.get": {
         const org = this.org(intent.orgId);
         if (!org) return notFound("org", intent.orgId);
@@ -72,27 +76,36 @@ export class IntentApplier {
     }
   }
 
-  private charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean): Ack {
-    const org = this.org(orgId);
-    if (!org) return notFound("org", orgId);
-    const period = periodOf(nowMs);
-    const usage = this.usage(orgId, period);
-    const rule = PLAN_RULES[org.plan];
-    const quota = rule.monthlyQuota;
-    if (quota !== null && rule.hardStop && !neverBlock && usage.used + credits > quota) {
-      return {
-        ok: false,
-        error: "QUOTA_EXCEEDED",
-        message: `Monthly quota of ${quota} credits reached for plan ${org.plan}.`,
-        usage: this.standing(org, nowMs, usage),
-      };
+  /** Highest journal sequence number whose charge is in the ledger. */
+  appliedSeq(): number {
+    const v = this.dbs.meta.get("journal_applied_seq");
+    return typeof v === "number" ? v : 0;
+  }
+
+  /**
+   * Adds journaled debits to the ledger. The front already decided admission, so nothing is
+   * refused here; credits past a paid plan's quota are counted as overage.
+   */
+  applyCharges(records: ChargeRecord[]): void {
+    let applied = this.appliedSeq();
+    const start = applied;
+    for (const r of records) {
+      if (r.seq <= applied) continue;
+      applied = r.seq;
+      const org = this.org(r.orgId);
+      const usage = this.usage(r.orgId, r.period);
+      const rule = org ? PLAN_RULES[org.plan] : PLAN_RULES.free;
+      const quota = rule.monthlyQuota;
+      this.usageCache.set(`${r.orgId}:${r.period}`, {
+        used: usage.used + r.credits,
+        overage: quota === null || rule.hardStop ? usage.overage : usage.overage + overageOf(usage.used, r.credits, quota),
+      });
+      this.dirty.add(`${r.orgId}:${r.period}`);
     }
-    const next: UsageRecord = {
-      used: usage.used + credits,
-      overage: quota === null || rule.hardStop ? usage.overage : usage.overage + overageOf(usage.used, credits, quota),
-    };
-    this.putUsage(orgId, period, next);
-    return { ok: true, usage: this.standing(org, nowMs, next) };
+    // One put per touched org and period, not per charge.
+    for (const k of this.dirty) this.dbs.usage.putSync(k, this.usageCache.get(k)!);
+    this.dirty.clear();
+    if (applied !== start) this.dbs.meta.putSync("journal_applied_seq", applied);
   }
 
   private adjust(orgId: string, credits: number, nowMs: number): Ack {

@@ -18,18 +18,24 @@ export class StoreClient {
   private flushScheduled = false;
   private alive = false;
   private exitHandlers: Array<(err: Error) => void> = [];
+  /** Highest charge-journal sequence number known at start (the front continues after it). */
+  journalSeq = 0;
+  /** Journal records the writer replayed at start. */
+  replayed = 0;
 
   private constructor(private readonly worker: Worker) {}
 
   /** Starts the writer thread and resolves once it reports ready. */
-  static start(stateDir: string): Promise<StoreClient> {
-    const data: WriterData = { protocolVersion: PROTOCOL_VERSION, stateDir };
+  static start(stateDir: string, journalDir: string): Promise<StoreClient> {
+    const data: WriterData = { protocolVersion: PROTOCOL_VERSION, stateDir, journalDir };
     const worker = new Worker(WRITER_ENTRY, { workerData: data });
     const client = new StoreClient(worker);
     return new Promise((resolve, reject) => {
       worker.on("message", (msg: WriterMessage) => {
         if (msg.kind === "ready") {
           client.alive = true;
+          client.journalSeq = msg.journalSeq;
+          client.replayed = msg.replayed;
           resolve(client);
         } else client.onAcks(msg.items);
       });

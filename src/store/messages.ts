@@ -4,6 +4,7 @@
  */
 import type { KeyType, Scope } from "../shared/api-keys.js";
 import type { Plan, SubscriptionStatus } from "../shared/plans.js";
+import type { ChargeRecord } from "./charge-journal.js";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -59,12 +60,12 @@ export interface UsageStanding {
 export type Intent =
   | { op: "ping" }
   | {
-      /** Debit credits for a successful call; refused (QUOTA_EXCEEDED) past a hard-stop quota unless neverBlock. */
-      op: "charge";
-      orgId: string;
-      credits: number;
-      nowMs: number;
-      neverBlock: boolean;
+      /**
+       * Apply debits already written to the charge journal (admission was decided on the front).
+       * Records at or below the last applied sequence number are skipped, so replays are harmless.
+       */
+      op: "charges.apply";
+      records: ChargeRecord[];
     }
   | { op: "usage.get"; orgId: string; nowMs: number }
   | { op: "usage.adjust"; orgId: string; credits: number; nowMs: number; reason: string }
@@ -85,11 +86,11 @@ export type Intent =
       keys: KeyRecord[];
     };
 
-export type AckError = "QUOTA_EXCEEDED" | "NOT_FOUND" | "CONFLICT" | "STORE_FAILED";
+export type AckError = "NOT_FOUND" | "CONFLICT" | "STORE_FAILED";
 
 export type Ack =
   | { ok: true; usage?: UsageStanding; org?: OrgRecord; project?: ProjectRecord; key?: KeyRecord; created?: boolean; adminTokenHash?: string }
-  | { ok: false; error: AckError; message: string; usage?: UsageStanding };
+  | { ok: false; error: AckError; message: string };
 
 /** Front -> writer: one message per event-loop turn carrying every intent of that turn. */
 export interface IntentBatch {
@@ -107,6 +108,10 @@ export interface AckBatch {
 export interface WriterReady {
   kind: "ready";
   protocolVersion: number;
+  /** Highest charge-journal sequence number applied (after replaying the journal). */
+  journalSeq: number;
+  /** Records replayed from the journal at this start (0 after a clean stop). */
+  replayed: number;
 }
 
 export type WriterMessage = AckBatch | WriterReady;
@@ -115,4 +120,5 @@ export type WriterMessage = AckBatch | WriterReady;
 export interface WriterData {
   protocolVersion: number;
   stateDir: string;
+  journalDir: string;
 }

@@ -7,6 +7,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { IntentApplier } from "./apply.js";
+import { listSegments, pruneSegments, readSegment } from "./charge-journal.js";
 import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "./messages.js";
 import { openState } from "./state-env.js";
 
@@ -25,6 +26,24 @@ dbs.root.transactionSync(() => {
   dbs.meta.putSync("schema_version", 1);
 });
 const applier = new IntentApplier(dbs);
+const replayed = replayJournal();
+
+/**
+ * Applies every journaled charge the ledger does not have yet (the process may have been killed
+ * after answering and before the writer committed), then prunes applied segments.
+ */
+function replayJournal(): number {
+  const before = applier.appliedSeq();
+  let count = 0;
+  for (const seg of listSegments(data.journalDir)) {
+    const records = readSegment(seg.path).filter((r) => r.seq > before);
+    if (records.length === 0) continue;
+    dbs.root.transactionSync(() => applier.applyCharges(records));
+    count += records.length;
+  }
+  pruneSegments(data.journalDir, applier.appliedSeq());
+  return count;
+}
 
 let queue: IntentBatch["items"] = [];
 let scheduled = false;
@@ -58,7 +77,28 @@ function commitQueued(): void {
   }
   const out: AckBatch = { kind: "acks", items: acks };
   port!.postMessage(out);
+  maybePrune();
 }
 
-const ready: WriterReady = { kind: "ready", protocolVersion: PROTOCOL_VERSION };
+let lastPrune = 0;
+/** Deletes fully applied journal segments now and then (cheap: one readdir). */
+function maybePrune(): void {
+  const now = Date.now();
+  if (now - lastPrune < 10_000) return;
+  lastPrune = now;
+  pruneSegments(data.journalDir, applier.appliedSeq());
+}
+
+const ready: WriterReady = { kind: "ready", protocolVersion: PROTOCOL_VERSION, journalSeq: lastJournalSeq(), replayed };
 port.postMessage(ready);
+
+/** The highest sequence number anywhere in the journal or the ledger, so the front continues after it. */
+function lastJournalSeq(): number {
+  let max = applier.appliedSeq();
+  for (const seg of listSegments(data.journalDir)) {
+    const recs = readSegment(seg.path);
+    const last = recs[recs.length - 1];
+    if (last && last.seq > max) max = last.seq;
+  }
+  return max;
+}

@@ -9,7 +9,6 @@ export function ackOrThrow(ack: Ack): Extract<Ack, { ok: true }> {
       throw new ApiError("NOT_FOUND", ack.message);
     case "CONFLICT":
       throw new ApiError("VALIDATION_ERROR", ack.message);
-    case "QUOTA_EXCEEDED":
     case "STORE_FAILED":
       throw new Error(`store: ${ack.error}: ${ack.message}`);
   }

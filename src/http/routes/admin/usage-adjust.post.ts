@@ -16,7 +16,7 @@ export function adminUsageAdjustPost(deps: AppDeps) {
     async handle({ body, snap, nowMs }) {
       const orgId = snap.params[0]!;
       const ack = ackOrThrow(await deps.store.send({ op: "usage.adjust", orgId, credits: body.credits, nowMs, reason: body.reason }));
-      deps.quota.forget(orgId);
+      deps.quota.adjust(orgId, body.credits, nowMs);
       const u = ack.usage!;
       return { data: { org_id: orgId, period: u.period, used: u.used, quota: u.quota } };
     },

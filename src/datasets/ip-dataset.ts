@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { open } from "lmdb";
 import { z } from "zod";
 import type { ParsedIp } from "../shared/ip.js";
-import { decodeTable, findIpv4, findIpv6, validateTable, type Ipv4Table, type Ipv6Table } from "./ip-table.js";
+import { decodeTable, findIpv4, findIpv6, indexTable, validateTable, type Ipv4Table, type Ipv6Table } from "./ip-table.js";
 
 /** What the dataset knows about one address. Each field is null when no source covers it. */
 export interface IpBase {
@@ -171,8 +171,8 @@ function load(dir: string, get: (key: string) => Uint8Array): Loaded {
   const meta = metaSchema.parse(json(IP_KEYS.meta));
   const orgs = z.array(z.string()).parse(json(IP_KEYS.orgs));
   const countries = z.array(z.string()).parse(json(IP_KEYS.countries));
-  const v4 = decodeTable(get(IP_KEYS.v4), 1);
-  const v6 = decodeTable(get(IP_KEYS.v6), 4);
+  const v4 = indexTable(decodeTable(get(IP_KEYS.v4), 1), 1);
+  const v6 = indexTable(decodeTable(get(IP_KEYS.v6), 4), 4);
   const records = decodeRecords(get(IP_KEYS.records), orgs, countries);
   for (const [name, table, width] of [["IPv4", v4, 1], ["IPv6", v6, 4]] as const) {
     const problem = validateTable(table, width);

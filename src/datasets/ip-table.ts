@@ -1,9 +1,10 @@
 /**
  * Range tables: sorted, non-overlapping, inclusive address ranges, each mapped to a value index.
  *
- * Lookup is a floor binary search over the starts, then one comparison against that range's end.
- * The tables are plain typed arrays so a lookup touches no objects and allocates nothing
- * (DESIGN.md: ~0.1 µs for 411k IPv4 ranges, against ~1.8 µs through an lmdb cursor).
+ * Lookup is a floor binary search over the starts (narrowed by an optional 16-bit bucket index),
+ * then one comparison against that range's end. The tables are plain typed arrays so a lookup
+ * touches no objects and allocates nothing; an lmdb range cursor over the same data is ~20x slower
+ * (bench/micro/ip-lookup.bench.ts).
  * Pure functions only; reading and writing the bytes is left to the caller.
  */
 
@@ -12,6 +13,8 @@ export interface Ipv4Table {
   readonly starts: Uint32Array;
   readonly ends: Uint32Array;
   readonly values: Int32Array;
+  /** Optional first-level index from indexTable(); lookups give the same answers without it. */
+  readonly buckets?: Uint32Array;
 }
 
 /**
@@ -22,6 +25,29 @@ export interface Ipv6Table {
   readonly starts: Uint32Array;
   readonly ends: Uint32Array;
   readonly values: Int32Array;
+  /** Optional first-level index from indexTable(); lookups give the same answers without it. */
+  readonly buckets?: Uint32Array;
+}
+
+/** Buckets are keyed by the top 16 bits of the address (of the first word for IPv6). */
+const BUCKET_SHIFT = 16;
+const BUCKETS = 1 << (32 - BUCKET_SHIFT);
+
+/**
+ * Adds a first-level index: `buckets[h]` is the number of ranges whose start lies below `h << 16`
+ * (for IPv6: whose first word does), so a lookup searches only `[buckets[h] - 1, buckets[h + 1])`.
+ * A plain binary search over 620k IPv4 ranges takes ~200 ns on our 2-core EPYC machines, mostly
+ * cache misses; with this 256 KiB index it takes ~50 ns (IPv6: ~245 -> ~145 ns).
+ */
+export function indexTable<T extends Ipv4Table | Ipv6Table>(table: T, width: 1 | 4): T & { buckets: Uint32Array } {
+  const n = table.values.length;
+  const buckets = new Uint32Array(BUCKETS + 1);
+  let i = 0;
+  for (let h = 0; h <= BUCKETS; h++) {
+    while (i < n && table.starts[i * width]! >>> BUCKET_SHIFT < h) i++;
+    buckets[h] = i;
+  }
+  return { ...table, buckets };
 }
 
 /** Returned by the finders when no range contains the address. */
@@ -34,9 +60,17 @@ export const NOT_FOUND = -1;
  */
 export function findIpv4(table: Ipv4Table, ip: number): number {
   const starts = table.starts;
+  const buckets = table.buckets;
   // Invariant: starts[lo] <= ip < starts[hi] (with virtual starts[-1] = -inf, starts[n] = +inf).
+  // Every range before buckets[h] starts at or below ip, and every range from buckets[h + 1] on
+  // starts above it, so the bucket narrows the search without breaking the invariant.
   let lo = -1;
   let hi = starts.length;
+  if (buckets) {
+    const h = ip >>> BUCKET_SHIFT;
+    lo = buckets[h]! - 1;
+    hi = buckets[h + 1]!;
+  }
   while (hi - lo > 1) {
     const mid = (lo + hi) >>> 1;
     if (starts[mid]! <= ip) lo = mid;
@@ -72,8 +106,14 @@ export function findIpv6(table: Ipv6Table, words: Uint32Array): number {
   const w2 = words[2]!;
   const w3 = words[3]!;
   const starts = table.starts;
+  const buckets = table.buckets;
   let lo = -1;
   let hi = table.values.length;
+  if (buckets) {
+    const h = w0 >>> BUCKET_SHIFT;
+    lo = buckets[h]! - 1;
+    hi = buckets[h + 1]!;
+  }
   while (hi - lo > 1) {
     const mid = (lo + hi) >>> 1;
     if (compareAt(starts, mid, w0, w1, w2, w3) >= 0) lo = mid;

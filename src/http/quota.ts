@@ -53,10 +53,17 @@ export class QuotaGate {
     if (s) s.plan = plan;
   }
 
-  /** An operator adjusted the current period's usage by `delta` credits. */
-  adjust(orgId: string, delta: number, nowMs: number): void {
+  /**
+   * An operator's correction of the current period's usage by `delta` credits (negative gives
+   * credits back). It travels through the journal like a charge, so the front's counter and the
+   * ledger can never count it twice. Resolves with the new standing once journaled.
+   */
+  async adjust(orgId: string, delta: number, nowMs: number): Promise<{ period: string; used: number; quota: number | null }> {
     const s = this.standing(orgId, nowMs);
-    if (s) s.used = Math.max(0, s.used + delta);
+    if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
+    s.used = Math.max(0, s.used + delta);
+    await this.journal.append(orgId, delta, s.period);
+    return { period: s.period, used: s.used, quota: PLAN_RULES[s.plan].monthlyQuota };
   }
 
   private fits(s: OrgStanding, credits: number): boolean {

@@ -36,8 +36,6 @@ export class IntentApplier {
         if (!org) return notFound("org", intent.orgId);
         return { ok: true, org, usage: this.standing(org, intent.nowMs, this.usage(org.id, periodOf(intent.nowMs))) };
       }
-      case "usage.adjust":
-        return this.adjust(intent.orgId, intent.credits, intent.nowMs);
       case "org.create":
         if (this.org(intent.org.id)) return { ok: false, error: "CONFLICT", message: "org id already exists" };
         this.putOrg(intent.org);
@@ -97,7 +95,8 @@ export class IntentApplier {
       const rule = org ? PLAN_RULES[org.plan] : PLAN_RULES.free;
       const quota = rule.monthlyQuota;
       this.usageCache.set(`${r.orgId}:${r.period}`, {
-        used: usage.used + r.credits,
+        // Negative records are operator adjustments; usage never goes below zero.
+        used: Math.max(0, usage.used + r.credits),
         overage: quota === null || rule.hardStop ? usage.overage : usage.overage + overageOf(usage.used, r.credits, quota),
       });
       this.dirty.add(`${r.orgId}:${r.period}`);
@@ -106,16 +105,6 @@ export class IntentApplier {
     for (const k of this.dirty) this.dbs.usage.putSync(k, this.usageCache.get(k)!);
     this.dirty.clear();
     if (applied !== start) this.dbs.meta.putSync("journal_applied_seq", applied);
-  }
-
-  private adjust(orgId: string, credits: number, nowMs: number): Ack {
-    const org = this.org(orgId);
-    if (!org) return notFound("org", orgId);
-    const period = periodOf(nowMs);
-    const usage = this.usage(orgId, period);
-    const next: UsageRecord = { used: Math.max(0, usage.used + credits), overage: usage.overage };
-    this.putUsage(orgId, period, next);
-    return { ok: true, usage: this.standing(org, nowMs, next) };
   }
 
   private init(intent: Extract<Intent, { op: "init" }>): Ack {

@@ -68,7 +68,6 @@ export type Intent =
       records: ChargeRecord[];
     }
   | { op: "usage.get"; orgId: string; nowMs: number }
-  | { op: "usage.adjust"; orgId: string; credits: number; nowMs: number; reason: string }
   | { op: "org.create"; org: OrgRecord }
   | { op: "org.update"; orgId: string; patch: { plan?: Plan; name?: string } }
   | { op: "project.create"; project: ProjectRecord }

@@ -63,7 +63,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
       const timer = setTimeout(() => rej(new Error(`server did not start:\n${out}`)), 60_000);
       const check = (): void => {
         const m = /"msg":"listening".*?"port":(\d+)/.exec(out);
-        if (m) {
+        // On the first start, also wait for the whole demo banner (printed after listening).
+        if (m && (demo || /publishable key\s+\S+[\s\S]*\n={20,}\n/.test(out))) {
           clearTimeout(timer);
           child.stdout!.off("data", check);
           res(Number(m[1]));

@@ -1,7 +1,6 @@
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
 import { adjustUsageBody } from "../../schemas/admin.js";
-import { ackOrThrow } from "../ack.js";
 
 /**
  * POST /v1/admin/orgs/{orgId}/usage/adjust {credits, reason}: an operator's correction of the
@@ -15,9 +14,8 @@ export function adminUsageAdjustPost(deps: AppDeps) {
     body: adjustUsageBody,
     async handle({ body, snap, nowMs }) {
       const orgId = snap.params[0]!;
-      const ack = ackOrThrow(await deps.store.send({ op: "usage.adjust", orgId, credits: body.credits, nowMs, reason: body.reason }));
-      deps.quota.adjust(orgId, body.credits, nowMs);
-      const u = ack.usage!;
+      const u = await deps.quota.adjust(orgId, body.credits, nowMs);
+      deps.log.info("usage adjusted", { org_id: orgId, credits: body.credits, reason: body.reason, period: u.period });
       return { data: { org_id: orgId, period: u.period, used: u.used, quota: u.quota } };
     },
   });

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, api, startServer, type TestServer } from "./helpers/server.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({ FS_MAX_BODY_BYTES: "1024" });
+});
+afterAll(async () => {
+  await server.stop();
+  server.cleanup();
+});
+
+function expectErrorEnvelope(body: any, code: string): void {
+  expect(body.version).toBe("1");
+  expect(body.data).toBeNull();
+  expect(body.error.code).toBe(code);
+  expect(typeof body.error.message).toBe("string");
+  expect(typeof body.metadata.request_id).toBe("string");
+  expect(typeof body.metadata.processing_time_ms).toBe("number");
+}
+
+describe("envelope and front-end errors", () => {
+  it("404 NOT_FOUND for unknown routes, any method", async () => {
+    for (const method of ["GET", "POST", "PUT"]) {
+      const r = await api(server, method, "/v1/nothing-here");
+      expect(r.status).toBe(404);
+      expectErrorEnvelope(r.body, "NOT_FOUND");
+    }
+  });
+
+  it("405 METHOD_NOT_ALLOWED with Allow for a known path", async () => {
+    const r = await api(server, "GET", "/v1/admin/orgs", { key: ADMIN_TOKEN });
+    expect(r.status).toBe(405);
+    expect(r.headers.get("allow")).toBe("POST");
+    expectErrorEnvelope(r.body, "METHOD_NOT_ALLOWED");
+  });
+
+  it("415 UNSUPPORTED_MEDIA_TYPE for a body without application/json", async () => {
+    const r = await api(server, "POST", "/v1/admin/orgs", { key: ADMIN_TOKEN, rawBody: '{"name":"x"}', headers: { "content-type": "text/plain" } });
+    expect(r.status).toBe(415);
+    expectErrorEnvelope(r.body, "UNSUPPORTED_MEDIA_TYPE");
+  });
+
+  it("accepts application/json with a charset parameter", async () => {
+    const r = await api(server, "POST", "/v1/admin/orgs", { key: ADMIN_TOKEN, rawBody: '{"name":"x"}', headers: { "content-type": "application/json; charset=utf-8" } });
+    expect(r.status).toBe(201);
+  });
+
+  it("400 VALIDATION_ERROR for malformed JSON", async () => {
+    const r = await api(server, "POST", "/v1/admin/orgs", { key: ADMIN_TOKEN, rawBody: '{"name": ', headers: { "content-type": "application/json" } });
+    expect(r.status).toBe(400);
+    expectErrorEnvelope(r.body, "VALIDATION_ERROR");
+    expect(r.body.error.message).toMatch(/^body: malformed JSON/);
+  });
+
+  it("400 VALIDATION_ERROR names the failing field path", async () => {
+    const r = await api(server, "POST", "/v1/admin/orgs", { key: ADMIN_TOKEN, body: { name: "x", plan: "platinum" } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/^body\.plan:/);
+    const nested = await api(server, "POST", `/v1/admin/orgs/${server.demo.orgId}/keys`, { key: ADMIN_TOKEN, body: { type: "secret", scopes: ["sessions", "root"] } });
+    expect(nested.status).toBe(400);
+    expect(nested.body.error.message).toMatch(/^body\.scopes\.1:/);
+  });
+
+  it("413 PAYLOAD_TOO_LARGE past FS_MAX_BODY_BYTES, declared or streamed", async () => {
+    const big = JSON.stringify({ name: "x".repeat(2000) });
+    const r = await api(server, "POST", "/v1/admin/orgs", { key: ADMIN_TOKEN, rawBody: big, headers: { "content-type": "application/json" } });
+    expect(r.status).toBe(413);
+    expectErrorEnvelope(r.body, "PAYLOAD_TOO_LARGE");
+    // Chunked upload: no Content-Length, the limit is enforced while reading.
+    const stream = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 4; i++) c.enqueue(new TextEncoder().encode("x".repeat(600)));
+        c.close();
+      },
+    });
+    const res = await fetch(server.url + "/v1/admin/orgs", {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expectErrorEnvelope(await res.json(), "PAYLOAD_TOO_LARGE");
+  });
+
+  it("echoes a sane X-Request-Id and replaces an unsafe one", async () => {
+    const ok = await api(server, "GET", "/healthz", { headers: { "x-request-id": "abc-123.def:9" } });
+    expect(ok.body.metadata.request_id).toBe("abc-123.def:9");
+    expect(ok.headers.get("x-request-id")).toBe("abc-123.def:9");
+    const bad = await api(server, "GET", "/healthz", { headers: { "x-request-id": "a b<script>" } });
+    expect(bad.body.metadata.request_id).toMatch(/^req_[0-9a-f-]{36}$/);
+    const long = await api(server, "GET", "/healthz", { headers: { "x-request-id": "a".repeat(200) } });
+    expect(long.body.metadata.request_id).toMatch(/^req_/);
+  });
+
+  it("success envelopes have data and a null error", async () => {
+    const r = await api(server, "GET", "/healthz");
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ version: "1", data: { status: "ok" }, error: null });
+  });
+
+  it("keeps serving after a client aborts mid-body", async () => {
+    const ctrl = new AbortController();
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"name":'));
+      },
+    });
+    const p = fetch(server.url + "/v1/admin/orgs", {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: stream,
+      duplex: "half",
+      signal: ctrl.signal,
+    } as RequestInit).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    ctrl.abort();
+    expect(await p).toBeInstanceOf(Error);
+    const after = await api(server, "GET", "/healthz");
+    expect(after.status).toBe(200);
+  });
+});

@@ -1,0 +1,32 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { ApiError } from "../../src/http/errors.js";
+import { ScoringPool } from "../../src/workers/pool.js";
+
+/** The real piscina pool (compiled worker, real dataset) with a tiny queue. */
+const pool = new ScoringPool({ dataDir: inject("datasetDataDir"), threads: 1, maxQueue: 2, retryAfterSeconds: 3 });
+afterAll(() => pool.close());
+
+describe("ScoringPool", () => {
+  it("answers pings and batched lookups from the dataset on its threads", async () => {
+    expect(await pool.ping()).toBe(true);
+    const r = await pool.run({ kind: "ip.lookupBatch", ips: ["8.8.8.8", "bogus", "2001:4860:4860::8888"] });
+    expect(r.results[0]).toMatchObject({ asn: 15169, country: "US" });
+    expect(r.results[1]).toBeNull();
+    expect(r.results[2]).toMatchObject({ asn: 15169 });
+  });
+
+  it("maps a full queue to 503 OVERLOADED with Retry-After, and recovers", async () => {
+    const tasks = Array.from({ length: 6 }, () => pool.run({ kind: "busy", ms: 200 }).then(() => "ok", (e: unknown) => e));
+    const outcomes = await Promise.all(tasks);
+    const overloaded = outcomes.filter((o): o is ApiError => o instanceof ApiError);
+    expect(overloaded.length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o === "ok").length).toBeGreaterThan(0);
+    for (const e of overloaded) {
+      expect(e.code).toBe("OVERLOADED");
+      expect(e.status).toBe(503);
+      expect(e.headers).toEqual({ "retry-after": "3" });
+    }
+    expect(await pool.ping()).toBe(true);
+  });
+});

@@ -1,0 +1,50 @@
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ChargeJournal, listSegments, pruneSegments, readSegment, type ChargeRecord } from "../../src/store/charge-journal.js";
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "fs-journal-"));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe("ChargeJournal", () => {
+  it("writes one batch per turn, resolves appends after the write, and hands the batch on", async () => {
+    const dir = tempDir();
+    const batches: ChargeRecord[][] = [];
+    const j = new ChargeJournal(dir, 41, (r) => batches.push(r));
+    const done = [j.append("org_a", 1, "202611"), j.append("org_b", 2, "202611"), j.append("org_a", -5, "202611")];
+    expect(batches).toHaveLength(0);
+    await Promise.all(done);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]!.map((r) => r.seq)).toEqual([42, 43, 44]);
+    const [seg] = listSegments(dir);
+    expect(seg!.firstSeq).toBe(42);
+    expect(readSegment(seg!.path)).toEqual(batches[0]);
+    j.close();
+  });
+
+  it("ignores a torn final line but refuses a corrupt complete line", () => {
+    const dir = tempDir();
+    const path = join(dir, "charges-0000000000000001.log");
+    writeFileSync(path, "1\torg_a\t1\t202611\n2\torg_a\t1\t2026");
+    expect(readSegment(path).map((r) => r.seq)).toEqual([1]);
+    appendFileSync(path, "\n3\torg_a\tx\t202611\n");
+    expect(() => readSegment(path)).toThrow(/corrupt charge journal/);
+  });
+
+  it("prunes only segments that are wholly applied, never the newest", () => {
+    const dir = tempDir();
+    for (const first of [1, 100, 200]) writeFileSync(join(dir, `charges-${String(first).padStart(16, "0")}.log`), "");
+    pruneSegments(dir, 150);
+    expect(readdirSync(dir).sort()).toEqual(["charges-0000000000000100.log", "charges-0000000000000200.log"]);
+    pruneSegments(dir, 10_000);
+    expect(readdirSync(dir)).toEqual(["charges-0000000000000200.log"]);
+  });
+});

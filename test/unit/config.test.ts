@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_DATA_DIR, loadConfig, redactConfig } from "../../src/config/index.js";
+
+describe("loadConfig", () => {
+  it("applies defaults for an empty environment", () => {
+    const r = loadConfig({});
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.config.PORT).toBe(8080);
+    expect(r.config.HOST).toBe("0.0.0.0");
+    expect(r.config.DATA_DIR).toBe(DEFAULT_DATA_DIR);
+    expect(DEFAULT_DATA_DIR).toMatch(/\/data\/local$/);
+    expect(r.config.FS_MAX_BODY_BYTES).toBe(65536);
+    expect(r.config.FS_TEST_CLOCK).toBe(false);
+    expect(Object.isFrozen(r.config)).toBe(true);
+  });
+
+  it("coerces strings and resolves DATA_DIR", () => {
+    const r = loadConfig({ PORT: "9000", DATA_DIR: "/tmp/x", FS_POOL_THREADS: "3", FS_TEST_CLOCK: "true" });
+    expect(r.ok && r.config).toMatchObject({ PORT: 9000, DATA_DIR: "/tmp/x", FS_POOL_THREADS: 3, FS_TEST_CLOCK: true });
+  });
+
+  it("reports every problem at once, with the offending values but never secrets", () => {
+    const r = loadConfig({ PORT: "99999", FS_POOL_THREADS: "0", FS_LOG_LEVEL: "loud", FS_ADMIN_TOKEN: "short" });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems).toHaveLength(4);
+    expect(r.problems.join("\n")).toMatch(/PORT.*99999/);
+    expect(r.problems.join("\n")).toMatch(/FS_POOL_THREADS/);
+    expect(r.problems.join("\n")).toMatch(/FS_LOG_LEVEL/);
+    const tokenLine = r.problems.find((p) => p.startsWith("FS_ADMIN_TOKEN"))!;
+    expect(tokenLine).not.toContain("short");
+  });
+
+  it("redacts secrets for printing", () => {
+    const r = loadConfig({ FS_ADMIN_TOKEN: "a-very-secret-admin-token" });
+    expect(r.ok && redactConfig(r.config).FS_ADMIN_TOKEN).toBe("[redacted]");
+  });
+});

@@ -1,0 +1,53 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ApiError, ERROR_CATALOGUE, STATUS_TEXT, statusOf, toApiError, type ErrorCode } from "../../src/http/errors.js";
+
+const README = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8");
+
+/** Rows of the README's error table: | HTTP | `CODE` | meaning | */
+function readmeErrorRows(): Map<string, number> {
+  const section = README.split(/^## /m).find((s) => s.startsWith("Errors"));
+  if (!section) throw new Error("README has no '## Errors' section");
+  const rows = new Map<string, number>();
+  for (const m of section.matchAll(/^\|\s*(\d{3})\s*\|\s*`([A-Z_]+)`\s*\|/gm)) rows.set(m[2]!, Number(m[1]));
+  return rows;
+}
+
+describe("error catalogue", () => {
+  it("contains every SPEC 7 code with the SPEC status", () => {
+    const spec: Record<string, number> = {
+      VALIDATION_ERROR: 400,
+      MISSING_KEY: 401,
+      INVALID_KEY: 401,
+      EXPIRED_KEY: 401,
+      KEY_DISABLED: 403,
+      MISSING_REQUIRED_DATA: 422,
+      QUOTA_EXCEEDED: 429,
+      INTERNAL_ERROR: 500,
+    };
+    for (const [code, status] of Object.entries(spec)) expect(statusOf(code as ErrorCode)).toBe(status);
+  });
+
+  it("gives every code a status line and a meaning", () => {
+    for (const [code, entry] of Object.entries(ERROR_CATALOGUE)) {
+      expect(STATUS_TEXT[entry.status], code).toBeDefined();
+      expect(entry.meaning.length, code).toBeGreaterThan(5);
+    }
+  });
+
+  it("matches the README's error table exactly", () => {
+    const rows = readmeErrorRows();
+    const catalogue = new Map(Object.entries(ERROR_CATALOGUE).map(([c, e]) => [c, e.status]));
+    expect(rows).toEqual(catalogue);
+  });
+
+  it("maps unknown throwables to a 500 that leaks nothing", () => {
+    const e = toApiError(new Error("ENOENT: /secret/path/data.mdb"));
+    expect(e.code).toBe("INTERNAL_ERROR");
+    expect(e.status).toBe(500);
+    expect(e.message).not.toContain("secret");
+    const own = new ApiError("KEY_DISABLED", "x");
+    expect(toApiError(own)).toBe(own);
+  });
+});

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { Authenticator } from "../../src/http/auth.js";
+import { ApiError } from "../../src/http/errors.js";
+import { generateKey, hashKey } from "../../src/shared/api-keys.js";
+import type { KeyRecord } from "../../src/store/messages.js";
+
+const NOW = Date.UTC(2026, 10, 20);
+
+function setup() {
+  const keys = new Map<string, KeyRecord>();
+  const add = (type: "secret" | "publishable", extra: Partial<KeyRecord> = {}) => {
+    const k = generateKey(type);
+    keys.set(k.id, { id: k.id, org_id: "org_a", project_id: type === "publishable" ? "prj_a" : null, type, scopes: [], hash: k.hash, created_at: "", expires_at: null, disabled_at: null, ...extra });
+    return k.plain;
+  };
+  const auth = new Authenticator({ keys: { get: (id: string) => keys.get(id) } } as never, hashKey("admin-token-0123456789"));
+  return { auth, add, keys };
+}
+
+function codeOf(fn: () => unknown): string | null {
+  try {
+    fn();
+    return null;
+  } catch (e) {
+    return e instanceof ApiError ? e.code : `not an ApiError: ${String(e)}`;
+  }
+}
+
+describe("Authenticator", () => {
+  it("accepts a valid secret key and names its org", () => {
+    const { auth, add } = setup();
+    const key = add("secret");
+    expect(auth.verifyKey(`Bearer ${key}`, { kind: "secret" }, NOW).orgId).toBe("org_a");
+  });
+
+  it("refuses in SPEC 5 order: missing, invalid, expired, disabled", () => {
+    const { auth, add } = setup();
+    const secret = { kind: "secret" } as const;
+    expect(codeOf(() => auth.verifyKey("", secret, NOW))).toBe("MISSING_KEY");
+    expect(codeOf(() => auth.verifyKey("Bearer fs_live_x", secret, NOW))).toBe("INVALID_KEY");
+    const expired = add("secret", { expires_at: NOW - 1, disabled_at: NOW - 5 });
+    expect(codeOf(() => auth.verifyKey(`Bearer ${expired}`, secret, NOW))).toBe("EXPIRED_KEY");
+    const disabled = add("secret", { disabled_at: NOW - 5 });
+    expect(codeOf(() => auth.verifyKey(`Bearer ${disabled}`, secret, NOW))).toBe("KEY_DISABLED");
+  });
+
+  it("checks scope and key type", () => {
+    const { auth, add } = setup();
+    const plain = add("secret", { scopes: ["billing"] });
+    expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "secret", scope: "sessions" }, NOW))).toBe("INSUFFICIENT_SCOPE");
+    expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "secret", scope: "billing" }, NOW))).toBeNull();
+    expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "publishable" }, NOW))).toBe("KEY_TYPE_NOT_ALLOWED");
+    const pub = add("publishable");
+    expect(codeOf(() => auth.verifyKey(`Bearer ${pub}`, { kind: "secret" }, NOW))).toBe("KEY_TYPE_NOT_ALLOWED");
+    expect(codeOf(() => auth.verifyKey(`Bearer ${pub}`, { kind: "publishable" }, NOW))).toBeNull();
+  });
+
+  it("refuses a key whose secret part differs from the stored hash", () => {
+    const { auth, add } = setup();
+    const plain = add("secret");
+    const forged = plain.slice(0, -4) + "AAAA";
+    expect(codeOf(() => auth.verifyKey(`Bearer ${forged}`, { kind: "secret" }, NOW))).toBe("INVALID_KEY");
+  });
+
+  it("sees a disabled key after forgetKey drops the cached record", () => {
+    const { auth, add, keys } = setup();
+    const plain = add("secret");
+    auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, NOW);
+    const [id, rec] = [...keys.entries()][0]!;
+    keys.set(id, { ...rec, disabled_at: NOW });
+    auth.forgetKey(id);
+    expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, NOW))).toBe("KEY_DISABLED");
+  });
+
+  it("checks the admin token", () => {
+    const { auth } = setup();
+    expect(codeOf(() => auth.verifyAdmin("Bearer admin-token-0123456789"))).toBeNull();
+    expect(codeOf(() => auth.verifyAdmin("Bearer admin-token-0123456780"))).toBe("INVALID_KEY");
+    expect(codeOf(() => auth.verifyAdmin(""))).toBe("MISSING_KEY");
+  });
+});

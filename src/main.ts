@@ -11,6 +11,7 @@ import { listen } from "./http/server.js";
 import { createLogger } from "./shared/log.js";
 import { bootstrap } from "./store/bootstrap.js";
 import { ChargeJournal, journalDirOf } from "./store/charge-journal.js";
+import { LedgerForwarder } from "./store/ledger-forwarder.js";
 import { StoreClient } from "./store/client.js";
 import { openState, stateDirOf } from "./store/state-env.js";
 import { ScoringPool } from "./workers/pool.js";
@@ -47,15 +48,17 @@ async function main(): Promise<void> {
   });
   await pool.ping();
 
-  const journal = new ChargeJournal(journalDir, store.journalSeq, (records) => {
-    void store.send({ op: "charges.apply", records }).then((ack) => {
+  const forwarder = new LedgerForwarder((records) => {
+    const upToSeq = records.reduce((m, r) => Math.max(m, r.seq), 0);
+    void store.send({ op: "charges.apply", records, upToSeq }).then((ack) => {
       // The charges are safe in the journal and will be replayed; without a writer we cannot go on.
       if (!ack.ok) {
         log.error("writer could not apply charges; stopping", { message: ack.message });
         process.exit(1);
       }
     });
-  });
+  }, config.FS_LEDGER_FLUSH_MS);
+  const journal = new ChargeJournal(journalDir, store.journalSeq, (records) => forwarder.add(records));
 
   const deps: AppDeps = {
     config,
@@ -64,6 +67,7 @@ async function main(): Promise<void> {
     auth: new Authenticator(readDbs, boot.adminTokenHash),
     quota: new QuotaGate(readDbs, journal),
     pool,
+    flushLedger: forwarder.flush,
     ipDataset: () => ipDataset,
   };
   const server = await listen(deps);
@@ -78,6 +82,7 @@ async function main(): Promise<void> {
     server.close();
     await pool.close();
     journal.close();
+    forwarder.flush();
     await store.close();
     ipDataset.close();
     process.exit(0);

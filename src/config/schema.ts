@@ -31,6 +31,11 @@ export const envSchema = z.object({
   FS_POOL_MAX_QUEUE: positiveInt.default(1024),
   /** Seconds a client is told to wait (Retry-After) after 503 OVERLOADED. */
   FS_RETRY_AFTER_SECONDS: positiveInt.default(1),
+  /**
+   * Milliseconds the front gathers journaled debits before handing them to the store writer.
+   * The journal is already durable; this only bounds how far the LMDB ledger trails it. Example: 20.
+   */
+  FS_LEDGER_FLUSH_MS: positiveInt.max(1000).default(20),
   /** Log level: error, warn, info or debug. */
   FS_LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
   /**

@@ -14,6 +14,11 @@ export interface AppDeps {
   auth: Authenticator;
   quota: QuotaGate;
   pool: ScoringPool;
+  /**
+   * Sends debits still gathered on the front to the writer now, so a read through the writer
+   * that follows sees every answered charge (messages to the writer keep their order).
+   */
+  flushLedger(): void;
   /** The IP dataset in service now (a holder, so a rebuild can be swapped in without a restart). */
   ipDataset(): IpDataset;
 }

@@ -56,7 +56,12 @@ export class ApiError extends Error {
     message: string,
     extra?: { headers?: Record<string, string>; metadata?: Record<string, unknown> },
   ) {
+    // An expected failure needs no stack: capturing one costs microseconds per refused request
+    // (a flood of bad keys should be cheap). INTERNAL_ERROR keeps the original error for the log.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = "ApiError";
     this.code = code;
     this.status = statusOf(code);

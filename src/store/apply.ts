@@ -29,7 +29,7 @@ export class IntentApplier {
       case "ping":
         return { ok: true };
       case "charges.apply":
-        this.applyCharges(intent.records);
+        this.applyCharges(intent.records, intent.upToSeq);
         return { ok: true };
       case "usage.get": {
         const org = this.org(intent.orgId);
@@ -83,28 +83,43 @@ export class IntentApplier {
   /**
    * Adds journaled debits to the ledger. The front already decided admission, so nothing is
    * refused here; credits past a paid plan's quota are counted as overage.
+   *
+   * Records replayed from the journal come one by one, in order: each is skipped if at or below
+   * the applied sequence number. Batches from the front (`upToSeq` set) are sums that stand for
+   * every record up to `upToSeq`, all newer than anything applied: applied whole or, if already
+   * applied, not at all.
    */
-  applyCharges(records: ChargeRecord[]): void {
+  applyCharges(records: ChargeRecord[], upToSeq?: number): void {
     let applied = this.appliedSeq();
     const start = applied;
-    for (const r of records) {
-      if (r.seq <= applied) continue;
-      applied = r.seq;
-      const org = this.org(r.orgId);
-      const usage = this.usage(r.orgId, r.period);
-      const rule = org ? PLAN_RULES[org.plan] : PLAN_RULES.free;
-      const quota = rule.monthlyQuota;
-      this.usageCache.set(`${r.orgId}:${r.period}`, {
-        // Negative records are operator adjustments; usage never goes below zero.
-        used: Math.max(0, usage.used + r.credits),
-        overage: quota === null || rule.hardStop ? usage.overage : usage.overage + overageOf(usage.used, r.credits, quota),
-      });
-      this.dirty.add(`${r.orgId}:${r.period}`);
+    if (upToSeq !== undefined) {
+      if (upToSeq <= applied) return;
+      for (const r of records) this.addUsage(r);
+      applied = upToSeq;
+    } else {
+      for (const r of records) {
+        if (r.seq <= applied) continue;
+        applied = r.seq;
+        this.addUsage(r);
+      }
     }
     // One put per touched org and period, not per charge.
     for (const k of this.dirty) this.dbs.usage.putSync(k, this.usageCache.get(k)!);
     this.dirty.clear();
     if (applied !== start) this.dbs.meta.putSync("journal_applied_seq", applied);
+  }
+
+  private addUsage(r: ChargeRecord): void {
+    const org = this.org(r.orgId);
+    const usage = this.usage(r.orgId, r.period);
+    const rule = org ? PLAN_RULES[org.plan] : PLAN_RULES.free;
+    const quota = rule.monthlyQuota;
+    this.usageCache.set(`${r.orgId}:${r.period}`, {
+      // Negative records are operator adjustments; usage never goes below zero.
+      used: Math.max(0, usage.used + r.credits),
+      overage: quota === null || rule.hardStop ? usage.overage : usage.overage + overageOf(usage.used, r.credits, quota),
+    });
+    this.dirty.add(`${r.orgId}:${r.period}`);
   }
 
   private init(intent: Extract<Intent, { op: "init" }>): Ack {

@@ -62,10 +62,13 @@ export type Intent =
   | {
       /**
        * Apply debits already written to the charge journal (admission was decided on the front).
-       * Records at or below the last applied sequence number are skipped, so replays are harmless.
+       * A batch at or below the last applied sequence number is skipped, so resends are harmless.
        */
       op: "charges.apply";
+      /** Sums per org and period (see LedgerForwarder). */
       records: ChargeRecord[];
+      /** Every journal record up to this sequence number is included. */
+      upToSeq: number;
     }
   | { op: "usage.get"; orgId: string; nowMs: number }
   | { op: "org.create"; org: OrgRecord }

@@ -16,6 +16,7 @@ export function usageGet(deps: AppDeps) {
     async handle(ctx) {
       const orgId = ctx.snap.params[0]!;
       if (ctx.principal!.orgId !== orgId) throw new ApiError("FORBIDDEN", "This key belongs to another org.");
+      deps.flushLedger();
       const ack = ackOrThrow(await deps.store.send({ op: "usage.get", orgId, nowMs: ctx.nowMs }));
       const u = ack.usage!;
       const org = ack.org;

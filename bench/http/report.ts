@@ -1,0 +1,80 @@
+/** Medians over interleaved rounds, and the markdown the HTTP runner prints and saves. */
+import type { Measurement } from "./generators.js";
+
+/** All rounds of one scenario under one generator. */
+export interface Series {
+  scenario: string;
+  generator: string;
+  target?: number;
+  runs: Measurement[];
+  /** Responses without the expected status, over all rounds. */
+  unexpected: number;
+  /** Connection errors and timeouts, over all rounds. */
+  socketErrors: number;
+}
+
+/** One table row: medians of a series and its ratio to the baseline of the same generator. */
+export interface Row {
+  series: Series;
+  rps: number;
+  minRps: number;
+  maxRps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** null when the baseline was not measured. */
+  ratio: number | null;
+  verdict: "ok" | "MISSED" | null;
+}
+
+/** Median of a non-empty list. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** Rows for every series that ran, ratios against `baseline` of the same generator. */
+export function toRows(series: Series[], baseline: string): Row[] {
+  const base = new Map<string, number>();
+  for (const s of series) if (s.scenario === baseline && s.runs.length) base.set(s.generator, median(s.runs.map((r) => r.rps)));
+  return series
+    .filter((s) => s.runs.length > 0)
+    .map((s) => {
+      const rpsList = s.runs.map((r) => r.rps);
+      const rps = median(rpsList);
+      const b = base.get(s.generator);
+      const ratio = b ? rps / b : null;
+      const verdict = s.target === undefined || ratio === null ? null : ratio >= s.target ? "ok" : "MISSED";
+      return {
+        series: s,
+        rps,
+        minRps: Math.min(...rpsList),
+        maxRps: Math.max(...rpsList),
+        p50Ms: median(s.runs.map((r) => r.p50Ms)),
+        p99Ms: median(s.runs.map((r) => r.p99Ms)),
+        ratio,
+        verdict,
+      };
+    });
+}
+
+const int = (n: number): string => Math.round(n).toLocaleString("en-US");
+const ms = (n: number): string => (n < 10 ? n.toFixed(2) : n.toFixed(1));
+
+/** The results table in markdown. */
+export function markdownTable(rows: Row[]): string {
+  const lines = [
+    "| scenario | generator | req/s (median) | req/s min–max | p50 ms | p99 ms | vs hello | target | result | unexpected responses |",
+    "|---|---|--:|--:|--:|--:|--:|--:|---|--:|",
+  ];
+  for (const r of rows) {
+    const s = r.series;
+    const bad = s.unexpected + s.socketErrors;
+    lines.push(
+      `| ${s.scenario} | ${s.generator} | ${int(r.rps)} | ${int(r.minRps)}–${int(r.maxRps)} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ` +
+        `${r.ratio === null ? "–" : r.ratio.toFixed(2)} | ${s.target === undefined ? "–" : `≥ ${s.target}`} | ${r.verdict === "MISSED" ? "**MISSED**" : (r.verdict ?? "–")} | ` +
+        `${bad === 0 ? "0" : `**${bad}**${s.socketErrors ? ` (${s.socketErrors} socket errors)` : ""}`} |`,
+    );
+  }
+  return lines.join("\n");
+}

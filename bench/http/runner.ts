@@ -1,0 +1,234 @@
+/**
+ * The HTTP benchmark: the uWS hello-world baseline and the real service, driven by the same load
+ * generators, every scenario in bench/http/scenarios/. Run through bench/run.ts.
+ *
+ * Order: start both servers (the service on a temporary DATA_DIR that links to a built dataset),
+ * set up and verify every scenario (every path answered once, status and body checked; a scenario
+ * that fails is reported and not measured), warm up each scenario, then measure in interleaved
+ * rounds (hello, ip-lookup, ... then again) under each generator, and report medians: the machine
+ * is shared and noisy, and a single run says little. Targets are reported, never enforced.
+ */
+import { execFileSync } from "node:child_process";
+import { basename } from "node:path";
+import { REPO_ROOT } from "../../src/config/index.js";
+import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
+import { ensureIpDataset, machineLine } from "../lib/context.js";
+import { autocannonGenerator, wrkGenerator, type Load, type LoadGenerator, type Measurement } from "./generators.js";
+import { markdownTable, toRows, type Row, type Series } from "./report.js";
+import { scenarios } from "./scenarios/index.js";
+import type { Prepared, Scenario } from "./scenarios/types.js";
+import { startHello, startService, type ServerProcess } from "./servers.js";
+
+/** How the runner measures. */
+export interface HttpBenchOptions {
+  /** Seconds per measured run. */
+  durationS: number;
+  /** Seconds of warm-up per scenario (autocannon), not counted. */
+  warmupS: number;
+  /** Interleaved rounds per scenario and generator; medians are over these. */
+  rounds: number;
+  connections: number;
+  /** FS_POOL_THREADS for the service. */
+  poolThreads: number;
+}
+
+/** The outcome: the markdown report, and whether everything ran cleanly (targets aside). */
+export interface HttpBenchResult {
+  markdown: string;
+  /** False when a server died, a scenario failed verification, or responses were wrong. */
+  clean: boolean;
+}
+
+interface Armed {
+  scenario: Scenario;
+  server: ServerProcess;
+  prepared: Prepared;
+  /** Responses with the expected status seen so far (verification, warm-up, runs). */
+  expectedSeen: number;
+  loadRuns: number;
+}
+
+const BASELINE = "hello";
+const PAUSE_MS = 300;
+
+/** Runs every scenario as described in the module comment. */
+export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchResult> {
+  const problems: string[] = [];
+  const notes: string[] = [];
+  const dataDir = await ensureIpDataset();
+  const generators = [autocannonGenerator(), wrkGenerator()].filter((g): g is LoadGenerator => g !== null);
+  if (generators.length === 1) notes.push("wrk not on PATH: autocannon only (apt-get install -y wrk)");
+
+  const hello = await startHello();
+  const service = await startService({ datasetsFrom: dataDir, poolThreads: opts.poolThreads }).catch(async (err: unknown) => {
+    await hello.stop();
+    throw err;
+  });
+  const series: Series[] = [];
+  try {
+    const armed: Armed[] = [];
+    for (const scenario of scenarios) {
+      const server = scenario.server === "hello" ? hello : service;
+      try {
+        const prepared = await scenario.setup(server);
+        await verify(scenario, server, prepared);
+        armed.push({ scenario, server, prepared, expectedSeen: prepared.paths.length, loadRuns: 0 });
+        log(`verified ${scenario.name}: ${prepared.paths.length} path(s) answered ${scenario.expectedStatus} with the expected body`);
+      } catch (err) {
+        problems.push(`${scenario.name}: not measured: ${err instanceof Error ? err.message : String(err)}`);
+        log(`NOT MEASURED ${scenario.name}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+
+    const load = (a: Armed, durationS: number): Load => ({
+      url: a.server.url,
+      paths: a.prepared.paths,
+      headers: a.prepared.headers,
+      connections: opts.connections,
+      durationS,
+    });
+    const account = (a: Armed, m: Measurement): { unexpected: number } => {
+      // Exact where the generator counts per status; else wrk's split at 400 is what there is.
+      const want = a.scenario.expectedStatus;
+      const expectedCount = m.byStatus ? (m.byStatus[want] ?? 0) : want >= 400 ? m.errorStatuses : m.requests - m.errorStatuses;
+      a.expectedSeen += expectedCount;
+      a.loadRuns++;
+      return { unexpected: m.requests - expectedCount };
+    };
+
+    if (opts.warmupS > 0) {
+      for (const a of armed) {
+        const m = await generators[0]!.run(load(a, opts.warmupS));
+        account(a, m);
+        log(`warm-up ${a.scenario.name}: ${Math.round(m.rps)} req/s (not counted)`);
+        await pause();
+      }
+    }
+
+    for (const g of generators) for (const a of armed) series.push({ scenario: a.scenario.name, generator: g.name, target: a.scenario.target, runs: [], unexpected: 0, socketErrors: 0 });
+    for (let round = 1; round <= opts.rounds; round++) {
+      for (const g of generators) {
+        for (const a of armed) {
+          const m = await g.run(load(a, opts.durationS));
+          const s = series.find((x) => x.scenario === a.scenario.name && x.generator === g.name)!;
+          s.runs.push(m);
+          const { unexpected } = account(a, m);
+          s.unexpected += unexpected;
+          s.socketErrors += m.socketErrors;
+          log(
+            `round ${round}/${opts.rounds} ${g.name.padEnd(10)} ${a.scenario.name.padEnd(15)} ${String(Math.round(m.rps)).padStart(7)} req/s  ` +
+              `p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms${unexpected || m.socketErrors ? `  (${unexpected} unexpected statuses, ${m.socketErrors} socket errors)` : ""}`,
+          );
+          await pause();
+        }
+      }
+    }
+
+    for (const s of series) {
+      if (s.unexpected) problems.push(`${s.scenario} (${s.generator}): ${s.unexpected} responses without the expected status`);
+      if (s.socketErrors) problems.push(`${s.scenario} (${s.generator}): ${s.socketErrors} connection errors or timeouts`);
+    }
+    for (const a of armed) {
+      if (!a.prepared.afterRuns || a.server.ended()) continue;
+      const { ok, line } = await a.prepared.afterRuns(a.expectedSeen, a.loadRuns * opts.connections);
+      (ok ? notes : problems).push(`${a.scenario.name}: ${line}`);
+    }
+  } finally {
+    // hello.ts installs no signal handler, so SIGTERM ends it by signal; the service exits 0.
+    for (const [server, clean] of [[hello, ["exit 0", "signal SIGTERM"]], [service, ["exit 0"]]] as const) {
+      const before = server.ended();
+      const how = await server.stop();
+      if (before) problems.push(`${server.name} died during the run (${before})`);
+      else if (!(clean as readonly string[]).includes(how)) problems.push(`${server.name} did not stop cleanly on SIGTERM (${how})`);
+    }
+    service.cleanup();
+  }
+  problems.push(...logProblems(service.output()));
+
+  const rows = toRows(series, BASELINE);
+  notes.push(...generatorNotes(rows));
+  const missed = rows.filter((r) => r.verdict === "MISSED").map((r) => `${r.series.scenario} (${r.series.generator}) ${r.ratio!.toFixed(2)} < ${r.series.target}`);
+  const markdown = [
+    `## HTTP: service vs uWS hello world (${new Date().toISOString()})`,
+    "",
+    ...contextLines(opts, generators, dataDir).map((l) => `- ${l}`),
+    "",
+    markdownTable(rows),
+    "",
+    missed.length ? `**MISSED** targets: ${missed.join("; ")}` : "All targets met.",
+    "",
+    ...notes.map((n) => `- ${n}`),
+    ...(problems.length ? ["", "**Problems**", "", ...problems.map((p) => `- ${p}`)] : ["- no problems: every response had the expected status, both servers stopped cleanly"]),
+    "",
+  ].join("\n");
+  return { markdown, clean: problems.length === 0 };
+}
+
+/** What a reader needs to weigh the generators against each other. */
+function generatorNotes(rows: Row[]): string[] {
+  const notes = ["autocannon records latency in whole milliseconds; wrk's p50/p99 are finer"];
+  const helloRps = (g: string): number | undefined => rows.find((r) => r.series.scenario === BASELINE && r.series.generator === g)?.rps;
+  const ac = helloRps("autocannon");
+  const wrk = helloRps("wrk");
+  if (ac !== undefined && wrk !== undefined && ac < 0.8 * wrk) {
+    notes.push(
+      `autocannon is the bottleneck here (hello world: ${Math.round(ac)} req/s vs ${Math.round(wrk)} under wrk), which pulls its ratios towards 1; wrk's ratios are the sharper comparison`,
+    );
+  }
+  return notes;
+}
+
+/** Every path once, in order: status and body must be what the scenario expects. */
+async function verify(scenario: Scenario, server: ServerProcess, prepared: Prepared): Promise<void> {
+  for (const path of prepared.paths) {
+    const res = await fetch(server.url + path, { headers: prepared.headers });
+    const text = await res.text();
+    if (res.status !== scenario.expectedStatus) throw new Error(`GET ${path}: status ${res.status}, expected ${scenario.expectedStatus}: ${text.slice(0, 300)}`);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error(`GET ${path}: body is not JSON: ${text.slice(0, 300)}`);
+    }
+    const problem = scenario.check(path, body);
+    if (problem) throw new Error(`GET ${path}: ${problem}: ${text.slice(0, 300)}`);
+  }
+}
+
+/** Error and warning lines the service logged (the service logs JSON lines). */
+function logProblems(output: string): string[] {
+  const lines = output.split("\n").filter((l) => /"level":"(error|warn)"/.test(l) || /^(fatal|Error|\s+at )/.test(l));
+  if (lines.length === 0) return [];
+  const shown = lines.slice(0, 10).map((l) => `service log: \`${l.slice(0, 400)}\``);
+  return lines.length > 10 ? [...shown, `service log: ... ${lines.length - 10} more`] : shown;
+}
+
+function contextLines(opts: HttpBenchOptions, generators: LoadGenerator[], dataDir: string): string[] {
+  const dataset = currentIpDatasetDir(dataDir);
+  return [
+    machineLine(),
+    `commit ${gitDescribe()}`,
+    `service: dist/src/main.js, FS_POOL_THREADS=${opts.poolThreads}, dataset ${dataset ? basename(dataset) : "?"} (temporary DATA_DIR, datasets linked from ${dataDir})`,
+    `load: ${opts.connections} connections, pipelining 1, ${opts.durationS} s per run, ${opts.rounds} interleaved round(s) (medians shown), warm-up ${opts.warmupS} s per scenario (autocannon, not counted)`,
+    `generators: ${generators.map((g) => `${g.version} (${g.settings})`).join("; ")}`,
+    "generator, baseline and service share this machine's cores; compare ratios, not absolute req/s",
+  ];
+}
+
+function gitDescribe(): string {
+  try {
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: REPO_ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain"], { cwd: REPO_ROOT, encoding: "utf8" }).trim() !== "";
+    return dirty ? `${head} + uncommitted changes` : head;
+  } catch {
+    return "unknown (not a git checkout)";
+  }
+}
+
+function log(line: string): void {
+  console.log(`  [http] ${line}`);
+}
+
+function pause(): Promise<void> {
+  return new Promise((r) => setTimeout(r, PAUSE_MS));
+}

@@ -1,0 +1,131 @@
+/**
+ * Runs every benchmark: the micro benchmarks (each dist/bench/micro/*.bench.js in its own
+ * process, output passed through), then the HTTP runner (bench/http/runner.ts). Prints the
+ * results and writes them to bench/results/latest.md (gitignored).
+ *
+ *   npm run bench                                  build, then everything, 10 s per HTTP run
+ *   node dist/bench/run.js --only http --duration 5
+ *   node dist/bench/run.js --only micro
+ *
+ * Flags: --only micro|http; --duration S (seconds per HTTP measurement, default 10);
+ * --rounds N (interleaved rounds, default 3); --warmup S (default 3); --connections N (default 100).
+ * FS_POOL_THREADS sets the service's pool threads (default 1). Exits 0 when targets are missed
+ * (targets are not tests); exits 1 when a benchmark crashed or the HTTP run was not clean.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { REPO_ROOT } from "../src/config/index.js";
+import { runHttpBench } from "./http/runner.js";
+import { machineLine } from "./lib/context.js";
+
+const MICRO_DIR = join(REPO_ROOT, "dist/bench/micro");
+const RESULTS = join(REPO_ROOT, "bench/results/latest.md");
+
+interface Flags {
+  only: "micro" | "http" | null;
+  durationS: number;
+  rounds: number;
+  warmupS: number;
+  connections: number;
+}
+
+function parseFlags(argv: string[]): Flags {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      only: { type: "string" },
+      duration: { type: "string", default: "10" },
+      rounds: { type: "string", default: "3" },
+      warmup: { type: "string", default: "3" },
+      connections: { type: "string", default: "100" },
+    },
+  });
+  const num = (name: string, v: string, min: number, integer: boolean): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) usage(`--${name} must be ${integer ? "an integer" : "a number"} >= ${min}, got ${v}`);
+    return n;
+  };
+  if (values.only !== undefined && values.only !== "micro" && values.only !== "http") usage(`--only takes micro or http, got ${values.only}`);
+  return {
+    only: (values.only as Flags["only"]) ?? null,
+    durationS: num("duration", values.duration, 1, false),
+    rounds: num("rounds", values.rounds, 1, true),
+    warmupS: num("warmup", values.warmup, 0, false),
+    connections: num("connections", values.connections, 1, true),
+  };
+}
+
+function usage(problem: string): never {
+  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N]\n`);
+  process.exit(2);
+}
+
+/** Runs one micro benchmark in its own process; passes its output through and keeps a copy. */
+function runMicro(file: string): Promise<{ output: string; ok: boolean }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(MICRO_DIR, file)], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      output += d;
+      process.stdout.write(d);
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      output += d;
+      process.stderr.write(d);
+    });
+    child.once("exit", (code, signal) => {
+      const ok = code === 0;
+      if (!ok) output += `\n${file} FAILED (${signal ?? `exit ${code}`})\n`;
+      resolve({ output, ok });
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  const poolThreads = Number(process.env.FS_POOL_THREADS ?? "1");
+  if (!Number.isInteger(poolThreads) || poolThreads < 1) usage(`FS_POOL_THREADS must be a positive integer, got ${process.env.FS_POOL_THREADS}`);
+  console.log(`benchmarks: ${machineLine()}\n`);
+  const sections: string[] = [];
+  const failed: string[] = [];
+
+  if (flags.only !== "http") {
+    const files = readdirSync(MICRO_DIR).filter((f) => f.endsWith(".bench.js")).sort();
+    const parts: string[] = [];
+    for (const file of files) {
+      console.log(`=== micro: ${file} ===`);
+      const { output, ok } = await runMicro(file);
+      if (!ok) failed.push(file);
+      parts.push(`### ${file}\n\n\`\`\`\n${output.trim()}\n\`\`\``);
+      console.log();
+    }
+    sections.push(`## Micro benchmarks\n\n${parts.join("\n\n")}\n`);
+  }
+
+  if (flags.only !== "micro") {
+    console.log("=== http ===");
+    try {
+      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads });
+      console.log(`\n${result.markdown}`);
+      sections.unshift(result.markdown);
+      if (!result.clean) failed.push("http (see Problems)");
+    } catch (err) {
+      const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      console.error(`http runner failed: ${text}`);
+      sections.unshift(`## HTTP\n\nrunner failed:\n\n\`\`\`\n${text}\n\`\`\`\n`);
+      failed.push("http runner");
+    }
+  }
+
+  mkdirSync(join(REPO_ROOT, "bench/results"), { recursive: true });
+  writeFileSync(RESULTS, `# Benchmarks\n\n${sections.join("\n")}`);
+  console.log(`written to ${RESULTS}`);
+  if (failed.length) {
+    console.error(`failed: ${failed.join(", ")}`);
+    process.exit(1);
+  }
+}
+
+await main();

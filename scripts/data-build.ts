@@ -25,13 +25,16 @@ import {
   type IpDatasetMeta,
 } from "../src/datasets/ip-dataset.js";
 import { NOT_FOUND, coalesceRanges, encodeTable, overlayRanges, tableFromRanges, validateTable, type BigRange } from "../src/datasets/ip-table.js";
-import { ipv6WordsFromBigInt } from "../src/shared/ip.js";
+import { ipv6WordsFromBigInt, ipv6WordsToBigInt, parseIp } from "../src/shared/ip.js";
 
 type Log = (line: string) => void;
 
+/** The inputs of a build, one per file. */
+export type IpInputId = "asn-ipv4" | "asn-ipv6" | "country-ipv4" | "country-ipv6";
+
 /** A dataset input: one file of one npm package, with what its licence files must still say. */
 interface InputSpec {
-  id: string;
+  id: IpInputId;
   kind: "asn" | "country";
   family: 4 | 6;
   pkg: string;
@@ -68,6 +71,52 @@ const INPUTS: InputSpec[] = [
 /** A tolerated share of bad rows; a changed format breaks far more rows than this. */
 const MAX_BAD_SHARE = 0.01;
 
+/**
+ * Special-purpose blocks that are not globally reachable (IANA IPv4 and IPv6 Special-Purpose
+ * Address Registries, RFC 6890 and successors). Upstream assigns some of them a country
+ * (192.168.0.0/16 and 172.16.0.0/12 come out as AU, 2001:db8::/32 as JP), which would make a
+ * private or documentation address look foreign; the builder removes them from every input.
+ */
+export const SPECIAL_PURPOSE_RANGES: Record<4 | 6, readonly string[]> = {
+  4: [
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+    "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
+    "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+  ],
+  6: [
+    "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b:1::/48", "100::/64", "2001:2::/48", "2001:db8::/32",
+    "3fff::/20", "fc00::/7", "fe80::/10", "ff00::/8",
+  ],
+};
+
+/** Turns CIDR text into a sorted range list, using the runtime parser. */
+export function cidrRanges(cidrs: readonly string[], family: 4 | 6): BigRange[] {
+  const bits = family === 4 ? 32 : 128;
+  const ranges = cidrs.map((cidr) => {
+    const [addr = "", len = ""] = cidr.split("/");
+    const ip = parseIp(addr);
+    const prefix = Number(len);
+    if (!ip || !/^\d{1,3}$/.test(len) || prefix > bits) throw new Error(`bad CIDR ${cidr}`);
+    // ::ffff:0:0 parses as mapped IPv4; in an IPv6 list we want its 128-bit form.
+    const start = ip.version === 6 ? ipv6WordsToBigInt(ip.words) : family === 6 ? 0xffff00000000n | BigInt(ip.v4) : BigInt(ip.v4);
+    const size = 1n << BigInt(bits - prefix);
+    if (start % size !== 0n) throw new Error(`CIDR ${cidr} has host bits set`);
+    return { start, end: start + size - 1n, value: 0 };
+  });
+  return ranges.sort((a, b) => (a.start < b.start ? -1 : 1));
+}
+
+/** Removes the special-purpose blocks from `ranges`; returns what is left and how many pieces went. */
+function maskSpecialPurpose(ranges: BigRange[], family: 4 | 6): { ranges: BigRange[]; masked: number } {
+  let masked = 0;
+  const out = overlayRanges(ranges, cidrRanges(SPECIAL_PURPOSE_RANGES[family], family), (value, special) => {
+    if (special === NOT_FOUND) return value;
+    if (value !== NOT_FOUND) masked++;
+    return NOT_FOUND;
+  });
+  return { ranges: out, masked };
+}
+
 interface ParsedInput {
   spec: InputSpec;
   upstream: string;
@@ -76,11 +125,16 @@ interface ParsedInput {
   badRows: number;
   /** Rows clipped or dropped because they overlapped an earlier row (ASN only). */
   overlaps: number;
+  /** Pieces of ranges removed because they lie in special-purpose space. */
+  masked: number;
   /** Value = index into the ASN pair list (asn inputs) or the country list (country inputs). */
   ranges: BigRange[];
   /** A few good rows kept for the post-build check. */
   samples: Array<{ start: bigint; value: number }>;
 }
+
+/** An input as its parser returns it, before masking and bookkeeping. */
+type RawInput = Omit<ParsedInput, "upstream" | "checksum" | "samples">;
 
 /** Interned values shared by all inputs of one build. */
 class Dictionary {
@@ -181,7 +235,7 @@ const asnRow = (bits: 32n | 128n) =>
 const asnRowSchemas = { 4: asnRow(32n), 6: asnRow(128n) };
 
 /** Parses an ASN CSV (start,end,asn,org with numeric addresses). */
-function parseAsnCsv(spec: InputSpec, bytes: Buffer, dict: Dictionary, log: Log): Omit<ParsedInput, "upstream" | "checksum"> {
+function parseAsnCsv(spec: InputSpec, bytes: Buffer, dict: Dictionary, log: Log): RawInput {
   const text = bytes.toString("utf8");
   const schema = asnRowSchemas[spec.family];
   const ranges: BigRange[] = [];
@@ -220,7 +274,7 @@ function parseAsnCsv(spec: InputSpec, bytes: Buffer, dict: Dictionary, log: Log)
     if (rows % 100_000 === 0) log(`  ${spec.id}: ${rows} rows`);
   }
   if (badExamples.length) log(`  ${spec.id}: ${badRows} bad rows, e.g. ${badExamples.join(" | ")}`);
-  return { spec, rows, badRows, overlaps, ranges, samples: pickSamples(ranges) };
+  return { spec, rows, badRows, overlaps, masked: 0, ranges };
 }
 
 const countryRecord = z.object({ country_code: z.string().regex(/^[A-Z]{2}$/) });
@@ -232,13 +286,16 @@ interface ReaderInternals {
 }
 
 /** Enumerates every leaf network of a country MMDB into sorted, coalesced ranges. */
-function walkCountryMmdb(spec: InputSpec, bytes: Buffer, dict: Dictionary, log: Log): Omit<ParsedInput, "upstream" | "checksum"> {
+function walkCountryMmdb(spec: InputSpec, bytes: Buffer, dict: Dictionary, log: Log): RawInput {
   const reader = new Reader(bytes);
   const { databaseType, ipVersion, nodeCount, nodeByteSize, searchTreeSize } = reader.metadata;
   if (!databaseType.includes("country") || ipVersion !== spec.family) {
     throw new Error(`${spec.id}: expected a country database for IPv${spec.family}, found "${databaseType}" (ipVersion ${ipVersion})`);
   }
-  const { walker, decoder } = reader as unknown as ReaderInternals;
+  const { walker, decoder } = reader as unknown as Partial<ReaderInternals>;
+  if (typeof walker?.left !== "function" || typeof decoder?.decodeFast !== "function") {
+    throw new Error(`${spec.id}: mmdb-lib no longer exposes walker/decoder internals; update walkCountryMmdb for this mmdb-lib version`);
+  }
   const bits = spec.family === 4 ? 32 : 128;
   const countryOf = new Map<number, number>(); // data pointer -> country index, or NOT_FOUND when invalid
   const leaves: BigRange[] = [];
@@ -276,7 +333,7 @@ function walkCountryMmdb(spec: InputSpec, bytes: Buffer, dict: Dictionary, log: 
   }
   const ranges = coalesceRanges(leaves);
   log(`  ${spec.id}: ${leaves.length} networks -> ${ranges.length} ranges after joining neighbours`);
-  return { spec, rows: leaves.length + badRows, badRows, overlaps: 0, ranges, samples: pickSamples(ranges) };
+  return { spec, rows: leaves.length + badRows, badRows, overlaps: 0, masked: 0, ranges };
 }
 
 function pickSamples(ranges: BigRange[]): Array<{ start: bigint; value: number }> {
@@ -287,9 +344,9 @@ function pickSamples(ranges: BigRange[]): Array<{ start: bigint; value: number }
 }
 
 /** Reads, checksums and parses one input, failing on format drift. */
-function readInput(spec: InputSpec, dict: Dictionary, log: Log): ParsedInput {
+function readInput(spec: InputSpec, dict: Dictionary, log: Log, override?: string): ParsedInput {
   const { dir, upstream } = describePackage(spec);
-  const path = join(dir, spec.file);
+  const path = override ?? join(dir, spec.file);
   const bytes = readFileSync(path);
   const checksum = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
   log(`${spec.id}: reading ${path} (${(bytes.length / 1e6).toFixed(1)} MB)`);
@@ -301,8 +358,9 @@ function readInput(spec: InputSpec, dict: Dictionary, log: Log): ParsedInput {
         `${parsed.badRows} bad of ${parsed.rows}; check whether ${spec.pkg} changed its layout`,
     );
   }
-  log(`${spec.id}: ${parsed.rows} rows, ${parsed.badRows} bad, ${parsed.overlaps} overlapping, ${parsed.ranges.length} ranges`);
-  return { ...parsed, upstream, checksum };
+  const { ranges, masked } = maskSpecialPurpose(parsed.ranges, spec.family);
+  log(`${spec.id}: ${parsed.rows} rows, ${parsed.badRows} bad, ${parsed.overlaps} overlapping, ${masked} special-purpose pieces removed, ${ranges.length} ranges`);
+  return { ...parsed, ranges, masked, samples: pickSamples(ranges), upstream, checksum };
 }
 
 /** Result of reading every input: enough to write a build, or to report in --check mode. */
@@ -311,10 +369,19 @@ export interface IpSources {
   dict: Dictionary;
 }
 
+/** Options shared by readIpSources and buildIpDataset. */
+export interface IpSourceOptions {
+  /** Progress lines; silent when absent. */
+  log?: Log;
+  /** Read these files instead of the packages' own (tests use it to feed drifted inputs). */
+  files?: Partial<Record<IpInputId, string>>;
+}
+
 /** Parses and validates all inputs without writing anything. Throws on drift. */
-export function readIpSources(log: Log = () => {}): IpSources {
+export function readIpSources(opts: IpSourceOptions = {}): IpSources {
+  const log = opts.log ?? (() => {});
   const dict = new Dictionary();
-  return { inputs: INPUTS.map((spec) => readInput(spec, dict, log)), dict };
+  return { inputs: INPUTS.map((spec) => readInput(spec, dict, log, opts.files?.[spec.id])), dict };
 }
 
 function timestamp(d: Date): string {
@@ -327,12 +394,12 @@ function timestamp(d: Date): string {
  * @throws Error when an input drifted, a licence file changed, or the verification failed;
  *   `current` is left untouched in that case.
  */
-export async function buildIpDataset(opts: { dataDir: string; log?: Log }): Promise<{ version: string; dir: string }> {
+export async function buildIpDataset(opts: IpSourceOptions & { dataDir: string }): Promise<{ version: string; dir: string }> {
   const log = opts.log ?? (() => {});
   const began = Date.now();
   const builtAt = new Date();
-  const { inputs, dict } = readIpSources(log);
-  const byId = (id: string) => inputs.find((p) => p.spec.id === id)!;
+  const { inputs, dict } = readIpSources(opts);
+  const byId = (id: IpInputId) => inputs.find((p) => p.spec.id === id)!;
 
   // One record per distinct (ASN pair, country); the tables map ranges to records.
   const recordIndex = new Map<number, number>();
@@ -392,7 +459,7 @@ export async function buildIpDataset(opts: { dataDir: string; log?: Log }): Prom
     format: IP_DATASET_FORMAT,
     tables: { ipv4_ranges: v4.values.length, ipv6_ranges: v6.values.length, records: recordIndex.size, orgs: dict.orgs.length, countries: dict.countries.length },
     sources: inputs.map((p) => ({
-      id: p.spec.id, kind: p.spec.kind, file: p.spec.file, rows: p.rows, bad_rows: p.badRows, overlapping_rows: p.overlaps,
+      id: p.spec.id, kind: p.spec.kind, file: p.spec.file, rows: p.rows, bad_rows: p.badRows, overlapping_rows: p.overlaps, special_purpose_removed: p.masked,
       ranges: p.ranges.length, checksum: p.checksum, built_at: builtAt.toISOString(), upstream: p.upstream, licence: p.spec.licence,
     })),
   };
@@ -410,8 +477,9 @@ export async function buildIpDataset(opts: { dataDir: string; log?: Log }): Prom
 
 /** Looks up sampled range starts of every input in the written build; they must answer as the input says. */
 function verifyBuild(dir: string, inputs: ParsedInput[], dict: Dictionary, log: Log): void {
-  const ds = openIpDatasetDir(dir);
+  let ds: ReturnType<typeof openIpDatasetDir> | undefined;
   try {
+    ds = openIpDatasetDir(dir);
     let checked = 0;
     for (const input of inputs) {
       for (const { start, value } of input.samples) {
@@ -428,15 +496,22 @@ function verifyBuild(dir: string, inputs: ParsedInput[], dict: Dictionary, log: 
     rmSync(dir, { recursive: true, force: true });
     throw err;
   } finally {
-    ds.close();
+    ds?.close();
   }
 }
 
+const USAGE = "usage: node dist/scripts/data-build.js [--if-missing | --check]";
+
 async function main(argv: string[]): Promise<number> {
+  const unknown = argv.filter((a) => a !== "--if-missing" && a !== "--check");
+  if (unknown.length > 0 || argv.length > 1) {
+    console.error(`[data-build] unexpected arguments: ${argv.join(" ")}\n${USAGE}`);
+    return 2;
+  }
   const dataDir = dataDirFromEnv(process.env);
   const log: Log = (line) => console.log(`[data-build] ${line}`);
   if (argv.includes("--check")) {
-    readIpSources(log);
+    readIpSources({ log });
     log("inputs look as expected");
     return 0;
   }

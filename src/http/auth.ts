@@ -23,6 +23,13 @@ export interface KeyPrincipal {
  */
 export class Authenticator {
   private readonly cache = new Map<string, KeyRecord>();
+  /**
+   * Presented keys already proven to hash to their record's digest, mapped to the key id. Saves
+   * the SHA-256 (~1.2 µs) on repeat callers. A key's digest never changes, so entries stay valid
+   * when the record changes (disable, expiry are read from `cache`, which forgetKey refreshes).
+   * Bounded: cleared when it reaches VERIFIED_MAX.
+   */
+  private readonly verified = new Map<string, string>();
 
   constructor(
     private readonly dbs: Pick<StateDbs, "keys">,
@@ -35,14 +42,9 @@ export class Authenticator {
    */
   verifyKey(header: string, need: Extract<AuthRequirement, { kind: "secret" | "publishable" }>, nowMs: number): KeyPrincipal {
     const plain = bearer(header);
-    const parsed = parseKey(plain);
-    if (!parsed) throw new ApiError("INVALID_KEY", "Invalid API key.");
-    const key = this.lookup(parsed.id);
-    // Same work whether or not the id exists, then a constant-time comparison of digests.
-    const presented = hashKey(plain);
-    if (!key || !hashesEqual(presented, key.hash) || key.type !== parsed.type) {
-      throw new ApiError("INVALID_KEY", "Invalid API key.");
-    }
+    const known = this.verified.get(plain);
+    const key = known !== undefined ? this.lookup(known) : this.verifyNew(plain);
+    if (!key) throw new ApiError("INVALID_KEY", "Invalid API key.");
     if (key.expires_at !== null && nowMs >= key.expires_at) throw new ApiError("EXPIRED_KEY", "API key expired.");
     if (key.disabled_at !== null) throw new ApiError("KEY_DISABLED", "API key disabled.");
     if (need.kind === "secret") {
@@ -56,6 +58,21 @@ export class Authenticator {
       throw new ApiError("KEY_TYPE_NOT_ALLOWED", "Beacon endpoints take a publishable key (fs_pub_live_); keep secret keys server-side.");
     }
     return { key, orgId: key.org_id };
+  }
+
+  /** Full check of a key not seen before: format, record, constant-time digest comparison. */
+  private verifyNew(plain: string): KeyRecord {
+    const parsed = parseKey(plain);
+    if (!parsed) throw new ApiError("INVALID_KEY", "Invalid API key.");
+    const key = this.lookup(parsed.id);
+    // Same work whether or not the id exists, then a constant-time comparison of digests.
+    const presented = hashKey(plain);
+    if (!key || !hashesEqual(presented, key.hash) || key.type !== parsed.type) {
+      throw new ApiError("INVALID_KEY", "Invalid API key.");
+    }
+    if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+    this.verified.set(plain, key.id);
+    return key;
   }
 
   /** Checks the admin bearer token in constant time. */
@@ -78,6 +95,8 @@ export class Authenticator {
     return key;
   }
 }
+
+const VERIFIED_MAX = 10_000;
 
 /** The token of an `Authorization: Bearer <token>` header; 401 MISSING_KEY when there is none. */
 function bearer(header: string): string {

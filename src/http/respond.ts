@@ -11,6 +11,14 @@ export interface Envelope {
   metadata: Record<string, unknown> & { request_id: string; processing_time_ms: number };
 }
 
+/**
+ * Data already serialised to JSON text, for hot paths that cache their serialisation
+ * (JSON.stringify of a full IP record costs ~1.5 µs per request).
+ */
+export class RawJson {
+  constructor(readonly json: string) {}
+}
+
 /** Per-response state kept by the router: abort flag, request id, start time. */
 export interface ResponseState {
   aborted: boolean;
@@ -35,7 +43,10 @@ export function writeEnvelope(
 ): void {
   if (state.aborted) return;
   state.aborted = true; // a response is written once
-  const body = JSON.stringify(envelope);
+  const body =
+    envelope.data instanceof RawJson
+      ? `{"version":"${envelope.version}","data":${envelope.data.json},"error":null,"metadata":${JSON.stringify(envelope.metadata)}}`
+      : JSON.stringify(envelope);
   res.cork(() => {
     res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
     res.writeHeader("content-type", "application/json");

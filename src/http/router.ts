@@ -37,7 +37,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
-      const snap = snapshot(req, paramCount);
+      const snap = snapshot(req, paramCount, route.body !== undefined, deps.testClock);
       state.requestId = snap.requestId;
       res.onAborted(() => {
         state.aborted = true;

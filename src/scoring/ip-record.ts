@@ -51,3 +51,22 @@ export function flagsOf(type: Record<string, boolean>, risk: Record<string, bool
   for (const k in risk) if (risk[k]) flags.push(k);
   return flags;
 }
+
+/** Serialised record minus `ip` and `ip_version`, per dataset record object (they are shared). */
+const fragmentCache = new WeakMap<IpBase, string>();
+
+/**
+ * The same text as `JSON.stringify(buildIpRecord(ip, ipVersion, base))`, built from a cached
+ * serialisation of the parts that depend only on the dataset record. Many addresses share one
+ * record (a range), so the cache hits almost always.
+ */
+export function ipRecordJson(ip: string, ipVersion: 4 | 6, base: IpBase): string {
+  let fragment = fragmentCache.get(base);
+  if (fragment === undefined) {
+    const full = JSON.stringify(buildIpRecord("", ipVersion, base));
+    // Drop `{"ip":"","ip_version":N,` from the front; the rest does not depend on the address.
+    fragment = full.slice(full.indexOf(',"network"') + 1);
+    fragmentCache.set(base, fragment);
+  }
+  return `{"ip":${JSON.stringify(ip)},"ip_version":${ipVersion},${fragment}`;
+}

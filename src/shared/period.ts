@@ -3,9 +3,21 @@
  * the first instant of the next month.
  */
 
-/** YYYYMM of the UTC month containing `nowMs`. */
+let cachedStart = 0;
+let cachedEnd = 0;
+let cachedPeriod = "";
+
+/** YYYYMM of the UTC month containing `nowMs`. Called per metered request: the last month is cached. */
 export function periodOf(nowMs: number): string {
+  if (nowMs >= cachedStart && nowMs < cachedEnd) return cachedPeriod;
   const d = new Date(nowMs);
+  cachedStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  cachedEnd = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  cachedPeriod = formatPeriod(d);
+  return cachedPeriod;
+}
+
+function formatPeriod(d: Date): string {
   const m = d.getUTCMonth() + 1;
   return `${d.getUTCFullYear()}${m < 10 ? "0" : ""}${m}`;
 }

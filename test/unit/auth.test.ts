@@ -79,3 +79,16 @@ describe("Authenticator", () => {
     expect(codeOf(() => auth.verifyAdmin(""))).toBe("MISSING_KEY");
   });
 });
+
+describe("Authenticator verified-key cache", () => {
+  it("still refuses a cached key once it is disabled or expired", () => {
+    const { auth, add, keys } = setup();
+    const plain = add("secret", { expires_at: NOW + 1000 });
+    expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, NOW))).toBeNull();
+    expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, NOW + 1000))).toBe("EXPIRED_KEY");
+    const [id, rec] = [...keys.entries()][0]!;
+    keys.set(id, { ...rec, expires_at: null, disabled_at: NOW });
+    auth.forgetKey(id);
+    expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, NOW))).toBe("KEY_DISABLED");
+  });
+});

@@ -1,8 +1,9 @@
-import { buildIpRecord } from "../../scoring/ip-record.js";
+import { ipRecordJson } from "../../scoring/ip-record.js";
 import { parseIp } from "../../shared/ip.js";
 import { ApiError } from "../errors.js";
 import type { AppDeps } from "../deps.js";
 import { queryParam } from "../request.js";
+import { RawJson } from "../respond.js";
 import { defineRoute } from "../route.js";
 import { parseInclude } from "../schemas/ip.js";
 
@@ -31,9 +32,8 @@ export function ipGet(deps: AppDeps) {
       }
       const dataset = deps.ipDataset();
       const ipVersion = parsed.version === 4 && !parsed.mapped ? 4 : 6;
-      const record = buildIpRecord(raw, ipVersion, dataset.lookup(parsed));
       return {
-        data: record,
+        data: new RawJson(ipRecordJson(raw, ipVersion, dataset.lookup(parsed))),
         credits: BASE_CREDITS,
         metadata: {
           source: dataset.meta.source,

@@ -41,14 +41,15 @@ export function writeEnvelope(
   envelope: Envelope,
   headers?: Record<string, string>,
 ): void {
+  writeBody(res, state, status, JSON.stringify(envelope), headers);
+}
+
+/** Writes an already serialised envelope. 200 is uWS's default status, so it is not written. */
+function writeBody(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>): void {
   if (state.aborted) return;
   state.aborted = true; // a response is written once
-  const body =
-    envelope.data instanceof RawJson
-      ? `{"version":"${envelope.version}","data":${envelope.data.json},"error":null,"metadata":${JSON.stringify(envelope.metadata)}}`
-      : JSON.stringify(envelope);
   res.cork(() => {
-    res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
+    if (status !== 200) res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
     res.writeHeader("content-type", "application/json");
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
@@ -56,20 +57,29 @@ export function writeEnvelope(
   });
 }
 
-/** Writes a success envelope. */
+/**
+ * Writes a success envelope. `metadataJson` holds extra metadata fields already serialised
+ * (`"k":v,...` without braces), for hot paths whose metadata is mostly constant.
+ */
 export function writeData(
   res: HttpResponse,
   state: ResponseState,
   status: number,
   data: unknown,
   metadata?: Record<string, unknown>,
+  metadataJson?: string,
 ): void {
-  writeEnvelope(res, state, status, {
-    version: ENVELOPE_VERSION,
-    data,
-    error: null,
-    metadata: { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...metadata },
-  });
+  if (data instanceof RawJson && metadata === undefined) {
+    const extra = metadataJson ? `,${metadataJson}` : "";
+    const body = `{"version":"${ENVELOPE_VERSION}","data":${data.json},"error":null,"metadata":{"request_id":${JSON.stringify(state.requestId)},"processing_time_ms":${elapsedMs(state.startedAt)}${extra}}}`;
+    writeBody(res, state, status, body);
+    return;
+  }
+  const meta = { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...metadata };
+  const base = JSON.stringify({ version: ENVELOPE_VERSION, data: data instanceof RawJson ? null : data, error: null, metadata: meta });
+  // RawJson data with object metadata: splice the raw text in place of the null placeholder.
+  const body = data instanceof RawJson ? base.replace('"data":null', `"data":${data.json}`) : base;
+  writeBody(res, state, status, metadataJson ? `${body.slice(0, -2)},${metadataJson}}}` : body);
 }
 
 /** Writes an error envelope from an ApiError (its headers and metadata included). */

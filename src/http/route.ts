@@ -20,6 +20,8 @@ export interface RouteResult {
   status?: number;
   data: unknown;
   metadata?: Record<string, unknown>;
+  /** Extra metadata already serialised (`"k":v,...`, no braces), for hot paths; see writeData. */
+  metadataJson?: string;
   credits?: number;
   /** Beacon endpoints: counted but never refused for quota (SPEC 7 rule 2). */
   neverBlock?: boolean;

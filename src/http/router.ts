@@ -82,12 +82,14 @@ async function handle(route: Route<any>, res: HttpResponse, state: ResponseState
     const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId };
     const result = await route.handle(ctx);
     let metadata = result.metadata;
+    let metadataJson = result.metadataJson;
     if (principal && result.credits !== undefined) {
       if (state.aborted) return; // the client left before the work was charged: nothing to bill
       if (result.credits > 0) await deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false);
-      metadata = { ...metadata, credits: result.credits };
+      if (metadataJson !== undefined && metadata === undefined) metadataJson += `,"credits":${result.credits}`;
+      else metadata = { ...metadata, credits: result.credits };
     }
-    writeData(res, state, result.status ?? 200, result.data, metadata);
+    writeData(res, state, result.status ?? 200, result.data, metadata, metadataJson);
   } catch (err) {
     const apiErr = toApiError(err);
     if (apiErr.status >= 500 && apiErr.code === "INTERNAL_ERROR") {

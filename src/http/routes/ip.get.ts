@@ -5,7 +5,8 @@ import type { AppDeps } from "../deps.js";
 import { queryParam } from "../request.js";
 import { RawJson } from "../respond.js";
 import { defineRoute } from "../route.js";
-import { parseInclude } from "../schemas/ip.js";
+import { parseInclude, type IpDatasetName } from "../schemas/ip.js";
+import type { IpDatasetMeta } from "../../datasets/ip-dataset.js";
 
 /** SPEC 8: base lookup 1 credit. */
 const BASE_CREDITS = 1;
@@ -35,14 +36,28 @@ export function ipGet(deps: AppDeps) {
       return {
         data: new RawJson(ipRecordJson(raw, ipVersion, dataset.lookup(parsed))),
         credits: BASE_CREDITS,
-        metadata: {
-          source: dataset.meta.source,
-          built_at: dataset.meta.built_at,
-          enrichment: { requested: include, resolved: [], skipped: include, credits: BASE_CREDITS },
-        },
+        metadataJson: metadataJsonFor(dataset.meta, include),
       };
     },
   });
+}
+
+/** Serialised provenance and enrichment metadata, the same for every call with one dataset and include list. */
+const metadataCache = new Map<string, string>();
+function metadataJsonFor(meta: IpDatasetMeta, include: IpDatasetName[]): string {
+  const k = `${meta.version}|${include.join(",")}`;
+  let json = metadataCache.get(k);
+  if (json === undefined) {
+    const fields = {
+      source: meta.source,
+      built_at: meta.built_at,
+      enrichment: { requested: include, resolved: [], skipped: include, credits: BASE_CREDITS },
+    };
+    json = JSON.stringify(fields).slice(1, -1);
+    if (metadataCache.size > 256) metadataCache.clear();
+    metadataCache.set(k, json);
+  }
+  return json;
 }
 
 /** Percent-decodes a path segment (IPv6 zone ids and colons may arrive encoded); null if malformed. */

@@ -101,6 +101,8 @@ const VERIFIED_MAX = 10_000;
 /** The token of an `Authorization: Bearer <token>` header; 401 MISSING_KEY when there is none. */
 function bearer(header: string): string {
   if (!header) throw new ApiError("MISSING_KEY", "Missing Authorization header; send 'Authorization: Bearer <API key>'.");
+  // Fast path for the common exact form; anything else goes through the tolerant pattern.
+  if (header.startsWith("Bearer ") && header.indexOf(" ", 7) < 0 && header.length > 7) return header.slice(7);
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw new ApiError("INVALID_KEY", "Malformed Authorization header; expected 'Bearer <API key>'.");
   return m[1]!;

@@ -36,15 +36,16 @@ export class QuotaGate {
   }
 
   /**
-   * Debits `credits` for a successful call: refused with 429 past a hard-stop quota unless
-   * `neverBlock` (beacon endpoints). Resolves once the debit is in the journal file.
+   * Debits `credits` for a successful call: refused with 429 (thrown at once, nothing debited)
+   * past a hard-stop quota unless `neverBlock` (beacon endpoints). `onCharged` runs once the
+   * debit is in the journal file. A callback, not a promise: this runs once per metered request.
    */
-  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean): Promise<void> {
+  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: () => void): void {
     const s = this.standing(orgId, nowMs);
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
     if (!neverBlock && !this.fits(s, credits)) throw quotaExceeded(s, nowMs);
     s.used += credits;
-    return this.journal.append(orgId, credits, s.period);
+    this.journal.append(orgId, credits, s.period, onCharged);
   }
 
   /** A plan changed (admin or billing): later admissions use it. */
@@ -62,7 +63,7 @@ export class QuotaGate {
     const s = this.standing(orgId, nowMs);
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
     s.used = Math.max(0, s.used + delta);
-    await this.journal.append(orgId, delta, s.period);
+    await new Promise<void>((resolve) => this.journal.append(orgId, delta, s.period, resolve));
     return { period: s.period, used: s.used, quota: PLAN_RULES[s.plan].monthlyQuota };
   }
 

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomBase62 } from "../shared/ids.js";
 import type { HttpRequest } from "uWebSockets.js";
 
 /**
@@ -6,8 +6,6 @@ import type { HttpRequest } from "uWebSockets.js";
  * object is only valid until the handler first returns.
  */
 export interface RequestSnapshot {
-  method: string;
-  path: string;
   query: string;
   params: string[];
   authorization: string;
@@ -28,8 +26,6 @@ export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, t
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? "");
   const incomingId = req.getHeader("x-request-id");
   return {
-    method: req.getCaseSensitiveMethod(),
-    path: req.getUrl(),
     query: req.getQuery() ?? "",
     params,
     authorization: req.getHeader("authorization"),
@@ -42,9 +38,13 @@ export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, t
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** A client's X-Request-Id if short and plain; otherwise a fresh one. */
+/** Per-process random prefix plus a counter: unique across restarts, cheaper than a UUID per request. */
+const ID_PREFIX = `req_${randomBase62(12)}`;
+let idCounter = 0;
+
+/** A client's X-Request-Id if short and plain; otherwise a fresh one, e.g. `req_Xk3...9a_1f`. */
 export function acceptRequestId(incoming: string): string {
-  return incoming && SANE_ID.test(incoming) ? incoming : `req_${randomUUID()}`;
+  return incoming && SANE_ID.test(incoming) ? incoming : `${ID_PREFIX}_${(idCounter++).toString(36)}`;
 }
 
 /** Value of one query parameter (first occurrence), decoded; undefined when absent or undecodable. */

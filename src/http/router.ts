@@ -4,7 +4,7 @@ import type { Authenticator, KeyPrincipal } from "./auth.js";
 import { isJsonContentType, parseJson, readBody } from "./body.js";
 import { ApiError, toApiError } from "./errors.js";
 import type { QuotaGate } from "./quota.js";
-import { snapshot, type RequestSnapshot } from "./request.js";
+import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
 import { writeData, writeError, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext } from "./route.js";
 import { validate } from "./validate.js";
@@ -48,14 +48,15 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
   const matchers = routes.map((r) => ({ re: patternToRegExp(r.pattern), method: HTTP_NAME[r.method] }));
   app.any("/*", (res, req) => {
     const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
-    const snap = snapshot(req, 0);
-    state.requestId = snap.requestId;
-    const allowed = matchers.filter((m) => m.re.test(snap.path)).map((m) => m.method);
+    state.requestId = acceptRequestId(req.getHeader("x-request-id"));
+    const path = req.getUrl();
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const allowed = matchers.filter((m) => m.re.test(path)).map((m) => m.method);
     if (allowed.length > 0) {
       const allow = [...new Set(allowed)].join(", ");
-      writeError(res, state, new ApiError("METHOD_NOT_ALLOWED", `${snap.method.toUpperCase()} is not allowed on ${snap.path}; allowed: ${allow}.`, { headers: { allow } }));
+      writeError(res, state, new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}; allowed: ${allow}.`, { headers: { allow } }));
     } else {
-      writeError(res, state, new ApiError("NOT_FOUND", `No route for ${snap.method.toUpperCase()} ${snap.path}.`));
+      writeError(res, state, new ApiError("NOT_FOUND", `No route for ${method} ${path}.`));
     }
   });
 }
@@ -80,16 +81,25 @@ async function handle(route: Route<any>, res: HttpResponse, state: ResponseState
     if (principal && route.minCredits) deps.quota.precheck(principal.orgId, route.minCredits, nowMs);
 
     const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId };
-    const result = await route.handle(ctx);
+    // Sync handlers skip an await: one less microtask per request on the hot path.
+    const pending = route.handle(ctx);
+    const result = pending instanceof Promise ? await pending : pending;
     let metadata = result.metadata;
     let metadataJson = result.metadataJson;
+    const status = result.status ?? 200;
     if (principal && result.credits !== undefined) {
       if (state.aborted) return; // the client left before the work was charged: nothing to bill
-      if (result.credits > 0) await deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false);
       if (metadataJson !== undefined && metadata === undefined) metadataJson += `,"credits":${result.credits}`;
       else metadata = { ...metadata, credits: result.credits };
+      if (result.credits > 0) {
+        // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.
+        const m = metadata;
+        const mj = metadataJson;
+        deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false, () => writeData(res, state, status, result.data, m, mj));
+        return;
+      }
     }
-    writeData(res, state, result.status ?? 200, result.data, metadata, metadataJson);
+    writeData(res, state, status, result.data, metadata, metadataJson);
   } catch (err) {
     const apiErr = toApiError(err);
     if (apiErr.status >= 500 && apiErr.code === "INTERNAL_ERROR") {

@@ -56,8 +56,8 @@ export class ChargeJournal {
     this.fd = this.openSegment();
   }
 
-  /** Queues a debit; resolves once the batch holding it was written to the journal file. */
-  append(orgId: string, credits: number, period: string): Promise<void> {
+  /** Queues a debit; `onWritten` runs once the batch holding it was written to the journal file. */
+  append(orgId: string, credits: number, period: string, onWritten: () => void): void {
     const rec: ChargeRecord = { seq: this.nextSeq++, orgId, credits, period };
     this.records.push(rec);
     this.lines.push(`${rec.seq}\t${orgId}\t${credits}\t${period}\n`);
@@ -65,7 +65,7 @@ export class ChargeJournal {
       this.scheduled = true;
       setImmediate(this.flush);
     }
-    return new Promise((resolve) => this.waiters.push(resolve));
+    this.waiters.push(onWritten);
   }
 
   /** Writes what is queued now (also used at shutdown). */

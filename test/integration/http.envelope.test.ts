@@ -89,7 +89,9 @@ describe("envelope and front-end errors", () => {
     expect(ok.body.metadata.request_id).toBe("abc-123.def:9");
     expect(ok.headers.get("x-request-id")).toBe("abc-123.def:9");
     const bad = await api(server, "GET", "/healthz", { headers: { "x-request-id": "a b<script>" } });
-    expect(bad.body.metadata.request_id).toMatch(/^req_[0-9a-f-]{36}$/);
+    expect(bad.body.metadata.request_id).toMatch(/^req_[0-9A-Za-z]{12}_[0-9a-z]+$/);
+    const other = await api(server, "GET", "/healthz");
+    expect(other.body.metadata.request_id).not.toBe(bad.body.metadata.request_id);
     const long = await api(server, "GET", "/healthz", { headers: { "x-request-id": "a".repeat(200) } });
     expect(long.body.metadata.request_id).toMatch(/^req_/);
   });

@@ -19,7 +19,8 @@ describe("ChargeJournal", () => {
     const dir = tempDir();
     const batches: ChargeRecord[][] = [];
     const j = new ChargeJournal(dir, 41, (r) => batches.push(r));
-    const done = [j.append("org_a", 1, "202611"), j.append("org_b", 2, "202611"), j.append("org_a", -5, "202611")];
+    const append = (org: string, credits: number) => new Promise<void>((resolve) => j.append(org, credits, "202611", resolve));
+    const done = [append("org_a", 1), append("org_b", 2), append("org_a", -5)];
     expect(batches).toHaveLength(0);
     await Promise.all(done);
     expect(batches).toHaveLength(1);

@@ -43,18 +43,21 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
 
   const launch = async (): Promise<void> => {
     out = "";
+    const childEnv: Record<string, string> = {
+      PATH: process.env.PATH ?? "",
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      FS_ADMIN_TOKEN: ADMIN_TOKEN,
+      FS_POOL_THREADS: "1",
+      FS_TEST_CLOCK: "true",
+      FS_LOG_LEVEL: "info",
+      ...env,
+    };
+    // An empty value means "leave it unset" (e.g. to see the generated admin token).
+    for (const k of Object.keys(childEnv)) if (childEnv[k] === "") delete childEnv[k];
     child = spawn(process.execPath, [join(REPO, "dist/src/main.js")], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        PORT: "0",
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        FS_ADMIN_TOKEN: ADMIN_TOKEN,
-        FS_POOL_THREADS: "1",
-        FS_TEST_CLOCK: "true",
-        FS_LOG_LEVEL: "info",
-        ...env,
-      },
+      env: childEnv,
       stdio: ["ignore", "pipe", "pipe"],
     });
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -75,9 +78,20 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
         clearTimeout(timer);
         rej(new Error(`server exited with ${code}:\n${out}`));
       });
+    }).catch((err: unknown) => {
+      // Never leave a half-started server behind.
+      child.kill("SIGKILL");
+      throw err;
     });
     child.removeAllListeners("exit");
-    if (!demo) demo = parseDemo(out);
+    if (!demo) {
+      try {
+        demo = parseDemo(out);
+      } catch (err) {
+        child.kill("SIGKILL");
+        throw err;
+      }
+    }
   };
   const waitExit = (): Promise<void> =>
     new Promise((res) => (child.exitCode !== null || child.signalCode !== null ? res() : child.once("exit", () => res())));

@@ -1,19 +1,13 @@
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, api, startServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, api, useServer, type TestServer } from "./helpers/server.js";
 
 const run = promisify(execFile);
 const CLI = resolve(import.meta.dirname, "../../dist/scripts/admin.js");
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.stop();
-  server.cleanup();
-});
+let server!: TestServer;
+useServer((s) => (server = s));
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   try {

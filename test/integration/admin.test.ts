@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, api, startServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { admin, api, useServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.stop();
-  server.cleanup();
-});
+let server!: TestServer;
+useServer((s) => (server = s));
 
 describe("admin API", () => {
   it("rejects calls without the admin token or with an API key", async () => {

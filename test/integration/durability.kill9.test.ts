@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.stop();
-  server.cleanup();
-});
+let server!: TestServer;
+useServer((s) => (server = s));
 
 /**
  * Runs concurrent metered calls, kill -9s the server in the middle of the load, restarts it on

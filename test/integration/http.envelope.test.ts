@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, api, startServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, api, useServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer({ FS_MAX_BODY_BYTES: "1024" });
-});
-afterAll(async () => {
-  await server.stop();
-  server.cleanup();
-});
+let server!: TestServer;
+useServer((s) => (server = s), { FS_MAX_BODY_BYTES: "1024" });
 
 function expectErrorEnvelope(body: any, code: string): void {
   expect(body.version).toBe("1");

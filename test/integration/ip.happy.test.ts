@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, startServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { api, useServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.stop();
-  server.cleanup();
-});
+let server!: TestServer;
+useServer((s) => (server = s));
 
 describe("GET /v1/ip/{ip}", () => {
   it("answers ASN, org and country for an IPv4 address from the built dataset", async () => {

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, admin, api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, admin, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.stop();
-  server.cleanup();
-});
+let server!: TestServer;
+useServer((s) => (server = s));
 
 describe("GET /v1/ip/{ip} authentication (SPEC 5)", () => {
   it("401 MISSING_KEY without Authorization", async () => {

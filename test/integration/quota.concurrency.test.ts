@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { admin, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.stop();
-  server.cleanup();
-});
+let server!: TestServer;
+useServer((s) => (server = s));
 
 describe("free plan quota (SPEC 3, 7, 8)", () => {
   it("with 9,990 of 10,000 used, exactly 10 of 100 concurrent 1-credit calls succeed", async () => {

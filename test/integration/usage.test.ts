@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { admin, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server.stop();
-  server.cleanup();
-});
+let server!: TestServer;
+useServer((s) => (server = s));
 
 describe("GET /v1/orgs/{orgId}/usage", () => {
   it("returns every SPEC 2.5 field for a free org", async () => {

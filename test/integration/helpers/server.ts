@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 
 const REPO = resolve(import.meta.dirname, "../../..");
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -137,7 +137,8 @@ function parseDemo(out: string): DemoAccount {
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
-  body: { version: string; data: T; error: { code: string; message: string } | null; metadata: Record<string, any> };
+  // Loose on purpose: tests assert the shape, including that `error` is null on success.
+  body: { version: string; data: T; error: any; metadata: Record<string, any> };
 }
 
 /** One HTTP call; parses the envelope. */
@@ -177,4 +178,21 @@ export async function createOrgWithKey(server: Pick<TestServer, "url">, plan = "
   const key = await admin(server, "POST", `/v1/admin/orgs/${org.body.data.id}/keys`, { type: "secret", scopes });
   if (key.status !== 201) throw new Error(`create key: ${JSON.stringify(key.body)}`);
   return { orgId: org.body.data.id, key: key.body.data.key, keyId: key.body.data.id };
+}
+
+/**
+ * Starts one server for the test file (beforeAll) and stops it afterwards (afterAll).
+ * @example let server!: TestServer; useServer((s) => (server = s));
+ */
+export function useServer(onStarted: (server: TestServer) => void, env?: Record<string, string>): void {
+  let started: TestServer | undefined;
+  beforeAll(async () => {
+    started = await startServer(env);
+    onStarted(started);
+  });
+  afterAll(async () => {
+    if (!started) return;
+    await started.stop();
+    started.cleanup();
+  });
 }

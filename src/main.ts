@@ -3,7 +3,7 @@
  * HTTP listen. Shutdown in reverse on SIGTERM/SIGINT.
  */
 import { loadConfigFromProcess, redactConfig } from "./config/index.js";
-import { openIpDataset } from "./datasets/ip-dataset.js";
+import { IpDatasetHolder } from "./datasets/holder.js";
 import { Authenticator } from "./http/auth.js";
 import type { AppDeps } from "./http/deps.js";
 import { QuotaGate } from "./http/quota.js";
@@ -37,16 +37,21 @@ async function main(): Promise<void> {
   const boot = await bootstrap(store, config.FS_ADMIN_TOKEN);
   const readDbs = openState(stateDir, true);
 
-  const ipDataset = openIpDataset(config.DATA_DIR);
-  log.info("dataset open", { ip: ipDataset.meta.version, source: ipDataset.meta.source, built_at: ipDataset.meta.built_at });
+  const ipDatasets = new IpDatasetHolder(config.DATA_DIR);
+  const ipMeta = ipDatasets.get().meta;
+  log.info("dataset open", { ip: ipMeta.version, source: ipMeta.source, built_at: ipMeta.built_at });
 
   const pool = new ScoringPool({
-    dataDir: config.DATA_DIR,
+    ipDatasetDir: ipDatasets.dir,
     threads: config.FS_POOL_THREADS,
     maxQueue: config.FS_POOL_MAX_QUEUE,
     retryAfterSeconds: config.FS_RETRY_AFTER_SECONDS,
   });
   await pool.ping();
+  ipDatasets.onSwitch((dir) => {
+    pool.setIpDatasetDir(dir);
+    log.info("ip dataset switched", { dir });
+  });
 
   const forwarder = new LedgerForwarder((records) => {
     const upToSeq = records.reduce((m, r) => Math.max(m, r.seq), 0);
@@ -68,7 +73,7 @@ async function main(): Promise<void> {
     quota: new QuotaGate(readDbs, journal),
     pool,
     flushLedger: forwarder.flush,
-    ipDataset: () => ipDataset,
+    ipDatasets,
   };
   const server = await listen(deps);
   log.info("listening", { host: config.HOST, port: server.port, pool_threads: pool.threads, data_dir: config.DATA_DIR });
@@ -84,10 +89,19 @@ async function main(): Promise<void> {
     journal.close();
     forwarder.flush();
     await store.close();
-    ipDataset.close();
+    ipDatasets.get().close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
+  // SIGHUP: load the build `current` names (after `npm run data:build`), without a restart.
+  process.on("SIGHUP", () => {
+    try {
+      const r = ipDatasets.reload();
+      log.info("SIGHUP: ip dataset reload", { ...r });
+    } catch (err) {
+      log.error("SIGHUP: ip dataset reload failed; still serving the old build", { err: (err as Error).message });
+    }
+  });
   process.on("SIGINT", () => void stop("SIGINT"));
 }
 

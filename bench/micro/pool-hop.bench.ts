@@ -44,7 +44,7 @@ function row(task: Task): Record<string, string | number> {
 async function main(): Promise<void> {
   const dataDir = await ensureIpDataset();
   const dataset = openIpDataset(dataDir);
-  const pool = new ScoringPool({ dataDir, threads: 1, maxQueue: 1024, retryAfterSeconds: 1 });
+  const pool = new ScoringPool({ ipDatasetDir: dataset.dir, threads: 1, maxQueue: 1024, retryAfterSeconds: 1 });
   const addresses = sampleAddresses(256);
   try {
     // Same answers both ways before anything is timed.
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
       const pooled = viaPool.results[i];
       if (!pooled || pooled.asn !== inline.asn || pooled.country !== inline.country) throw new Error(`pool and inline disagree on ${ip}`);
     });
-    if (!(await pool.ping())) throw new Error("pool ping failed");
+    if (!(await pool.ping()).ok) throw new Error("pool ping failed");
 
     let sink = 0;
     let next = 0;

@@ -1,5 +1,5 @@
 import type { Config } from "../config/index.js";
-import type { IpDataset } from "../datasets/ip-dataset.js";
+import type { IpDatasetHolder } from "../datasets/holder.js";
 import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/client.js";
 import type { ScoringPool } from "../workers/pool.js";
@@ -19,6 +19,6 @@ export interface AppDeps {
    * that follows sees every answered charge (messages to the writer keep their order).
    */
   flushLedger(): void;
-  /** The IP dataset in service now (a holder, so a rebuild can be swapped in without a restart). */
-  ipDataset(): IpDataset;
+  /** The IP dataset in service now; swappable without a restart (hot switch, rollback). */
+  ipDatasets: IpDatasetHolder;
 }

@@ -9,10 +9,19 @@ export const PROTOCOL_VERSION = 1;
 /** Settings handed to each pool thread through workerData. */
 export interface ScoringWorkerData {
   protocolVersion: number;
-  dataDir: string;
+  /** IP dataset build directory to open at start. */
+  ipDatasetDir: string;
 }
 
-export interface PingTask {
+/**
+ * Every task names the IP dataset build in service; a thread that has another one open switches
+ * before running it, so the pool follows a hot switch without a restart.
+ */
+interface TaskBase {
+  ipDatasetDir: string;
+}
+
+export interface PingTask extends TaskBase {
   kind: "ping";
 }
 export interface PingResult {
@@ -23,7 +32,7 @@ export interface PingResult {
 }
 
 /** Many addresses in one task: a pool hop costs ~18 µs, so work is handed over in batches. */
-export interface IpLookupBatchTask {
+export interface IpLookupBatchTask extends TaskBase {
   kind: "ip.lookupBatch";
   ips: string[];
 }
@@ -36,7 +45,7 @@ export interface IpLookupBatchResult {
 }
 
 /** Test and benchmark aid: keeps a thread busy for `ms` (used to show queue overload). */
-export interface BusyTask {
+export interface BusyTask extends TaskBase {
   kind: "busy";
   ms: number;
 }

@@ -2,13 +2,18 @@ import { join } from "node:path";
 import { Piscina } from "piscina";
 import { REPO_ROOT } from "../config/index.js";
 import { ApiError } from "../http/errors.js";
-import { PROTOCOL_VERSION, type ResultOf, type ScoringTask, type ScoringWorkerData } from "./messages.js";
+import { PROTOCOL_VERSION, type ScoringResult, type ScoringTask, type ScoringWorkerData } from "./messages.js";
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** A task as callers write it: the pool adds the dataset directory. */
+export type TaskInput = DistributiveOmit<ScoringTask, "ipDatasetDir">;
 
 /** Compiled worker entry (threads need JavaScript, also when tests import this from src/). */
 const WORKER_ENTRY = join(REPO_ROOT, "dist/src/workers/scoring-worker.js");
 
 export interface PoolOptions {
-  dataDir: string;
+  /** IP dataset build directory the threads open first; see setIpDatasetDir. */
+  ipDatasetDir: string;
   threads: number;
   /** Tasks allowed to wait; beyond it run() rejects with 503 OVERLOADED. */
   maxQueue: number;
@@ -21,12 +26,14 @@ export interface PoolOptions {
  */
 export class ScoringPool {
   private readonly piscina: Piscina;
+  private ipDatasetDir: string;
   readonly threads: number;
 
   constructor(private readonly opts: PoolOptions) {
     if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new Error(`pool threads must be a positive integer, got ${opts.threads}`);
     if (!Number.isInteger(opts.maxQueue) || opts.maxQueue < 1) throw new Error(`pool maxQueue must be a positive integer, got ${opts.maxQueue}`);
-    const workerData: ScoringWorkerData = { protocolVersion: PROTOCOL_VERSION, dataDir: opts.dataDir };
+    const workerData: ScoringWorkerData = { protocolVersion: PROTOCOL_VERSION, ipDatasetDir: opts.ipDatasetDir };
+    this.ipDatasetDir = opts.ipDatasetDir;
     this.threads = opts.threads;
     this.piscina = new Piscina({
       filename: WORKER_ENTRY,
@@ -38,10 +45,16 @@ export class ScoringPool {
     });
   }
 
+  /** Later tasks make each thread switch to this build (hot dataset switch). */
+  setIpDatasetDir(dir: string): void {
+    this.ipDatasetDir = dir;
+  }
+
   /** Runs one task. Rejects with ApiError OVERLOADED when the queue is full. */
-  async run<T extends ScoringTask>(task: T, signal?: AbortSignal): Promise<ResultOf<T>> {
+  async run<K extends ScoringTask["kind"]>(task: Extract<TaskInput, { kind: K }>, signal?: AbortSignal): Promise<Extract<ScoringResult, { kind: K }>> {
     try {
-      return (await this.piscina.run(task, signal ? { signal } : undefined)) as ResultOf<T>;
+      const full = { ...task, ipDatasetDir: this.ipDatasetDir };
+      return (await this.piscina.run(full, signal ? { signal } : undefined)) as Extract<ScoringResult, { kind: K }>;
     } catch (err) {
       if (err instanceof Error && err.message === "Task queue is at limit") {
         throw new ApiError("OVERLOADED", "The scoring pool is saturated; retry shortly.", {
@@ -52,10 +65,9 @@ export class ScoringPool {
     }
   }
 
-  /** True when a thread answers a ping (readiness). */
-  async ping(): Promise<boolean> {
-    const r = await this.run({ kind: "ping" });
-    return r.ok;
+  /** A thread's answer to a ping (readiness): its thread id and the IP dataset it has open. */
+  ping(): Promise<Extract<ScoringResult, { kind: "ping" }>> {
+    return this.run({ kind: "ping" });
   }
 
   /** Tasks waiting for a thread right now. */

@@ -2,8 +2,9 @@
  * Entry of each scoring-pool thread. Opens the datasets read-only once, at module load,
  * and dispatches tasks on their `kind`.
  */
+import { basename } from "node:path";
 import { threadId, workerData } from "node:worker_threads";
-import { openIpDataset } from "../datasets/ip-dataset.js";
+import { openIpDatasetDir } from "../datasets/ip-dataset.js";
 import { parseIp } from "../shared/ip.js";
 import { PROTOCOL_VERSION, type ScoringResult, type ScoringTask, type ScoringWorkerData } from "./messages.js";
 
@@ -11,13 +12,20 @@ const data = workerData as ScoringWorkerData;
 if (data.protocolVersion !== PROTOCOL_VERSION) {
   throw new Error(`scoring worker protocol ${PROTOCOL_VERSION} started with ${data.protocolVersion}`);
 }
-const ipDataset = openIpDataset(data.dataDir);
+let ipDatasetDir = data.ipDatasetDir;
+let ipDataset = openIpDatasetDir(ipDatasetDir);
 
 /** piscina calls the default export with each task. */
 export default function run(task: ScoringTask): ScoringResult {
+  if (task.ipDatasetDir !== ipDatasetDir) {
+    const next = openIpDatasetDir(task.ipDatasetDir);
+    ipDataset.close();
+    ipDataset = next;
+    ipDatasetDir = task.ipDatasetDir;
+  }
   switch (task.kind) {
     case "ping":
-      return { kind: "ping", ok: true, threadId, ipDatasetVersion: ipDataset.meta.version };
+      return { kind: "ping", ok: true, threadId, ipDatasetVersion: basename(ipDatasetDir) };
     case "ip.lookupBatch":
       return {
         kind: "ip.lookupBatch",

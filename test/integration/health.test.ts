@@ -18,5 +18,6 @@ describe("health", () => {
     expect(r.body.data.datasets.ip).toMatch(/^ip-/);
     expect(r.body.data.writer).toBe("alive");
     expect(r.body.data.pool.threads).toBe(1);
+    expect(r.body.data.pool.ip_dataset).toBe(r.body.data.datasets.ip);
   });
 });

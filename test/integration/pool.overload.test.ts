@@ -1,15 +1,16 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { ApiError } from "../../src/http/errors.js";
+import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 import { ScoringPool } from "../../src/workers/pool.js";
 
 /** The real piscina pool (compiled worker, real dataset) with a tiny queue. */
-const pool = new ScoringPool({ dataDir: inject("datasetDataDir"), threads: 1, maxQueue: 2, retryAfterSeconds: 3 });
+const pool = new ScoringPool({ ipDatasetDir: currentIpDatasetDir(inject("datasetDataDir"))!, threads: 1, maxQueue: 2, retryAfterSeconds: 3 });
 afterAll(() => pool.close());
 
 describe("ScoringPool", () => {
   it("answers pings and batched lookups from the dataset on its threads", async () => {
-    expect(await pool.ping()).toBe(true);
+    expect((await pool.ping()).ok).toBe(true);
     const r = await pool.run({ kind: "ip.lookupBatch", ips: ["8.8.8.8", "bogus", "2001:4860:4860::8888"] });
     expect(r.results[0]).toMatchObject({ asn: 15169, country: "US" });
     expect(r.results[1]).toBeNull();
@@ -27,6 +28,6 @@ describe("ScoringPool", () => {
       expect(e.status).toBe(503);
       expect(e.headers).toEqual({ "retry-after": "3" });
     }
-    expect(await pool.ping()).toBe(true);
+    expect((await pool.ping()).ok).toBe(true);
   });
 });

@@ -20,13 +20,14 @@ export function readyz(deps: AppDeps) {
       const problems: string[] = [];
       let ipVersion: string | null = null;
       try {
-        ipVersion = deps.ipDataset().meta.version;
+        deps.ipDatasets.get();
+        ipVersion = deps.ipDatasets.version;
       } catch {
         problems.push("ip dataset not open");
       }
       const [writer, pool] = await Promise.all([
         deps.store.isAlive() ? deps.store.send({ op: "ping" }).then((a) => a.ok) : Promise.resolve(false),
-        deps.pool.ping().catch(() => false),
+        deps.pool.ping().catch(() => null),
       ]);
       if (!writer) problems.push("store writer not alive");
       if (!pool) problems.push("scoring pool not answering");
@@ -34,7 +35,12 @@ export function readyz(deps: AppDeps) {
         throw new ApiError("NOT_READY", `Not ready: ${problems.join("; ")}.`, { headers: { "retry-after": "1" } });
       }
       return {
-        data: { status: "ready", datasets: { ip: ipVersion }, writer: "alive", pool: { threads: deps.pool.threads } },
+        data: {
+          status: "ready",
+          datasets: { ip: ipVersion },
+          writer: "alive",
+          pool: { threads: deps.pool.threads, ip_dataset: pool!.ipDatasetVersion },
+        },
       };
     },
   });

@@ -1,5 +1,7 @@
 import type { AppDeps } from "../deps.js";
 import type { Route } from "../route.js";
+import { adminDatasetsGet } from "./admin/datasets.get.js";
+import { adminDatasetsActivatePost, adminDatasetsReloadPost } from "./admin/datasets-reload.post.js";
 import { adminKeyDisablePost } from "./admin/key-disable.post.js";
 import { adminKeysPost } from "./admin/keys.post.js";
 import { adminOrgPatch } from "./admin/org.patch.js";
@@ -23,5 +25,8 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     adminKeysPost(deps),
     adminKeyDisablePost(deps),
     adminUsageAdjustPost(deps),
+    adminDatasetsGet(deps),
+    adminDatasetsReloadPost(deps),
+    adminDatasetsActivatePost(deps),
   ];
 }

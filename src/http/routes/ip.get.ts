@@ -31,7 +31,7 @@ export function ipGet(deps: AppDeps) {
       if (raw === null || parsed === null) {
         throw new ApiError("VALIDATION_ERROR", `path.ip: '${(raw ?? ctx.snap.params[0] ?? "").slice(0, 64)}' is not a valid IPv4 or IPv6 address.`);
       }
-      const dataset = deps.ipDataset();
+      const dataset = deps.ipDatasets.get();
       const ipVersion = parsed.version === 4 && !parsed.mapped ? 4 : 6;
       return {
         data: new RawJson(ipRecordJson(raw, ipVersion, dataset.lookup(parsed))),

@@ -38,3 +38,6 @@ export const adjustUsageBody = z.strictObject({
   reason: z.string().trim().min(1).max(500),
 });
 
+
+/** POST /v1/admin/datasets/activate */
+export const activateDatasetBody = z.strictObject({ version: z.string().regex(/^ip-[0-9A-Za-z-]{1,80}$/, "a build version name such as ip-20261120T221129Z-a7a70652") });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, inject } from "vitest";
@@ -29,13 +29,17 @@ export interface TestServer {
   restart(): Promise<void>;
   /** Removes the temp directory (after stop). */
   cleanup(): void;
+  /** Sends a signal to the running process (e.g. SIGHUP). */
+  signal(sig: NodeJS.Signals): void;
 }
 
 /** Starts `node dist/src/main.js` with a fresh DATA_DIR whose datasets link to the shared build. */
-export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startServer(env: Record<string, string> = {}, opts: { ownDatasets?: boolean } = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "fs-it-"));
-  mkdirSync(join(dataDir), { recursive: true });
-  symlinkSync(join(inject("datasetDataDir"), "datasets"), join(dataDir, "datasets"));
+  const shared = join(inject("datasetDataDir"), "datasets");
+  // Tests that switch datasets get a private copy; the rest share one build read-only.
+  if (opts.ownDatasets) cpSync(shared, join(dataDir, "datasets"), { recursive: true });
+  else symlinkSync(shared, join(dataDir, "datasets"));
   let child: ChildProcess;
   let out = "";
   let demo: DemoAccount | null = null;
@@ -120,6 +124,9 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     },
     cleanup() {
       rmSync(dataDir, { recursive: true, force: true });
+    },
+    signal(sig) {
+      child.kill(sig);
     },
   };
   return server;

@@ -1,0 +1,44 @@
+import type { AppDeps } from "../../deps.js";
+import { ApiError } from "../../errors.js";
+import { defineRoute } from "../../route.js";
+import { activateDatasetBody } from "../../schemas/admin.js";
+
+/**
+ * POST /v1/admin/datasets/reload: serve the build `current` names (after `npm run data:build`).
+ * Requests in flight finish on the build they started with; nothing restarts.
+ */
+export function adminDatasetsReloadPost(deps: AppDeps) {
+  return defineRoute({
+    method: "post",
+    pattern: "/v1/admin/datasets/reload",
+    auth: { kind: "admin" },
+    handle() {
+      return { data: switchOrExplain(() => deps.ipDatasets.reload()) };
+    },
+  });
+}
+
+/** POST /v1/admin/datasets/activate {version}: roll forward or back to a build still on disk. */
+export function adminDatasetsActivatePost(deps: AppDeps) {
+  return defineRoute({
+    method: "post",
+    pattern: "/v1/admin/datasets/activate",
+    auth: { kind: "admin" },
+    body: activateDatasetBody,
+    handle({ body }) {
+      if (!deps.ipDatasets.builds().some((b) => b.version === body.version)) {
+        throw new ApiError("NOT_FOUND", `No dataset build ${body.version} on disk; GET /v1/admin/datasets lists them.`);
+      }
+      return { data: switchOrExplain(() => deps.ipDatasets.activate(body.version)) };
+    },
+  });
+}
+
+/** A build that cannot be opened leaves the old one in service; say why (an operator asked). */
+function switchOrExplain<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw new ApiError("DATASET_SWITCH_FAILED", `Dataset switch refused, still serving the previous build: ${(err as Error).message}`);
+  }
+}

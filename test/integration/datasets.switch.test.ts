@@ -1,0 +1,90 @@
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { admin, api, startServer, type TestServer } from "./helpers/server.js";
+
+/**
+ * Hot switch and rollback on a private copy of the build: a second version is the same build
+ * under a later name, a broken one has a corrupt data.mdb.
+ */
+let server: TestServer;
+let root: string;
+let first: string;
+const second = "ip-20990101T000000Z-secondcopy";
+
+beforeAll(async () => {
+  server = await startServer({}, { ownDatasets: true });
+  root = join(server.dataDir, "datasets", "ip");
+  first = readFileSync(join(root, "current"), "utf8").trim();
+  cpSync(join(root, first), join(root, second), { recursive: true });
+  mkdirSync(join(root, "ip-20990101T000001Z-broken"));
+  writeFileSync(join(root, "ip-20990101T000001Z-broken", "data.mdb"), "not an lmdb file");
+});
+afterAll(async () => {
+  await server.stop();
+  server.cleanup();
+});
+
+const loaded = async (): Promise<string> => (await api(server, "GET", "/readyz")).body.data.datasets.ip;
+
+describe("dataset hot switch", () => {
+  it("lists the builds on disk and the one in service", async () => {
+    const r = await admin(server, "GET", "/v1/admin/datasets");
+    expect(r.status).toBe(200);
+    expect(r.body.data.ip.loaded).toBe(first);
+    const versions = r.body.data.ip.builds.map((b: { version: string }) => b.version);
+    expect(versions).toContain(first);
+    expect(versions).toContain(second);
+  });
+
+  it("activates another build without failing a request in flight, and rolls back", async () => {
+    const key = server.demo.secretKey;
+    let stop = false;
+    const statuses: number[] = [];
+    const load = async (): Promise<void> => {
+      while (!stop) statuses.push((await api(server, "GET", "/v1/ip/8.8.8.8", { key })).status);
+    };
+    const clients = Array.from({ length: 8 }, load);
+    await new Promise((r) => setTimeout(r, 200));
+    const fwd = await admin(server, "POST", "/v1/admin/datasets/activate", { version: second });
+    expect(fwd.status).toBe(200);
+    expect(fwd.body.data).toEqual({ loaded: second, previous: first, changed: true });
+    await new Promise((r) => setTimeout(r, 200));
+    const back = await admin(server, "POST", "/v1/admin/datasets/activate", { version: first });
+    expect(back.body.data).toEqual({ loaded: first, previous: second, changed: true });
+    await new Promise((r) => setTimeout(r, 200));
+    stop = true;
+    await Promise.all(clients);
+    expect(statuses.length).toBeGreaterThan(50);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(readFileSync(join(root, "current"), "utf8").trim()).toBe(first);
+    expect(await loaded()).toBe(first);
+    await admin(server, "POST", "/v1/admin/datasets/activate", { version: second });
+    expect((await api(server, "GET", "/readyz")).body.data.pool.ip_dataset).toBe(second);
+    await admin(server, "POST", "/v1/admin/datasets/activate", { version: first });
+  });
+
+  it("keeps serving the old build when the new one cannot be opened", async () => {
+    const r = await admin(server, "POST", "/v1/admin/datasets/activate", { version: "ip-20990101T000001Z-broken" });
+    expect(r.status).toBe(409);
+    expect(r.body.error.code).toBe("DATASET_SWITCH_FAILED");
+    expect(await loaded()).toBe(first);
+    expect(readFileSync(join(root, "current"), "utf8").trim()).toBe(first);
+    expect((await api(server, "GET", "/v1/ip/1.1.1.1", { key: server.demo.secretKey })).status).toBe(200);
+    const unknown = await admin(server, "POST", "/v1/admin/datasets/activate", { version: "ip-20000101T000000Z-none" });
+    expect(unknown.status).toBe(404);
+  });
+
+  it("reloads what `current` names, by admin call or SIGHUP", async () => {
+    writeFileSync(join(root, "current"), `${second}\n`);
+    const r = await admin(server, "POST", "/v1/admin/datasets/reload");
+    expect(r.body.data).toMatchObject({ loaded: second, changed: true });
+    writeFileSync(join(root, "current"), `${first}\n`);
+    server.signal("SIGHUP");
+    for (let i = 0; i < 50 && (await loaded()) !== first; i++) await new Promise((res) => setTimeout(res, 50));
+    expect(await loaded()).toBe(first);
+    // The pool threads follow the switch too.
+    const ready = await api(server, "GET", "/readyz");
+    expect(ready.body.data.pool.ip_dataset).toBe(first);
+  });
+});

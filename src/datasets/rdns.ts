@@ -1,0 +1,307 @@
+/**
+ * Reverse-DNS enrichment (SPEC.md 2.3 `network.hostname`, `network.hostname_verified`; 4.2 `rdns`).
+ *
+ * Forward-confirmed reverse DNS: the PTR name of the address, then that name's A (IPv4) or AAAA
+ * (IPv6) records; the name is verified when the address is among them. Unlike the other adapters
+ * in datasets/ this one does network I/O, so it is asynchronous, bounded by a timeout, cached
+ * (LRU with TTLs) and single-flight per address.
+ *
+ * What is cached, and for how long:
+ * - a PTR answer (verified true or false, forward lookup definitive): `ttlMs`;
+ * - no PTR (NXDOMAIN or NODATA on the reverse name): `negativeTtlMs`;
+ * - nothing else: a timeout, or a transient failure (SERVFAIL, REFUSED, connection refused,
+ *   resolver timeout, anything unexpected) of either query. Those say nothing about the address,
+ *   and caching them would keep serving an outage after it ended.
+ */
+import { Resolver } from "node:dns/promises";
+import { formatIp, parseIp, type ParsedIp } from "../shared/ip.js";
+
+/**
+ * One enrichment answer.
+ * - `hostname`: the first PTR name, lower-cased, without the trailing dot; null when there is no
+ *   PTR record, or the lookup timed out or failed.
+ * - `verified`: true when the name's A/AAAA records contain the address; false when there is a
+ *   PTR name but its forward lookup finds no records, other addresses, or fails; null exactly
+ *   when `hostname` is null.
+ * - `outcome`: "hit" when this call caused no DNS query (served from cache, or joined a lookup
+ *   already in flight for the same address); "miss" when it started the queries. SPEC.md 4.2
+ *   charges +1 credit for "miss" only.
+ */
+export interface RdnsResult {
+  hostname: string | null;
+  verified: boolean | null;
+  outcome: "hit" | "miss";
+  /**
+   * true when DNS gave a definitive answer (a name, or no PTR); false when the lookup timed out
+   * or failed, which the caller reports as skipped and does not charge for.
+   */
+  resolved: boolean;
+}
+
+/**
+ * The DNS queries the resolver needs; `systemDns()` is the real one, tests pass a fake.
+ * Each method resolves with the record values, or rejects with an Error whose `code` is a Node
+ * dns code: ENOTFOUND (NXDOMAIN) or ENODATA (name exists, no such record) mean "no records" and
+ * are cached; any other code (ESERVFAIL, EREFUSED, ETIMEOUT, ECONNREFUSED, ...) is a transient
+ * failure and is not. "NXDOMAIN" is accepted as a synonym of ENOTFOUND.
+ */
+export interface DnsLookup {
+  /** PTR names of the address (canonical IPv4 or IPv6 text); trailing dots allowed. */
+  reverse(ip: string): Promise<string[]>;
+  /** IPv4 addresses (A records) of a host name. */
+  resolve4(host: string): Promise<string[]>;
+  /** IPv6 addresses (AAAA records) of a host name, in any valid text form. */
+  resolve6(host: string): Promise<string[]>;
+}
+
+/** Options of RdnsResolver. All durations in milliseconds. */
+export interface RdnsOptions {
+  /** Where the queries go. */
+  dns: DnsLookup;
+  /** Bound on one whole lookup (PTR plus forward query), > 0. Example: 1500. */
+  timeoutMs: number;
+  /** How long an answer with a PTR name is cached, >= 0; 0 caches nothing. Example: 3_600_000. */
+  ttlMs: number;
+  /** How long "no PTR record" is cached, >= 0; 0 caches nothing. Example: 300_000. */
+  negativeTtlMs: number;
+  /** Most cached addresses, an integer >= 0; the least recently used goes first; 0 disables the cache. */
+  maxEntries: number;
+  /** Clock for cache expiry (epoch ms); defaults to Date.now. The timeout uses real timers. */
+  now?: () => number;
+}
+
+/**
+ * The answer of one lookup before it is cached or returned. `cache` says for how long it may be
+ * cached: "answer" for ttlMs, "no-ptr" for negativeTtlMs, "never" for timeouts and failures.
+ */
+interface Answer {
+  hostname: string | null;
+  verified: boolean | null;
+  cache: "answer" | "no-ptr" | "never";
+}
+
+interface Entry {
+  hostname: string | null;
+  verified: boolean | null;
+  expiresAt: number;
+}
+
+/** Codes that mean "the name has no such records": a definitive answer, safe to cache. */
+const NO_RECORDS = new Set(["ENOTFOUND", "ENODATA", "NXDOMAIN"]);
+
+function isNoRecords(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && NO_RECORDS.has(code);
+}
+
+/** Shared by every lookup that times out or fails; never cached. */
+const UNRESOLVED: Answer = { hostname: null, verified: null, cache: "never" };
+
+/**
+ * Forward-confirmed reverse DNS with an LRU+TTL cache and single-flight lookups.
+ *
+ * @example
+ * const rdns = new RdnsResolver({ dns: systemDns(), timeoutMs: 1500, ttlMs: 3_600_000, negativeTtlMs: 300_000, maxEntries: 100_000 });
+ * const { hostname, verified, outcome } = await rdns.lookup("8.8.8.8");
+ * // hostname "dns.google", verified true, outcome "miss" (then "hit" until the entry expires)
+ */
+export class RdnsResolver {
+  readonly #dns: DnsLookup;
+  readonly #timeoutMs: number;
+  readonly #ttlMs: number;
+  readonly #negativeTtlMs: number;
+  readonly #maxEntries: number;
+  readonly #now: () => number;
+  // Map iteration order is insertion order: re-inserting on each hit keeps the oldest use first.
+  readonly #cache = new Map<string, Entry>();
+  readonly #inFlight = new Map<string, Promise<Answer>>();
+
+  constructor(opts: RdnsOptions) {
+    const { dns, timeoutMs, ttlMs, negativeTtlMs, maxEntries, now } = opts;
+    if (typeof dns?.reverse !== "function" || typeof dns.resolve4 !== "function" || typeof dns.resolve6 !== "function") {
+      throw new TypeError("options.dns must implement reverse, resolve4 and resolve6");
+    }
+    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new RangeError(`options.timeoutMs must be a finite number > 0, got ${timeoutMs}`);
+    if (!(Number.isFinite(ttlMs) && ttlMs >= 0)) throw new RangeError(`options.ttlMs must be a finite number >= 0, got ${ttlMs}`);
+    if (!(Number.isFinite(negativeTtlMs) && negativeTtlMs >= 0)) {
+      throw new RangeError(`options.negativeTtlMs must be a finite number >= 0, got ${negativeTtlMs}`);
+    }
+    if (!(Number.isInteger(maxEntries) && maxEntries >= 0)) throw new RangeError(`options.maxEntries must be an integer >= 0, got ${maxEntries}`);
+    if (now !== undefined && typeof now !== "function") throw new TypeError("options.now must be a function");
+    this.#dns = dns;
+    this.#timeoutMs = timeoutMs;
+    this.#ttlMs = ttlMs;
+    this.#negativeTtlMs = negativeTtlMs;
+    this.#maxEntries = maxEntries;
+    this.#now = now ?? Date.now;
+  }
+
+  /** Cached addresses, including expired entries not yet looked at again. */
+  get size(): number {
+    return this.#cache.size;
+  }
+
+  /**
+   * Resolves the address's verified host name, from cache when possible.
+   * Never rejects for DNS trouble: a timeout or failure gives hostname null, verified null.
+   * @param ip IPv4 or IPv6 address text; `::ffff:a.b.c.d` is treated as `a.b.c.d`.
+   * @throws TypeError (as a rejection) when `ip` is not an address; callers validate first.
+   */
+  async lookup(ip: string): Promise<RdnsResult> {
+    const parsed = parseOrThrow(ip);
+    const key = formatIp(parsed);
+    const cached = this.#get(key, true);
+    if (cached) return cached;
+    const pending = this.#inFlight.get(key);
+    if (pending) {
+      const a = await pending;
+      return { hostname: a.hostname, verified: a.verified, outcome: "hit", resolved: a.cache !== "never" };
+    }
+    const flight = this.#resolve(key, parsed.version).finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, flight);
+    const a = await flight;
+    return { hostname: a.hostname, verified: a.verified, outcome: "miss", resolved: a.cache !== "never" };
+  }
+
+  /**
+   * The cached answer for the address, without querying or changing its LRU position.
+   * @returns the result with outcome "hit", or undefined when not cached (or expired).
+   * @throws TypeError when `ip` is not an address.
+   */
+  peek(ip: string): RdnsResult | undefined {
+    return this.#get(formatIp(parseOrThrow(ip)), false);
+  }
+
+  #get(key: string, touch: boolean): RdnsResult | undefined {
+    const e = this.#cache.get(key);
+    if (!e) return undefined;
+    if (this.#now() >= e.expiresAt) {
+      this.#cache.delete(key);
+      return undefined;
+    }
+    if (touch) {
+      this.#cache.delete(key);
+      this.#cache.set(key, e);
+    }
+    return { hostname: e.hostname, verified: e.verified, outcome: "hit", resolved: true };
+  }
+
+  /** Runs the queries under the timeout and caches what may be cached. */
+  async #resolve(key: string, version: 4 | 6): Promise<Answer> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<Answer>((res) => {
+      timer = setTimeout(() => res(UNRESOLVED), this.#timeoutMs);
+      // A slow DNS server must not keep the process alive (e.g. during shutdown).
+      timer.unref();
+    });
+    // After a timeout the queries run on (bounded by the DnsLookup's own timeouts); their late
+    // answer is dropped, not cached: callers were already told "unresolved", and the next lookup
+    // of this address starts afresh.
+    const a = await Promise.race([confirm(this.#dns, key, version), timedOut]);
+    clearTimeout(timer);
+    const ttl = a.cache === "answer" ? this.#ttlMs : a.cache === "no-ptr" ? this.#negativeTtlMs : 0;
+    if (ttl > 0 && this.#maxEntries > 0) {
+      this.#cache.delete(key);
+      this.#cache.set(key, { hostname: a.hostname, verified: a.verified, expiresAt: this.#now() + ttl });
+      for (const oldest of this.#cache.keys()) {
+        if (this.#cache.size <= this.#maxEntries) break;
+        this.#cache.delete(oldest);
+      }
+    }
+    return a;
+  }
+}
+
+function parseOrThrow(ip: string): ParsedIp {
+  const parsed = typeof ip === "string" ? parseIp(ip) : null;
+  if (!parsed) throw new TypeError(`not an IP address: ${String(ip).slice(0, 64)}`);
+  return parsed;
+}
+
+/** PTR of `key` (canonical address text), then A/AAAA of the first name; classifies the answer for caching. Never rejects. */
+async function confirm(dns: DnsLookup, key: string, version: 4 | 6): Promise<Answer> {
+  let names: string[];
+  try {
+    names = await dns.reverse(key);
+  } catch (err) {
+    return isNoRecords(err) ? { hostname: null, verified: null, cache: "no-ptr" } : UNRESOLVED;
+  }
+  const hostname = normaliseName(names[0]);
+  // An empty answer set, or a PTR of "." (the root), names no host: the same as no PTR.
+  if (hostname === null) return { hostname: null, verified: null, cache: "no-ptr" };
+  let addrs: string[];
+  try {
+    addrs = await (version === 4 ? dns.resolve4(hostname) : dns.resolve6(hostname));
+  } catch (err) {
+    // No A/AAAA records is a definitive "not confirmed"; a failed query is only "not yet".
+    return { hostname, verified: false, cache: isNoRecords(err) ? "answer" : "never" };
+  }
+  const verified = addrs.some((a) => {
+    // Compare canonical forms: "2001:DB8:0::1" and "2001:db8::1" are the same address.
+    const p = typeof a === "string" ? parseIp(a) : null;
+    return p !== null && formatIp(p) === key;
+  });
+  return { hostname, verified, cache: "answer" };
+}
+
+function normaliseName(name: string | undefined): string | null {
+  if (typeof name !== "string") return null;
+  const n = (name.endsWith(".") ? name.slice(0, -1) : name).toLowerCase();
+  return n.length === 0 ? null : n;
+}
+
+/** Options of systemDns() besides the servers. */
+export interface SystemDnsOptions {
+  /** Milliseconds c-ares waits for one reply before retrying; default 1000. */
+  queryTimeoutMs?: number;
+  /** Attempts per server before a query fails with ETIMEOUT; default 2. */
+  tries?: number;
+}
+
+/**
+ * The real DnsLookup: a dedicated node:dns/promises Resolver (DNS only, never /etc/hosts).
+ *
+ * `reverse` queries PTR records of the in-addr.arpa / ip6.arpa name rather than calling
+ * `Resolver#reverse`, because the latter answers from /etc/hosts first (it maps 127.0.0.1 to the
+ * machine's own names), which is not what a client's address should be judged by.
+ * Each query is bounded by `queryTimeoutMs` x `tries` per server; RdnsResolver's `timeoutMs`
+ * bounds what the caller waits, this bounds how long an abandoned query keeps running.
+ *
+ * @param servers name servers as "ip" or "ip:port" ("[ipv6]:port"); default: the system's.
+ * @throws when a server string is invalid (from `Resolver#setServers`) or an option is out of range.
+ * @example systemDns(["127.0.0.1:5353"], { queryTimeoutMs: 200, tries: 1 })
+ */
+export function systemDns(servers?: string[], opts: SystemDnsOptions = {}): DnsLookup {
+  const { queryTimeoutMs = 1000, tries = 2 } = opts;
+  if (!(Number.isInteger(queryTimeoutMs) && queryTimeoutMs > 0)) {
+    throw new RangeError(`queryTimeoutMs must be an integer > 0, got ${queryTimeoutMs}`);
+  }
+  if (!(Number.isInteger(tries) && tries >= 1)) throw new RangeError(`tries must be an integer >= 1, got ${tries}`);
+  const resolver = new Resolver({ timeout: queryTimeoutMs, tries });
+  if (servers !== undefined) resolver.setServers(servers);
+  return {
+    reverse: (ip) => resolver.resolvePtr(reverseName(ip)),
+    resolve4: (host) => resolver.resolve4(host),
+    resolve6: (host) => resolver.resolve6(host),
+  };
+}
+
+/**
+ * The DNS name whose PTR record names an address.
+ * @throws TypeError when `ip` is not an address.
+ * @example reverseName("192.0.2.1") // "1.2.0.192.in-addr.arpa"
+ * @example reverseName("2001:db8::1") // "1.0.0.0. ... .8.b.d.0.1.0.0.2.ip6.arpa" (32 nibbles)
+ */
+export function reverseName(ip: string): string {
+  const p = parseOrThrow(ip);
+  if (p.version === 4) {
+    const v = p.v4;
+    return `${v & 255}.${(v >>> 8) & 255}.${(v >>> 16) & 255}.${v >>> 24}.in-addr.arpa`;
+  }
+  const nibbles: string[] = [];
+  for (let k = 3; k >= 0; k--) {
+    const w = p.words[k]!;
+    for (let shift = 0; shift < 32; shift += 4) nibbles.push(((w >>> shift) & 15).toString(16));
+  }
+  return `${nibbles.join(".")}.ip6.arpa`;
+}

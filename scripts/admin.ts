@@ -54,7 +54,8 @@ export function planCall(argv: string[]): Call | "help" {
   const [group, action, id] = positionals;
   const need = (v: string | undefined, what: string): string => {
     if (!v) throw new Error(`missing ${what}; see --help`);
-    return v;
+    // Ids go into URL paths.
+    return what.endsWith("_ID") ? encodeURIComponent(v) : v;
   };
   const clean = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
   switch (`${group} ${action}`) {

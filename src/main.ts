@@ -4,6 +4,7 @@
  */
 import { loadConfigFromProcess, redactConfig } from "./config/index.js";
 import { IpDatasetHolder } from "./datasets/holder.js";
+import { RdnsResolver, systemDns } from "./datasets/rdns.js";
 import { Authenticator } from "./http/auth.js";
 import type { AppDeps } from "./http/deps.js";
 import { QuotaGate } from "./http/quota.js";
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
   });
   const boot = await bootstrap(store, config.FS_ADMIN_TOKEN);
   const readDbs = openState(stateDir, true);
+  store.afterCommit = () => readDbs.root.resetReadTxn();
 
   const ipDatasets = new IpDatasetHolder(config.DATA_DIR);
   const ipMeta = ipDatasets.get().meta;
@@ -53,17 +55,19 @@ async function main(): Promise<void> {
     log.info("ip dataset switched", { dir });
   });
 
+  let stopping = false;
   const forwarder = new LedgerForwarder((records) => {
     const upToSeq = records.reduce((m, r) => Math.max(m, r.seq), 0);
     void store.send({ op: "charges.apply", records, upToSeq }).then((ack) => {
-      // The charges are safe in the journal and will be replayed; without a writer we cannot go on.
-      if (!ack.ok) {
-        log.error("writer could not apply charges; stopping", { message: ack.message });
-        process.exit(1);
-      }
+      if (ack.ok) return;
+      // The charges are safe in the journal and are replayed at the next start.
+      if (stopping) return log.warn("charges left for replay at next start", { up_to_seq: upToSeq });
+      log.error("writer could not apply charges; stopping", { message: ack.message });
+      process.exit(1);
     });
   }, config.FS_LEDGER_FLUSH_MS);
   const journal = new ChargeJournal(journalDir, store.journalSeq, (records) => forwarder.add(records));
+  journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
   const deps: AppDeps = {
     config,
@@ -74,22 +78,29 @@ async function main(): Promise<void> {
     pool,
     flushLedger: forwarder.flush,
     ipDatasets,
+    rdns: new RdnsResolver({
+      dns: systemDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
+      timeoutMs: config.FS_RDNS_TIMEOUT_MS,
+      ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
+      negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,
+      maxEntries: config.FS_RDNS_CACHE_SIZE,
+    }),
   };
   const server = await listen(deps);
   log.info("listening", { host: config.HOST, port: server.port, pool_threads: pool.threads, data_dir: config.DATA_DIR });
   if (boot.firstStart) printFirstStart(boot.firstStart, server.port);
 
-  let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log.info("stopping", { signal });
+    // Stop accepting connections; requests on open keep-alive connections are still answered,
+    // but once the journal is closed a metered call gets 503 NOT_READY and is not charged.
     server.close();
-    await pool.close();
     journal.close();
     forwarder.flush();
     await store.close();
-    ipDatasets.get().close();
+    await pool.close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

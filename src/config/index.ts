@@ -31,7 +31,9 @@ export type ConfigResult = { ok: true; config: Config } | { ok: false; problems:
  * @example loadConfig({ PORT: "8081" }) // { ok: true, config: { PORT: 8081, ... } }
  */
 export function loadConfig(env: Record<string, string | undefined>): ConfigResult {
-  const parsed = envSchema.safeParse(env);
+  // An empty value means unset (PORT= would otherwise coerce to 0, a random port).
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
       (i) => `${i.path.join(".") || "(env)"}: ${i.message}${describeValue(env, i.path)}`,

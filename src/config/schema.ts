@@ -36,6 +36,23 @@ export const envSchema = z.object({
    * The journal is already durable; this only bounds how far the LMDB ledger trails it. Example: 20.
    */
   FS_LEDGER_FLUSH_MS: positiveInt.max(1000).default(20),
+  /**
+   * DNS servers for rdns enrichment, comma-separated host[:port]; empty = the system's resolvers.
+   * Example: 127.0.0.1:5353,9.9.9.9.
+   */
+  FS_DNS_SERVERS: z
+    .string()
+    .default("")
+    .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]+)(:\d{1,5})?$/, "each server must be an IP address with an optional :port"))),
+  /** Milliseconds one rdns enrichment may take (PTR + forward confirmation) before it is skipped. */
+  FS_RDNS_TIMEOUT_MS: positiveInt.max(30_000).default(1500),
+  /** Seconds an rdns answer is cached. */
+  FS_RDNS_TTL_SECONDS: positiveInt.default(3600),
+  /** Seconds a "no PTR record" answer is cached. */
+  FS_RDNS_NEGATIVE_TTL_SECONDS: positiveInt.default(300),
+  /** Most addresses kept in the rdns cache (LRU). */
+  FS_RDNS_CACHE_SIZE: positiveInt.default(100_000),
   /** Log level: error, warn, info or debug. */
   FS_LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
   /**

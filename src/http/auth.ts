@@ -86,6 +86,14 @@ export class Authenticator {
     this.cache.delete(keyId);
   }
 
+  /**
+   * Caches the record the writer just committed (key created or disabled). Taking it from the
+   * writer's answer, not from a re-read, means no older read snapshot can bring the old one back.
+   */
+  rememberKey(key: KeyRecord): void {
+    this.cache.set(key.id, key);
+  }
+
   private lookup(id: string): KeyRecord | undefined {
     let key = this.cache.get(id);
     if (!key) {

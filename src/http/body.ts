@@ -43,14 +43,22 @@ export function isJsonContentType(value: string): boolean {
   return type === "application/json";
 }
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * Parses JSON text; a syntax error becomes 400 VALIDATION_ERROR naming the body as the failing
  * path and the parser's position.
  */
 export function parseJson(buf: Buffer): unknown {
   if (buf.length === 0) throw new ApiError("VALIDATION_ERROR", "body: a JSON body is required.");
+  let text: string;
   try {
-    return JSON.parse(buf.toString("utf8"));
+    text = UTF8.decode(buf);
+  } catch {
+    throw new ApiError("VALIDATION_ERROR", "body: not valid UTF-8.");
+  }
+  try {
+    return JSON.parse(text);
   } catch (err) {
     throw new ApiError("VALIDATION_ERROR", `body: malformed JSON (${(err as Error).message}).`);
   }

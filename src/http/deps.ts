@@ -1,5 +1,6 @@
 import type { Config } from "../config/index.js";
 import type { IpDatasetHolder } from "../datasets/holder.js";
+import type { RdnsResolver } from "../datasets/rdns.js";
 import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/client.js";
 import type { ScoringPool } from "../workers/pool.js";
@@ -19,6 +20,8 @@ export interface AppDeps {
    * that follows sees every answered charge (messages to the writer keep their order).
    */
   flushLedger(): void;
+  /** Reverse DNS with forward confirmation, cached (include=rdns). */
+  rdns: RdnsResolver;
   /** The IP dataset in service now; swappable without a restart (hot switch, rollback). */
   ipDatasets: IpDatasetHolder;
 }

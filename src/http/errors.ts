@@ -20,7 +20,7 @@ export const ERROR_CATALOGUE = {
   QUOTA_EXCEEDED: { status: 429, meaning: "Quota or rate limit exceeded; metadata.ratelimit says when it resets." },
   INTERNAL_ERROR: { status: 500, meaning: "Server error. Nothing internal is leaked; the request id is logged." },
   OVERLOADED: { status: 503, meaning: "The scoring pool queue is full; retry after the Retry-After header." },
-  NOT_READY: { status: 503, meaning: "Datasets not open or the store writer not alive (GET /readyz)." },
+  NOT_READY: { status: 503, meaning: "Cannot serve right now: datasets, writer or pool unavailable (GET /readyz), or charges cannot be recorded (stopping, storage failure); nothing was charged." },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

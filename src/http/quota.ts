@@ -1,6 +1,6 @@
 import { PLAN_RULES, type Plan } from "../shared/plans.js";
 import { periodEndMs, periodOf } from "../shared/period.js";
-import type { ChargeJournal } from "../store/charge-journal.js";
+import { JournalClosedError, type ChargeJournal } from "../store/charge-journal.js";
 import type { StateDbs } from "../store/state-env.js";
 import { ApiError } from "./errors.js";
 
@@ -40,12 +40,21 @@ export class QuotaGate {
    * past a hard-stop quota unless `neverBlock` (beacon endpoints). `onCharged` runs once the
    * debit is in the journal file. A callback, not a promise: this runs once per metered request.
    */
-  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: () => void): void {
+  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError) => void): void {
     const s = this.standing(orgId, nowMs);
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
     if (!neverBlock && !this.fits(s, credits)) throw quotaExceeded(s, nowMs);
+    try {
+      this.journal.append(orgId, credits, s.period, (err) => {
+        if (!err) return onCharged();
+        s.used -= credits; // not durable, not charged: give the room back
+        onCharged(unavailable());
+      });
+    } catch (err) {
+      if (err instanceof JournalClosedError) throw unavailable();
+      throw err;
+    }
     s.used += credits;
-    this.journal.append(orgId, credits, s.period, onCharged);
   }
 
   /** A plan changed (admin or billing): later admissions use it. */
@@ -62,8 +71,12 @@ export class QuotaGate {
   async adjust(orgId: string, delta: number, nowMs: number): Promise<{ period: string; used: number; quota: number | null }> {
     const s = this.standing(orgId, nowMs);
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
+    try {
+      await new Promise<void>((resolve, reject) => this.journal.append(orgId, delta, s.period, (err) => (err ? reject(err) : resolve())));
+    } catch (err) {
+      throw err instanceof JournalClosedError ? unavailable() : err;
+    }
     s.used = Math.max(0, s.used + delta);
-    await new Promise<void>((resolve) => this.journal.append(orgId, delta, s.period, resolve));
     return { period: s.period, used: s.used, quota: PLAN_RULES[s.plan].monthlyQuota };
   }
 
@@ -82,6 +95,13 @@ export class QuotaGate {
     this.orgs.set(orgId, s);
     return s;
   }
+}
+
+/** The charge could not be made durable (disk failure, or the service is stopping). */
+function unavailable(): ApiError {
+  return new ApiError("NOT_READY", "The service cannot record charges right now (stopping or storage failure); nothing was charged. Retry shortly.", {
+    headers: { "retry-after": "1" },
+  });
 }
 
 /** SPEC 7 rule 1: 429 with metadata.ratelimit, plus Retry-After. */

@@ -1,4 +1,5 @@
 import { randomBase62 } from "../shared/ids.js";
+import { ApiError } from "./errors.js";
 import type { HttpRequest } from "uWebSockets.js";
 
 /**
@@ -47,7 +48,10 @@ export function acceptRequestId(incoming: string): string {
   return incoming && SANE_ID.test(incoming) ? incoming : `${ID_PREFIX}_${(idCounter++).toString(36)}`;
 }
 
-/** Value of one query parameter (first occurrence), decoded; undefined when absent or undecodable. */
+/**
+ * Value of one query parameter (first occurrence), decoded; undefined when absent.
+ * @throws ApiError VALIDATION_ERROR when the value is not valid percent-encoding.
+ */
 export function queryParam(query: string, name: string): string | undefined {
   if (!query) return undefined;
   for (const part of query.split("&")) {
@@ -57,7 +61,7 @@ export function queryParam(query: string, name: string): string | undefined {
     try {
       return decodeURIComponent((eq < 0 ? "" : part.slice(eq + 1)).replace(/\+/g, " "));
     } catch {
-      return undefined;
+      throw new ApiError("VALIDATION_ERROR", `query.${name}: malformed percent-encoding.`);
     }
   }
   return undefined;

@@ -82,8 +82,20 @@ export function writeData(
   writeBody(res, state, status, metadataJson ? `${body.slice(0, -2)},${metadataJson}}}` : body);
 }
 
+/** Answers a HEAD request: status and headers, no body. */
+export function writeHead(res: HttpResponse, state: ResponseState, status: number): void {
+  if (state.aborted) return;
+  state.aborted = true;
+  res.cork(() => {
+    if (status !== 200) res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
+    res.writeHeader("content-type", "application/json");
+    res.writeHeader("x-request-id", state.requestId);
+    res.endWithoutBody();
+  });
+}
+
 /** Writes an error envelope from an ApiError (its headers and metadata included). */
-export function writeError(res: HttpResponse, state: ResponseState, err: ApiError): void {
+export function writeError(res: HttpResponse, state: ResponseState, err: ApiError, extra?: Record<string, unknown>): void {
   writeEnvelope(
     res,
     state,
@@ -92,7 +104,7 @@ export function writeError(res: HttpResponse, state: ResponseState, err: ApiErro
       version: ENVELOPE_VERSION,
       data: null,
       error: { code: err.code, message: err.message },
-      metadata: { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...err.metadata },
+      metadata: { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...err.metadata, ...extra },
     },
     err.headers,
   );

@@ -5,7 +5,7 @@ import { isJsonContentType, parseJson, readBody } from "./body.js";
 import { ApiError, toApiError } from "./errors.js";
 import type { QuotaGate } from "./quota.js";
 import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
-import { writeData, writeError, type ResponseState } from "./respond.js";
+import { writeData, writeError, writeHead, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext } from "./route.js";
 import { validate } from "./validate.js";
 
@@ -43,6 +43,22 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
         state.aborted = true;
       });
       void handle(route, res, state, snap, deps);
+    });
+  }
+  // HEAD where GET works, for the unauthenticated routes (load-balancer health checks). Metered
+  // routes are not offered: a HEAD must not be billed for an answer it never receives.
+  for (const route of routes) {
+    if (route.method !== "get" || route.auth.kind !== "none") continue;
+    app.head(route.pattern, (res, req) => {
+      const state: ResponseState = { aborted: false, requestId: acceptRequestId(req.getHeader("x-request-id")), startedAt: performance.now() };
+      res.onAborted(() => {
+        state.aborted = true;
+      });
+      const snap = snapshot(req, 0, false, false);
+      void Promise.resolve(route.handle({ snap, body: undefined, principal: null, nowMs: Date.now(), requestId: state.requestId })).then(
+        () => writeHead(res, state, 200),
+        (err: unknown) => writeHead(res, state, toApiError(err).status),
+      );
     });
   }
   const matchers = routes.map((r) => ({ re: patternToRegExp(r.pattern), method: HTTP_NAME[r.method] }));
@@ -95,7 +111,9 @@ async function handle(route: Route<any>, res: HttpResponse, state: ResponseState
         // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.
         const m = metadata;
         const mj = metadataJson;
-        deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false, () => writeData(res, state, status, result.data, m, mj));
+        deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false, (err) =>
+          err ? writeError(res, state, err) : writeData(res, state, status, result.data, m, mj),
+        );
         return;
       }
     }
@@ -105,15 +123,17 @@ async function handle(route: Route<any>, res: HttpResponse, state: ResponseState
     if (apiErr.status >= 500 && apiErr.code === "INTERNAL_ERROR") {
       deps.log.error("request failed", { request_id: state.requestId, route: route.pattern, err: errorText(err) });
     }
-    writeError(res, state, apiErr);
+    // Metered routes state what a failure charged: nothing (SPEC 8: credits are stated in metadata).
+    writeError(res, state, apiErr, route.minCredits ? { credits: 0 } : undefined);
   }
 }
 
 function clockFor(snap: RequestSnapshot, testClock: boolean): number {
   if (testClock && snap.testNow) {
     const n = Number(snap.testNow);
-    if (Number.isSafeInteger(n) && n > 0) return n;
-    throw new ApiError("VALIDATION_ERROR", "header.x-fs-test-now: must be epoch milliseconds.");
+    // Years 2000-9999 only: periods are YYYYMM.
+    if (Number.isSafeInteger(n) && n >= 946_684_800_000 && n < 253_402_300_800_000) return n;
+    throw new ApiError("VALIDATION_ERROR", "header.x-fs-test-now: must be epoch milliseconds between the years 2000 and 9999.");
   }
   return Date.now();
 }
@@ -123,7 +143,7 @@ function patternToRegExp(pattern: string): RegExp {
     .split("/")
     .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
     .join("/");
-  return new RegExp(`^${src}/?$`);
+  return new RegExp(`^${src}$`);
 }
 
 function errorText(err: unknown): string {

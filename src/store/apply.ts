@@ -114,17 +114,17 @@ export class IntentApplier {
     const usage = this.usage(r.orgId, r.period);
     const rule = org ? PLAN_RULES[org.plan] : PLAN_RULES.free;
     const quota = rule.monthlyQuota;
-    this.usageCache.set(`${r.orgId}:${r.period}`, {
-      // Negative records are operator adjustments; usage never goes below zero.
-      used: Math.max(0, usage.used + r.credits),
-      overage: quota === null || rule.hardStop ? usage.overage : usage.overage + overageOf(usage.used, r.credits, quota),
-    });
+    const used = Math.max(0, usage.used + r.credits); // negative records are adjustments; never below zero
+    this.usageCache.set(`${r.orgId}:${r.period}`, { used, overage: overageFor(used, quota, rule.hardStop) });
     this.dirty.add(`${r.orgId}:${r.period}`);
   }
 
   private init(intent: Extract<Intent, { op: "init" }>): Ack {
     const stored = this.dbs.meta.get("admin_token_hash");
-    if (typeof stored === "string") return { ok: true, created: false, adminTokenHash: stored };
+    if (typeof stored === "string") {
+      if (intent.adminTokenFromEnv && stored !== intent.adminTokenHash) this.dbs.meta.putSync("admin_token_hash", intent.adminTokenHash);
+      return { ok: true, created: false, adminTokenHash: intent.adminTokenFromEnv ? intent.adminTokenHash : stored };
+    }
     this.dbs.meta.putSync("admin_token_hash", intent.adminTokenHash);
     this.dbs.meta.putSync("initialized_at", new Date().toISOString());
     this.putOrg(intent.org);
@@ -169,15 +169,16 @@ export class IntentApplier {
       period: periodOf(nowMs),
       reset: periodEndMs(nowMs),
       used: u.used,
-      overage: u.overage,
+      // From the plan now: refunds lower it, and a plan change re-bases it at once.
+      overage: overageFor(u.used, PLAN_RULES[org.plan].monthlyQuota, PLAN_RULES[org.plan].hardStop),
       quota: PLAN_RULES[org.plan].monthlyQuota,
     };
   }
 }
 
-/** Credits of this charge that fall beyond the quota. */
-export function overageOf(usedBefore: number, credits: number, quota: number): number {
-  return Math.max(0, usedBefore + credits - Math.max(quota, usedBefore));
+/** Credits used beyond the included quota of a plan that bills overage (pro, business); 0 otherwise. */
+export function overageFor(used: number, quota: number | null, hardStop: boolean): number {
+  return quota === null || hardStop ? 0 : Math.max(0, used - quota);
 }
 
 function notFound(what: string, id: string): Ack {

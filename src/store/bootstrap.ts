@@ -19,8 +19,9 @@ export interface BootstrapResult {
 /**
  * On first start with an empty state, creates the demo org (plan free) with one project, one
  * secret key (scopes sessions, billing) and one publishable key, and records the admin token's
- * hash (FS_ADMIN_TOKEN, or a generated token when unset). Later starts change nothing; the
- * token from the environment, when set, always wins over the stored one.
+ * hash (FS_ADMIN_TOKEN, or a generated token when unset). Later starts change nothing, except
+ * that a token set in the environment replaces the stored one (so the generated token, once
+ * printed in a log, stops working as soon as an operator configures their own).
  */
 export async function bootstrap(store: StoreClient, envAdminToken: string | undefined): Promise<BootstrapResult> {
   const now = new Date().toISOString();
@@ -33,9 +34,9 @@ export async function bootstrap(store: StoreClient, envAdminToken: string | unde
     { id: secret.id, org_id: org.id, project_id: null, type: "secret", scopes: ["sessions", "billing"], hash: secret.hash, created_at: now, expires_at: null, disabled_at: null },
     { id: pub.id, org_id: org.id, project_id: project.id, type: "publishable", scopes: [], hash: pub.hash, created_at: now, expires_at: null, disabled_at: null },
   ];
-  const ack = await store.send({ op: "init", adminTokenHash: hashKey(adminToken), org, project, keys });
+  const ack = await store.send({ op: "init", adminTokenHash: hashKey(adminToken), adminTokenFromEnv: envAdminToken !== undefined, org, project, keys });
   if (!ack.ok) throw new Error(`bootstrap failed: ${ack.message}`);
-  const adminTokenHash = envAdminToken ? hashKey(envAdminToken) : ack.adminTokenHash!;
+  const adminTokenHash = ack.adminTokenHash!;
   if (!ack.created) return { adminTokenHash, firstStart: null };
   return {
     adminTokenHash,

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, truncateSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -38,8 +38,9 @@ export class ChargeJournal {
   private nextSeq: number;
   private lines: string[] = [];
   private records: ChargeRecord[] = [];
-  private waiters: Array<() => void> = [];
+  private waiters: Array<(err?: Error) => void> = [];
   private scheduled = false;
+  private closed = false;
 
   /**
    * @param dir journal directory
@@ -56,8 +57,13 @@ export class ChargeJournal {
     this.fd = this.openSegment();
   }
 
-  /** Queues a debit; `onWritten` runs once the batch holding it was written to the journal file. */
-  append(orgId: string, credits: number, period: string, onWritten: () => void): void {
+  /**
+   * Queues a debit. `onWritten` runs once the batch holding it reached the journal file, or with
+   * an error when that write failed (nothing of the batch counts then).
+   * @throws Error after close() (the service is stopping): the caller answers 503.
+   */
+  append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void): void {
+    if (this.closed) throw new JournalClosedError();
     const rec: ChargeRecord = { seq: this.nextSeq++, orgId, credits, period };
     this.records.push(rec);
     this.lines.push(`${rec.seq}\t${orgId}\t${credits}\t${period}\n`);
@@ -78,19 +84,38 @@ export class ChargeJournal {
     this.lines = [];
     this.records = [];
     this.waiters = [];
-    // A throw here (disk full) propagates: nothing is answered for unwritten charges.
-    writeAll(this.fd, Buffer.from(text, "utf8"));
-    this.segmentBytes += text.length;
-    for (const w of waiters) w();
-    this.onWritten(records);
-    if (this.segmentBytes > SEGMENT_BYTES) {
+    let failure: Error | undefined;
+    try {
+      writeAll(this.fd, Buffer.from(text, "utf8"));
+      this.segmentBytes += text.length;
+    } catch (err) {
+      // Disk full or I/O error: the batch is not durable, so none of it is answered as charged.
+      // A partial line may be on disk; the next start cuts it off (truncateTornTail).
+      failure = err instanceof Error ? err : new Error(String(err));
+    }
+    if (!failure) this.onWritten(records);
+    for (const w of waiters) {
+      try {
+        w(failure);
+      } catch (err) {
+        // One failing response must not keep the rest of the batch unanswered.
+        this.onCallbackError?.(err);
+      }
+    }
+    if (!failure && this.segmentBytes > SEGMENT_BYTES) {
       closeSync(this.fd);
       this.fd = this.openSegment();
     }
   };
 
+  /** Called with anything a waiter throws (main logs it). */
+  onCallbackError: ((err: unknown) => void) | undefined;
+
+  /** Writes what is queued and closes the file; later appends throw. Idempotent. */
   close(): void {
+    if (this.closed) return;
     this.flush();
+    this.closed = true;
     closeSync(this.fd);
   }
 
@@ -147,10 +172,31 @@ export function readSegment(path: string): ChargeRecord[] {
   return out;
 }
 
+/**
+ * Cuts a segment back to its last complete line. A write(2) cut short by a crash leaves a torn
+ * tail; nobody was answered for it, and appending after it would glue the next line onto it.
+ * @returns bytes removed
+ */
+export function truncateTornTail(path: string): number {
+  const buf = readFileSync(path);
+  const end = buf.lastIndexOf(0x0a) + 1;
+  if (end === buf.length) return 0;
+  truncateSync(path, end);
+  return buf.length - end;
+}
+
 /** Deletes segments whose every record is at or below `appliedSeq`; never the newest. */
 export function pruneSegments(dir: string, appliedSeq: number): void {
   const segs = listSegments(dir);
   for (let i = 0; i + 1 < segs.length; i++) {
     if (segs[i + 1]!.firstSeq - 1 <= appliedSeq) unlinkSync(segs[i]!.path);
+  }
+}
+
+/** append() after close(): the service is shutting down. */
+export class JournalClosedError extends Error {
+  constructor() {
+    super("charge journal closed: the service is stopping");
+    this.name = "JournalClosedError";
   }
 }

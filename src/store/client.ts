@@ -18,6 +18,8 @@ export class StoreClient {
   private flushScheduled = false;
   private alive = false;
   private exitHandlers: Array<(err: Error) => void> = [];
+  /** Runs when acknowledgements arrive, before their promises settle (main: reset read snapshots). */
+  afterCommit: (() => void) | undefined;
   /** Highest charge-journal sequence number known at start (the front continues after it). */
   journalSeq = 0;
   /** Journal records the writer replayed at start. */
@@ -59,7 +61,7 @@ export class StoreClient {
 
   /** Queues an intent; resolves with the writer's ack after its transaction committed. */
   send(intent: Intent): Promise<Ack> {
-    if (!this.alive) return Promise.reject(new Error("store writer is not running"));
+    if (!this.alive) return Promise.resolve({ ok: false, error: "STORE_FAILED", message: "store writer is not running" });
     const id = this.nextId++;
     this.outbox.push({ id, intent });
     if (!this.flushScheduled) {
@@ -86,6 +88,9 @@ export class StoreClient {
   };
 
   private onAcks(items: Array<{ id: number; ack: Ack }>): void {
+    // The writer committed before acknowledging: drop any read snapshot older than that commit,
+    // so whatever runs on these acks (a disabled key, a new plan) reads what was just written.
+    this.afterCommit?.();
     for (const { id, ack } of items) {
       const resolve = this.pending.get(id);
       if (resolve) {

@@ -83,6 +83,8 @@ export type Intent =
        */
       op: "init";
       adminTokenHash: string;
+      /** The hash comes from FS_ADMIN_TOKEN: it replaces any stored one, so an older token stops working. */
+      adminTokenFromEnv: boolean;
       org: OrgRecord;
       project: ProjectRecord;
       keys: KeyRecord[];

@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { IntentApplier } from "./apply.js";
-import { listSegments, pruneSegments, readSegment } from "./charge-journal.js";
+import { listSegments, pruneSegments, readSegment, truncateTornTail } from "./charge-journal.js";
 import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "./messages.js";
 import { openState } from "./state-env.js";
 
@@ -36,6 +36,7 @@ function replayJournal(): number {
   const before = applier.appliedSeq();
   let count = 0;
   for (const seg of listSegments(data.journalDir)) {
+    truncateTornTail(seg.path);
     const records = readSegment(seg.path).filter((r) => r.seq > before);
     if (records.length === 0) continue;
     dbs.root.transactionSync(() => applier.applyCharges(records));

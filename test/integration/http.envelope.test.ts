@@ -116,4 +116,45 @@ describe("envelope and front-end errors", () => {
     const after = await api(server, "GET", "/healthz");
     expect(after.status).toBe(200);
   });
+
+  it("answers 404 for a trailing slash instead of a self-contradictory 405", async () => {
+    const r = await api(server, "GET", "/healthz/");
+    expect(r.status).toBe(404);
+    expectErrorEnvelope(r.body, "NOT_FOUND");
+  });
+
+  it("answers HEAD on the health routes with no body", async () => {
+    const res = await fetch(server.url + "/healthz", { method: "HEAD" });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+    const ready = await fetch(server.url + "/readyz", { method: "HEAD" });
+    expect(ready.status).toBe(200);
+  });
+
+  it("400 for a body that is not valid UTF-8", async () => {
+    const bad = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const res = await fetch(server.url + "/v1/admin/orgs", { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: bad });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { message: string } };
+    expectErrorEnvelope(body, "VALIDATION_ERROR");
+    expect(body.error.message).toMatch(/UTF-8/);
+  });
+
+  it("400 for malformed percent-encoding in a query parameter, before anything is charged", async () => {
+    const r = await api(server, "GET", "/v1/ip/8.8.8.8?include=%ZZ", { key: server.demo.secretKey });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/^query\.include/);
+    expect(r.body.metadata.credits).toBe(0);
+    const long = await api(server, "GET", `/v1/ip/8.8.8.8?include=${"x".repeat(3000)}`, { key: server.demo.secretKey });
+    expect(long.status).toBe(400);
+    expect(long.body.error.message.length).toBeLessThan(300);
+  });
+
+  it("400 for a test clock outside the years 2000-9999", async () => {
+    for (const t of ["1", "253402300800000", "abc"]) {
+      const r = await api(server, "GET", "/v1/ip/8.8.8.8", { key: server.demo.secretKey, headers: { "x-fs-test-now": t } });
+      expect(r.status, t).toBe(400);
+      expect(r.body.error.message).toMatch(/x-fs-test-now/);
+    }
+  });
 });

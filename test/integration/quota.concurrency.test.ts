@@ -1,8 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { admin, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { ADMIN_TOKEN, admin, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
 
 let server!: TestServer;
 useServer((s) => (server = s));
+
+/** Operator adjustment at a given instant (the test clock), so the period matches the calls that follow. */
+const adjustAt = (orgId: string, credits: number, nowMs: number) =>
+  api(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { key: ADMIN_TOKEN, body: { credits, reason: "test" }, headers: { "x-fs-test-now": String(nowMs) } });
 
 describe("free plan quota (SPEC 3, 7, 8)", () => {
   it("with 9,990 of 10,000 used, exactly 10 of 100 concurrent 1-credit calls succeed", async () => {
@@ -19,8 +23,8 @@ describe("free plan quota (SPEC 3, 7, 8)", () => {
 
   it("429 QUOTA_EXCEEDED carries metadata.ratelimit and Retry-After", async () => {
     const { orgId, key } = await createOrgWithKey(server);
-    await admin(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits: 10_000, reason: "test" });
     const now = Date.UTC(2026, 10, 30, 23, 59, 0);
+    await adjustAt(orgId, 10_000, now);
     const r = await api(server, "GET", "/v1/ip/8.8.8.8", { key, headers: { "x-fs-test-now": String(now) } });
     expect(r.status).toBe(429);
     expect(r.body.error.code).toBe("QUOTA_EXCEEDED");
@@ -33,7 +37,7 @@ describe("free plan quota (SPEC 3, 7, 8)", () => {
   it("usage stays readable when the quota is exhausted, and the next period starts afresh", async () => {
     const { orgId, key } = await createOrgWithKey(server);
     const nov = Date.UTC(2026, 10, 20);
-    await admin(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits: 10_000, reason: "test" });
+    await adjustAt(orgId, 10_000, nov);
     const usage = await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key, headers: { "x-fs-test-now": String(nov) } });
     expect(usage.status).toBe(200);
     expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key, headers: { "x-fs-test-now": String(nov) } })).status).toBe(429);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IntentApplier, overageOf } from "../../src/store/apply.js";
+import { IntentApplier, overageFor } from "../../src/store/apply.js";
 import type { OrgRecord } from "../../src/store/messages.js";
 import { openState, type StateDbs } from "../../src/store/state-env.js";
 
@@ -40,7 +40,9 @@ describe("IntentApplier (writer side, real LMDB)", () => {
       { seq: 11, orgId: "org_pro", credits: 3, period: "202611" },
     ]));
     expect(dbs.usage.get("org_pro:202611")).toEqual({ used: 50_002, overage: 2 });
-    tx(() => applier.applyCharges([{ seq: 12, orgId: "org_pro", credits: -60_000, period: "202611" }]));
+    tx(() => applier.applyCharges([{ seq: 12, orgId: "org_pro", credits: -30_000, period: "202611" }]));
+    expect(dbs.usage.get("org_pro:202611")).toEqual({ used: 20_002, overage: 0 });
+    tx(() => applier.applyCharges([{ seq: 13, orgId: "org_pro", credits: -60_000, period: "202611" }]));
     expect(dbs.usage.get("org_pro:202611")!.used).toBe(0);
   });
 
@@ -51,16 +53,19 @@ describe("IntentApplier (writer side, real LMDB)", () => {
     expect(tx(() => applier.apply({ op: "key.disable", keyId: "key_none", nowMs: 1 }))).toMatchObject({ ok: false, error: "NOT_FOUND" });
   });
 
-  it("initialises once and reports the stored admin hash afterwards", () => {
-    const init = (hash: string) =>
-      tx(() => applier.apply({ op: "init", adminTokenHash: hash, org: org("org_demo", "free"), project: { id: "prj_d", org_id: "org_demo", name: "d", created_at: "" }, keys: [] }));
-    expect(init("aa")).toMatchObject({ ok: true, created: true, adminTokenHash: "aa" });
-    expect(init("bb")).toMatchObject({ ok: true, created: false, adminTokenHash: "aa" });
+  it("initialises once; a generated token stays, a token from the environment replaces it", () => {
+    const init = (hash: string, fromEnv: boolean) =>
+      tx(() => applier.apply({ op: "init", adminTokenHash: hash, adminTokenFromEnv: fromEnv, org: org("org_demo", "free"), project: { id: "prj_d", org_id: "org_demo", name: "d", created_at: "" }, keys: [] }));
+    expect(init("aa", false)).toMatchObject({ ok: true, created: true, adminTokenHash: "aa" });
+    expect(init("bb", false)).toMatchObject({ ok: true, created: false, adminTokenHash: "aa" });
+    expect(init("cc", true)).toMatchObject({ ok: true, created: false, adminTokenHash: "cc" });
+    expect(init("dd", false)).toMatchObject({ ok: true, created: false, adminTokenHash: "cc" });
   });
 
-  it("overageOf splits a charge at the quota", () => {
-    expect(overageOf(0, 10, 50)).toBe(0);
-    expect(overageOf(45, 10, 50)).toBe(5);
-    expect(overageOf(60, 10, 50)).toBe(10);
+  it("overage is what is used beyond a paid plan's quota", () => {
+    expect(overageFor(40, 50, false)).toBe(0);
+    expect(overageFor(55, 50, false)).toBe(5);
+    expect(overageFor(55, 50, true)).toBe(0);
+    expect(overageFor(10 ** 9, null, false)).toBe(0);
   });
 });

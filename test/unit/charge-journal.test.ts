@@ -1,8 +1,8 @@
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ChargeJournal, listSegments, pruneSegments, readSegment, type ChargeRecord } from "../../src/store/charge-journal.js";
+import { ChargeJournal, JournalClosedError, listSegments, pruneSegments, readSegment, truncateTornTail, type ChargeRecord } from "../../src/store/charge-journal.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -19,7 +19,7 @@ describe("ChargeJournal", () => {
     const dir = tempDir();
     const batches: ChargeRecord[][] = [];
     const j = new ChargeJournal(dir, 41, (r) => batches.push(r));
-    const append = (org: string, credits: number) => new Promise<void>((resolve) => j.append(org, credits, "202611", resolve));
+    const append = (org: string, credits: number) => new Promise<void>((resolve, reject) => j.append(org, credits, "202611", (err) => (err ? reject(err) : resolve())));
     const done = [append("org_a", 1), append("org_b", 2), append("org_a", -5)];
     expect(batches).toHaveLength(0);
     await Promise.all(done);
@@ -29,6 +29,39 @@ describe("ChargeJournal", () => {
     expect(seg!.firstSeq).toBe(42);
     expect(readSegment(seg!.path)).toEqual(batches[0]);
     j.close();
+  });
+
+  it("refuses appends after close, and reports a failed write to every waiter of the batch", async () => {
+    const dir = tempDir();
+    const forwarded: ChargeRecord[][] = [];
+    const j = new ChargeJournal(dir, 0, (r) => forwarded.push(r));
+    j.close();
+    expect(() => j.append("org_a", 1, "202611", () => {})).toThrow(JournalClosedError);
+    const k = new ChargeJournal(dir, 10, (r) => forwarded.push(r));
+    // Simulate an I/O failure: the descriptor is closed under the journal.
+    closeSync((k as unknown as { fd: number }).fd);
+    const errors: Array<Error | undefined> = [];
+    await new Promise<void>((resolve) => {
+      k.append("org_a", 1, "202611", (err) => errors.push(err));
+      k.append("org_b", 1, "202611", (err) => {
+        errors.push(err);
+        resolve();
+      });
+    });
+    expect(errors).toHaveLength(2);
+    expect(errors.every((e) => e instanceof Error)).toBe(true);
+    expect(forwarded).toHaveLength(0);
+  });
+
+  it("cuts a torn tail so the next append starts on a fresh line", () => {
+    const dir = tempDir();
+    const path = join(dir, "charges-0000000000000001.log");
+    writeFileSync(path, "1\torg_a\t1\t202611\n2\torg_a\t1\t20");
+    expect(truncateTornTail(path)).toBe(12);
+    expect(readSegment(path).map((r) => r.seq)).toEqual([1]);
+    expect(truncateTornTail(path)).toBe(0);
+    writeFileSync(join(dir, "charges-0000000000000009.log"), "9\torg_a");
+    expect(truncateTornTail(join(dir, "charges-0000000000000009.log"))).toBe(7);
   });
 
   it("ignores a torn final line but refuses a corrupt complete line", () => {

@@ -36,4 +36,9 @@ describe("loadConfig", () => {
     const r = loadConfig({ FS_ADMIN_TOKEN: "a-very-secret-admin-token" });
     expect(r.ok && redactConfig(r.config).FS_ADMIN_TOKEN).toBe("[redacted]");
   });
+
+  it("treats empty values as unset", () => {
+    const r = loadConfig({ PORT: "", FS_LOG_LEVEL: "" });
+    expect(r.ok && r.config).toMatchObject({ PORT: 8080, FS_LOG_LEVEL: "info" });
+  });
 });

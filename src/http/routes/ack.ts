@@ -10,6 +10,7 @@ export function ackOrThrow(ack: Ack): Extract<Ack, { ok: true }> {
     case "CONFLICT":
       throw new ApiError("VALIDATION_ERROR", ack.message);
     case "STORE_FAILED":
-      throw new Error(`store: ${ack.error}: ${ack.message}`);
+      // The writer is gone (stopping) or its transaction failed: nothing was written.
+      throw new ApiError("NOT_READY", "The store is not available right now; nothing was changed. Retry shortly.", { headers: { "retry-after": "1" } });
   }
 }

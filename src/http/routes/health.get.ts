@@ -26,8 +26,8 @@ export function readyz(deps: AppDeps) {
         problems.push("ip dataset not open");
       }
       const [writer, pool] = await Promise.all([
-        deps.store.isAlive() ? deps.store.send({ op: "ping" }).then((a) => a.ok) : Promise.resolve(false),
-        deps.pool.ping().catch(() => null),
+        within(deps.store.isAlive() ? deps.store.send({ op: "ping" }).then((a) => a.ok) : Promise.resolve(false), false),
+        within(deps.pool.ping().catch(() => null), null),
       ]);
       if (!writer) problems.push("store writer not alive");
       if (!pool) problems.push("scoring pool not answering");
@@ -40,8 +40,19 @@ export function readyz(deps: AppDeps) {
           datasets: { ip: ipVersion },
           writer: "alive",
           pool: { threads: deps.pool.threads, ip_dataset: pool!.ipDatasetVersion },
+          memory: { rss_bytes: process.memoryUsage.rss() },
         },
       };
     },
   });
+}
+
+/** A readiness probe answers in bounded time: a stuck writer or pool counts as not ready. */
+const PROBE_TIMEOUT_MS = 2000;
+function within<T>(p: Promise<T>, onTimeout: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(onTimeout), PROBE_TIMEOUT_MS);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }

@@ -15,7 +15,7 @@ export function parseInclude(raw: string | undefined): IpDatasetName[] {
     const name = part.trim().toLowerCase();
     if (name === "all") IP_DATASETS.forEach((d) => out.add(d));
     else if ((IP_DATASETS as readonly string[]).includes(name)) out.add(name as IpDatasetName);
-    else throw new ApiError("VALIDATION_ERROR", `query.include: unknown dataset '${part.trim()}'; expected a comma-separated list of ${IP_DATASETS.join(", ")} or all.`);
+    else throw new ApiError("VALIDATION_ERROR", `query.include: unknown dataset '${part.trim().slice(0, 40)}'; expected a comma-separated list of ${IP_DATASETS.join(", ")} or all.`);
   }
   return [...out];
 }

@@ -31,6 +31,8 @@ export interface TestServer {
   cleanup(): void;
   /** Sends a signal to the running process (e.g. SIGHUP). */
   signal(sig: NodeJS.Signals): void;
+  /** Exit code of the last process once it ended (null while running or when killed by a signal). */
+  exitCode(): number | null;
 }
 
 /** Starts `node dist/src/main.js` with a fresh DATA_DIR whose datasets link to the shared build. */
@@ -127,6 +129,9 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
     },
     signal(sig) {
       child.kill(sig);
+    },
+    exitCode() {
+      return child.exitCode;
     },
   };
   return server;

@@ -12,7 +12,7 @@ export function adminKeyDisablePost(deps: AppDeps) {
     async handle({ snap, nowMs }) {
       const keyId = snap.params[0]!;
       const ack = ackOrThrow(await deps.store.send({ op: "key.disable", keyId, nowMs }));
-      deps.auth.forgetKey(keyId);
+      deps.auth.rememberKey(ack.key!);
       return { data: publicKey(ack.key!) };
     },
   });

@@ -1,429 +1,492 @@
 /**
- * Builds the IP base dataset (ASN, AS organisation, country; IPv4 and IPv6) from the npm packages
- * @ip-location-db/asn (CSV) and @ip-location-db/geo-whois-asn-country-mmdb (MMDB) into an lmdb
- * environment that src/datasets/ip-dataset.ts reads.
+ * Builds the IP dataset that src/datasets/ip-dataset.ts reads: ASN, AS organisation and country
+ * from the npm packages, plus the type/risk facts, regions, crawlers, companies and provenance
+ * from every source listed in data/sources.json that the run can get.
  *
- *   node dist/scripts/data-build.js               build a new version and make it current
- *   node dist/scripts/data-build.js --if-missing  do nothing when a current build exists
- *   node dist/scripts/data-build.js --check       parse and validate the inputs only; exit 1 on drift
+ *   node dist/scripts/data-build.js                        npm sources only
+ *   node dist/scripts/data-build.js --sources DIR          + every manifest source found in DIR
+ *                                                            (laid out like ../shared/data)
+ *   node dist/scripts/data-build.js --fetch                + every source downloaded from its upstream
+ *   node dist/scripts/data-build.js --fetch --fetch-mirror URL
+ *                                                          + downloaded from URL/<path> (a mirror of the layout)
+ *   node dist/scripts/data-build.js --if-missing           do nothing when a current build exists
+ *   node dist/scripts/data-build.js --check [--sources DIR | --fetch ...]
+ *                                                          parse only; exit 1 when an input drifted
  *
- * Steps: parse inputs strictly (bad rows counted and reported; a drifted format fails the run),
- * overlay ASN and country ranges into one table per family, write `<version>.tmp/`, verify it
- * by sampling, rename it to `<version>/`, then point `current` at it by rename.
+ * Steps: read and parse every input strictly (a file source that is missing, unreachable or
+ * drifted is reported and skipped; bad rows are counted), overlay the range sources into one
+ * disjoint list of fact sets per family (scripts/sources/overlay.ts), classify every ASN
+ * (src/datasets/asn-class.ts), overlay facts with ASN and country ranges into one table per family,
+ * write `<version>.tmp/`, verify it by sampling, rename it to `<version>/`, then point `current`
+ * at it by rename.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, renameSync, rmSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { open } from "lmdb";
-import { Reader } from "mmdb-lib";
-import { z } from "zod";
 import { dataDirFromEnv } from "../src/config/index.js";
+import { classifyAsn } from "../src/datasets/asn-class.js";
+import { COMPANY_CATEGORIES } from "../src/datasets/ip-facts.js";
 import {
-  IP_DATASET_FORMAT, IP_KEYS, NONE, RECORD_WORDS, currentIpDatasetDir, ipDatasetRoot, openIpDatasetDir,
-  type IpDatasetMeta,
+  COMPANY_CONFIDENCES, IP_DATASET_FORMAT, IP_KEYS, NONE, RECORD_WORDS, currentIpDatasetDir, ipDatasetRoot, openIpDatasetDir,
+  type IpDatasetMeta, type IpFacts, type IpSourceMeta, type StoredFactSet,
 } from "../src/datasets/ip-dataset.js";
-import { NOT_FOUND, coalesceRanges, encodeTable, overlayRanges, tableFromRanges, validateTable, type BigRange } from "../src/datasets/ip-table.js";
-import { ipv6WordsFromBigInt, ipv6WordsToBigInt, parseIp } from "../src/shared/ip.js";
+import { NOT_FOUND, encodeTable, overlayRanges, tableFromRanges, validateTable, type BigRange } from "../src/datasets/ip-table.js";
+import { ipv6WordsFromBigInt, type ParsedIp } from "../src/shared/ip.js";
+import { acquireSources, type Acquired } from "./sources/acquire.js";
+import { combineFacts, type AsnFacts } from "./sources/facts.js";
+import { isAsnListKind, isNpmSource, loadManifest, type FileSource, type Manifest, type RangeKind } from "./sources/manifest.js";
+import { Dictionary, SPECIAL_PURPOSE_RANGES, cidrRanges, readNpmInput, type Log, type NpmInput } from "./sources/npm.js";
+import { scannerOrgFromComment, vpnProviderFromComment } from "./sources/names.js";
+import { overlayClaims, type Claim, type ClaimRange, type RangeFacts } from "./sources/overlay.js";
+import { FormatDriftError, parseSourceFile, type ParsedFile } from "./sources/parsers.js";
 
-type Log = (line: string) => void;
+export { SPECIAL_PURPOSE_RANGES, cidrRanges, splitCsvLine } from "./sources/npm.js";
 
-/** The inputs of a build, one per file. */
-export type IpInputId = "asn-ipv4" | "asn-ipv6" | "country-ipv4" | "country-ipv6";
-
-/** A dataset input: one file of one npm package, with what its licence files must still say. */
-interface InputSpec {
-  id: IpInputId;
-  kind: "asn" | "country";
-  family: 4 | 6;
-  pkg: string;
-  file: string;
-  /** Our summary of the terms, recorded in the manifest; checked against the package's own files. */
-  licence: string;
-  licenceFiles: Array<{ file: string; mustContain: string }>;
-  /** Fewer good rows than this means the input is truncated or no longer what we think it is. */
-  minRows: number;
-}
-
-const ASN_PKG = "@ip-location-db/asn";
-const COUNTRY_PKG = "@ip-location-db/geo-whois-asn-country-mmdb";
-const CC_BY = "Creative Commons Attribution 4.0";
-const ASN_LICENCE =
-  "CC-BY-4.0: RouteViews (routeviews.org), DB-IP IP to ASN Lite (db-ip.com; web pages using results must link to DB-IP.com), NRO (nro.net)";
-// The package.json says CC0-1.0, but its README and NRO_LICENSE put the NRO data under CC BY 4.0.
-const COUNTRY_LICENCE = "CC-BY-4.0: NRO (nro.net) per NRO_LICENSE and README; package.json declares CC0-1.0";
-const asnLicenceFiles = [
-  { file: "DBIP-LICENSE", mustContain: CC_BY },
-  { file: "ROUTEVIEWS-LICENSE", mustContain: CC_BY },
-  { file: "NRO_LICENSE", mustContain: CC_BY },
-];
-const countryLicenceFiles = [{ file: "NRO_LICENSE", mustContain: CC_BY }];
-
-// Row floors: about a quarter of what the 2026 packages hold (412k/103k ASN rows, 500k+ networks).
-const INPUTS: InputSpec[] = [
-  { id: "asn-ipv4", kind: "asn", family: 4, pkg: ASN_PKG, file: "asn-ipv4-num.csv", licence: ASN_LICENCE, licenceFiles: asnLicenceFiles, minRows: 100_000 },
-  { id: "asn-ipv6", kind: "asn", family: 6, pkg: ASN_PKG, file: "asn-ipv6-num.csv", licence: ASN_LICENCE, licenceFiles: asnLicenceFiles, minRows: 25_000 },
-  { id: "country-ipv4", kind: "country", family: 4, pkg: COUNTRY_PKG, file: "geo-whois-asn-country-ipv4.mmdb", licence: COUNTRY_LICENCE, licenceFiles: countryLicenceFiles, minRows: 50_000 },
-  { id: "country-ipv6", kind: "country", family: 6, pkg: COUNTRY_PKG, file: "geo-whois-asn-country-ipv6.mmdb", licence: COUNTRY_LICENCE, licenceFiles: countryLicenceFiles, minRows: 20_000 },
-];
-
-/** A tolerated share of bad rows; a changed format breaks far more rows than this. */
-const MAX_BAD_SHARE = 0.01;
+/** Id of an npm input ("asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6"). */
+export type IpInputId = string;
 
 /**
- * Special-purpose blocks that are not globally reachable (IANA IPv4 and IPv6 Special-Purpose
- * Address Registries, RFC 6890 and successors). Upstream assigns some of them a country
- * (192.168.0.0/16 and 172.16.0.0/12 come out as AU, 2001:db8::/32 as JP), which would make a
- * private or documentation address look foreign; the builder removes them from every input.
+ * IPv6 transition blocks (6to4 2002::/16, Teredo 2001::/32) embed other addresses; a list entry
+ * covering them is a mistake (one cloud list carries 2002::/16), so range sources lose them too.
  */
-export const SPECIAL_PURPOSE_RANGES: Record<4 | 6, readonly string[]> = {
-  4: [
-    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-    "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
-    "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-  ],
-  6: [
-    "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b:1::/48", "100::/64", "2001:2::/48", "2001:db8::/32",
-    "3fff::/20", "fc00::/7", "fe80::/10", "ff00::/8",
-  ],
-};
-
-/** Turns CIDR text into a sorted range list, using the runtime parser. */
-export function cidrRanges(cidrs: readonly string[], family: 4 | 6): BigRange[] {
-  const bits = family === 4 ? 32 : 128;
-  const ranges = cidrs.map((cidr) => {
-    const [addr = "", len = ""] = cidr.split("/");
-    const ip = parseIp(addr);
-    const prefix = Number(len);
-    if (!ip || !/^\d{1,3}$/.test(len) || prefix > bits) throw new Error(`bad CIDR ${cidr}`);
-    // ::ffff:0:0 parses as mapped IPv4; in an IPv6 list we want its 128-bit form.
-    const start = ip.version === 6 ? ipv6WordsToBigInt(ip.words) : family === 6 ? 0xffff00000000n | BigInt(ip.v4) : BigInt(ip.v4);
-    const size = 1n << BigInt(bits - prefix);
-    if (start % size !== 0n) throw new Error(`CIDR ${cidr} has host bits set`);
-    return { start, end: start + size - 1n, value: 0 };
-  });
-  return ranges.sort((a, b) => (a.start < b.start ? -1 : 1));
-}
-
-/** Removes the special-purpose blocks from `ranges`; returns what is left and how many pieces went. */
-function maskSpecialPurpose(ranges: BigRange[], family: 4 | 6): { ranges: BigRange[]; masked: number } {
-  let masked = 0;
-  const out = overlayRanges(ranges, cidrRanges(SPECIAL_PURPOSE_RANGES[family], family), (value, special) => {
-    if (special === NOT_FOUND) return value;
-    if (value !== NOT_FOUND) masked++;
-    return NOT_FOUND;
-  });
-  return { ranges: out, masked };
-}
-
-interface ParsedInput {
-  spec: InputSpec;
-  upstream: string;
-  checksum: string;
-  rows: number;
-  badRows: number;
-  /** Rows clipped or dropped because they overlapped an earlier row (ASN only). */
-  overlaps: number;
-  /** Pieces of ranges removed because they lie in special-purpose space. */
-  masked: number;
-  /** Value = index into the ASN pair list (asn inputs) or the country list (country inputs). */
-  ranges: BigRange[];
-  /** A few good rows kept for the post-build check. */
-  samples: Array<{ start: bigint; value: number }>;
-}
-
-/** An input as its parser returns it, before masking and bookkeeping. */
-type RawInput = Omit<ParsedInput, "upstream" | "checksum" | "samples">;
-
-/** Interned values shared by all inputs of one build. */
-class Dictionary {
-  readonly orgs: string[] = [];
-  readonly countries: string[] = [];
-  /** ASN pairs: asn and org index (NONE when the org column is empty). */
-  readonly pairs: Array<{ asn: number; org: number }> = [];
-  private readonly orgIndex = new Map<string, number>();
-  private readonly countryIndex = new Map<string, number>();
-  private readonly pairIndex = new Map<string, number>();
-
-  pair(asn: number, org: string): number {
-    const key = `${asn}\u0000${org}`;
-    let i = this.pairIndex.get(key);
-    if (i === undefined) {
-      i = this.pairs.push({ asn, org: org === "" ? NONE : intern(this.orgs, this.orgIndex, org) }) - 1;
-      this.pairIndex.set(key, i);
-    }
-    return i;
-  }
-
-  country(code: string): number {
-    return intern(this.countries, this.countryIndex, code);
-  }
-}
-
-function intern(list: string[], index: Map<string, number>, value: string): number {
-  let i = index.get(value);
-  if (i === undefined) {
-    i = list.push(value) - 1;
-    index.set(value, i);
-  }
-  return i;
-}
-
-/** Reads package.json and licence files of an input's package; fails when the licence text drifted. */
-function describePackage(spec: InputSpec): { dir: string; upstream: string } {
-  const require = createRequire(import.meta.url);
-  const pkgJson = require.resolve(`${spec.pkg}/package.json`);
-  const dir = dirname(pkgJson);
-  const pkg = z
-    .object({ name: z.string(), version: z.string(), repository: z.object({ url: z.string() }).optional(), homepage: z.string().optional() })
-    .parse(JSON.parse(readFileSync(pkgJson, "utf8")));
-  const homepage = pkg.homepage ?? pkg.repository?.url.replace(/^git\+/, "").replace(/\.git$/, "") ?? "unknown";
-  for (const { file, mustContain } of spec.licenceFiles) {
-    const path = join(dir, file);
-    if (!existsSync(path) || !readFileSync(path, "utf8").includes(mustContain)) {
-      throw new Error(`${spec.pkg}: ${file} no longer says "${mustContain}"; review the licence before building`);
-    }
-  }
-  return { dir, upstream: `${pkg.name}@${pkg.version} ${homepage}` };
-}
-
-/** Splits one CSV line (RFC 4180 quoting, `""` inside quotes). Returns null on broken quoting. */
-export function splitCsvLine(line: string): string[] | null {
-  const fields: string[] = [];
-  let i = 0;
-  for (;;) {
-    if (line.charCodeAt(i) === 34) {
-      let value = "";
-      let from = ++i;
-      for (;;) {
-        const q = line.indexOf('"', from);
-        if (q < 0) return null;
-        value += line.slice(from, q);
-        if (line.charCodeAt(q + 1) === 34) {
-          value += '"';
-          from = q + 2;
-          continue;
-        }
-        i = q + 1;
-        break;
-      }
-      fields.push(value);
-      if (i === line.length) return fields;
-      if (line.charCodeAt(i) !== 44) return null;
-      i++;
-    } else {
-      const comma = line.indexOf(",", i);
-      const field = line.slice(i, comma < 0 ? line.length : comma);
-      if (field.includes('"')) return null;
-      fields.push(field);
-      if (comma < 0) return fields;
-      i = comma + 1;
-    }
-  }
-}
-
-const decimalAddress = (bits: 32n | 128n) =>
-  z
-    .string()
-    .regex(/^(0|[1-9][0-9]{0,38})$/, "not a decimal address")
-    .transform((s) => BigInt(s))
-    .refine((v) => v >> bits === 0n, `exceeds ${bits} bits`);
-const asnField = z.string().regex(/^(0|[1-9][0-9]{0,9})$/, "not an AS number").transform(Number).refine((v) => v <= 0xffffffff, "AS number exceeds 32 bits");
-const asnRow = (bits: 32n | 128n) =>
-  z.tuple([decimalAddress(bits), decimalAddress(bits), asnField, z.string()]).refine(([s, e]) => s <= e, "range ends before it starts");
-const asnRowSchemas = { 4: asnRow(32n), 6: asnRow(128n) };
-
-/** Parses an ASN CSV (start,end,asn,org with numeric addresses). */
-function parseAsnCsv(spec: InputSpec, bytes: Buffer, dict: Dictionary, log: Log): RawInput {
-  const text = bytes.toString("utf8");
-  const schema = asnRowSchemas[spec.family];
-  const ranges: BigRange[] = [];
-  let rows = 0;
-  let badRows = 0;
-  let overlaps = 0;
-  const badExamples: string[] = [];
-  for (let at = 0; at < text.length; ) {
-    let nl = text.indexOf("\n", at);
-    if (nl < 0) nl = text.length;
-    const line = text.slice(at, nl).replace(/\r$/, "");
-    at = nl + 1;
-    if (line === "") continue;
-    rows++;
-    const fields = splitCsvLine(line);
-    const parsed = fields && fields.length === 4 ? schema.safeParse(fields) : null;
-    if (!parsed?.success) {
-      badRows++;
-      if (badExamples.length < 3) badExamples.push(`line ${rows}: ${line.slice(0, 120)}`);
-      continue;
-    }
-    let [start, end, asn, org] = parsed.data;
-    const last = ranges[ranges.length - 1];
-    if (last && start < last.start) {
-      badRows++; // the file is sorted by start; an exception means we misread it
-      if (badExamples.length < 3) badExamples.push(`line ${rows} (out of order): ${line.slice(0, 120)}`);
-      continue;
-    }
-    if (last && start <= last.end) {
-      // Upstream has a few overlapping rows; the earlier row keeps the shared addresses.
-      overlaps++;
-      if (end <= last.end) continue;
-      start = last.end + 1n;
-    }
-    ranges.push({ start, end, value: dict.pair(asn, org.trim()) });
-    if (rows % 100_000 === 0) log(`  ${spec.id}: ${rows} rows`);
-  }
-  if (badExamples.length) log(`  ${spec.id}: ${badRows} bad rows, e.g. ${badExamples.join(" | ")}`);
-  return { spec, rows, badRows, overlaps, masked: 0, ranges };
-}
-
-const countryRecord = z.object({ country_code: z.string().regex(/^[A-Z]{2}$/) });
-
-/** What mmdb-lib keeps private but documents in its source: the tree reader and data decoder. */
-interface ReaderInternals {
-  walker: { left(offset: number): number; right(offset: number): number };
-  decoder: { decodeFast(offset: number): { value: unknown } };
-}
-
-/** Enumerates every leaf network of a country MMDB into sorted, coalesced ranges. */
-function walkCountryMmdb(spec: InputSpec, bytes: Buffer, dict: Dictionary, log: Log): RawInput {
-  const reader = new Reader(bytes);
-  const { databaseType, ipVersion, nodeCount, nodeByteSize, searchTreeSize } = reader.metadata;
-  if (!databaseType.includes("country") || ipVersion !== spec.family) {
-    throw new Error(`${spec.id}: expected a country database for IPv${spec.family}, found "${databaseType}" (ipVersion ${ipVersion})`);
-  }
-  const { walker, decoder } = reader as unknown as Partial<ReaderInternals>;
-  if (typeof walker?.left !== "function" || typeof decoder?.decodeFast !== "function") {
-    throw new Error(`${spec.id}: mmdb-lib no longer exposes walker/decoder internals; update walkCountryMmdb for this mmdb-lib version`);
-  }
-  const bits = spec.family === 4 ? 32 : 128;
-  const countryOf = new Map<number, number>(); // data pointer -> country index, or NOT_FOUND when invalid
-  const leaves: BigRange[] = [];
-  let badRows = 0;
-  // Depth-first, left before right, so leaves come out in address order. Entries are record
-  // values: below nodeCount a node, equal to it "no data", above it a pointer into the data section.
-  const stack: Array<{ record: number; depth: number; prefix: bigint }> = [{ record: 0, depth: 0, prefix: 0n }];
-  while (stack.length > 0) {
-    const { record, depth, prefix } = stack.pop()!;
-    if (record < nodeCount) {
-      if (depth === bits) {
-        badRows++; // a node below the last bit: a malformed tree
-        continue;
-      }
-      const offset = record * nodeByteSize;
-      const half = 1n << BigInt(bits - depth - 1);
-      stack.push({ record: walker.right(offset), depth: depth + 1, prefix: prefix | half });
-      stack.push({ record: walker.left(offset), depth: depth + 1, prefix });
-      continue;
-    }
-    if (record === nodeCount) continue;
-    let country = countryOf.get(record);
-    if (country === undefined) {
-      // Same arithmetic as mmdb-lib's resolveDataPointer.
-      const parsed = countryRecord.safeParse(decoder.decodeFast(record - nodeCount + searchTreeSize).value);
-      country = parsed.success ? dict.country(parsed.data.country_code) : NOT_FOUND;
-      countryOf.set(record, country);
-    }
-    if (country === NOT_FOUND) {
-      badRows++;
-      continue;
-    }
-    leaves.push({ start: prefix, end: prefix + (1n << BigInt(bits - depth)) - 1n, value: country });
-    if (leaves.length % 200_000 === 0) log(`  ${spec.id}: ${leaves.length} networks`);
-  }
-  const ranges = coalesceRanges(leaves);
-  log(`  ${spec.id}: ${leaves.length} networks -> ${ranges.length} ranges after joining neighbours`);
-  return { spec, rows: leaves.length + badRows, badRows, overlaps: 0, masked: 0, ranges };
-}
-
-function pickSamples(ranges: BigRange[]): Array<{ start: bigint; value: number }> {
-  const step = Math.max(1, Math.floor(ranges.length / 200));
-  const out: Array<{ start: bigint; value: number }> = [];
-  for (let i = 0; i < ranges.length; i += step) out.push({ start: ranges[i]!.start, value: ranges[i]!.value });
-  return out;
-}
-
-/** Reads, checksums and parses one input, failing on format drift. */
-function readInput(spec: InputSpec, dict: Dictionary, log: Log, override?: string): ParsedInput {
-  const { dir, upstream } = describePackage(spec);
-  const path = override ?? join(dir, spec.file);
-  const bytes = readFileSync(path);
-  const checksum = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
-  log(`${spec.id}: reading ${path} (${(bytes.length / 1e6).toFixed(1)} MB)`);
-  const parsed = spec.kind === "asn" ? parseAsnCsv(spec, bytes, dict, log) : walkCountryMmdb(spec, bytes, dict, log);
-  const good = parsed.rows - parsed.badRows;
-  if (good < spec.minRows || parsed.badRows > parsed.rows * MAX_BAD_SHARE) {
-    throw new Error(
-      `${spec.id}: ${path} does not look like the expected format: ${good} good rows (need ${spec.minRows}), ` +
-        `${parsed.badRows} bad of ${parsed.rows}; check whether ${spec.pkg} changed its layout`,
-    );
-  }
-  const { ranges, masked } = maskSpecialPurpose(parsed.ranges, spec.family);
-  log(`${spec.id}: ${parsed.rows} rows, ${parsed.badRows} bad, ${parsed.overlaps} overlapping, ${masked} special-purpose pieces removed, ${ranges.length} ranges`);
-  return { ...parsed, ranges, masked, samples: pickSamples(ranges), upstream, checksum };
-}
-
-/** Result of reading every input: enough to write a build, or to report in --check mode. */
-export interface IpSources {
-  inputs: ParsedInput[];
-  dict: Dictionary;
-}
+const TRANSITION_RANGES_V6 = ["2001::/32", "2002::/16"];
 
 /** Options shared by readIpSources and buildIpDataset. */
 export interface IpSourceOptions {
   /** Progress lines; silent when absent. */
   log?: Log;
-  /** Read these files instead of the packages' own (tests use it to feed drifted inputs). */
+  /** Read these files instead of the npm packages' own (tests use it to feed drifted inputs). */
   files?: Partial<Record<IpInputId, string>>;
+  /** The manifest to build from; default data/sources.json. */
+  manifest?: Manifest;
 }
 
-/** Parses and validates all inputs without writing anything. Throws on drift. */
+/** Result of reading the npm inputs: enough to build the base tables, or to report in --check mode. */
+export interface IpSources {
+  inputs: NpmInput[];
+  dict: Dictionary;
+}
+
+/** Parses and validates the npm inputs without writing anything. Throws on drift. */
 export function readIpSources(opts: IpSourceOptions = {}): IpSources {
   const log = opts.log ?? (() => {});
+  const manifest = opts.manifest ?? loadManifest();
   const dict = new Dictionary();
-  return { inputs: INPUTS.map((spec) => readInput(spec, dict, log, opts.files?.[spec.id])), dict };
+  const specs = manifest.sources.filter(isNpmSource);
+  for (const kind of ["asn", "country"] as const) {
+    for (const family of [4, 6] as const) {
+      if (!specs.some((s) => s.kind === kind && s.family === family)) throw new Error(`manifest has no ${kind} source for IPv${family}`);
+    }
+  }
+  return { inputs: specs.map((spec) => readNpmInput(spec, dict, log, opts.files?.[spec.id])), dict };
+}
+
+/** Options of buildIpDataset. */
+export interface BuildOptions extends IpSourceOptions {
+  /** DATA_DIR: the build goes to `<dataDir>/datasets/ip/<version>/`. */
+  dataDir: string;
+  /** A directory laid out like ../shared/data; every manifest source found there is used. */
+  sourcesDir?: string;
+  /** Download each source's upstream address (with sourcesDir: fall back to it when a download fails). */
+  fetch?: boolean;
+  /** With fetch: download `${fetchMirror}/${path}` instead of the upstream address. */
+  fetchMirror?: string;
+  /** Per-download time limit; default 60 s. */
+  fetchTimeoutMs?: number;
+}
+
+/** One file source after acquiring and parsing. */
+interface FileResult {
+  source: FileSource;
+  order: number;
+  status: "ok" | "missing" | "failed";
+  reason: string | null;
+  origin: string | null;
+  note: string | null;
+  sha256: string | null;
+  parsed: ParsedFile | null;
+  /** Range pieces removed because they lie in special-purpose or transition space. */
+  masked: number;
+}
+
+/** Reads or downloads every file source and parses it; never throws for one source's problem. */
+async function readFileSources(manifest: Manifest, opts: BuildOptions, log: Log): Promise<FileResult[]> {
+  const files = manifest.sources.filter((s): s is FileSource => !isNpmSource(s));
+  const requested = Boolean(opts.sourcesDir || opts.fetch);
+  if (requested) log(`reading ${files.length} listed sources ${opts.fetch ? `by download${opts.fetchMirror ? ` from ${opts.fetchMirror}` : ""}` : `from ${opts.sourcesDir}`}`);
+  const acquired = await acquireSources(files, {
+    sourcesDir: opts.sourcesDir,
+    fetch: opts.fetch,
+    fetchMirror: opts.fetchMirror,
+    timeoutMs: opts.fetchTimeoutMs,
+    log,
+  });
+  return files.map((source, i) => {
+    const got: Acquired = acquired[i]!;
+    const order = manifest.sources.indexOf(source);
+    if (got.status !== "ok") {
+      if (requested) log(`  ${got.status.padEnd(7)} ${source.id}: ${got.reason}`);
+      return { source, order, status: got.status, reason: got.reason, origin: got.origin, note: null, sha256: null, parsed: null, masked: 0 };
+    }
+    const sha256 = createHash("sha256").update(got.bytes).digest("hex");
+    try {
+      const parsed = parseSourceFile(got.bytes, source, got.format);
+      const bad = parsed.badRows > 0 ? `, ${parsed.badRows} bad (e.g. ${parsed.badExamples[0]})` : "";
+      log(`  ok      ${source.id} (${source.kind}): ${parsed.rows} rows${bad}${parsed.dataDate ? `, data ${parsed.dataDate}` : ""}${got.note ? `; ${got.note}` : ""}`);
+      return { source, order, status: "ok", reason: null, origin: got.origin, note: got.note, sha256, parsed, masked: 0 };
+    } catch (err) {
+      const reason = err instanceof FormatDriftError ? err.message : `parser error: ${(err as Error).message}`;
+      log(`  FAILED  ${source.id}: ${reason}`);
+      return { source, order, status: "failed", reason, origin: got.origin, note: got.note, sha256, parsed: null, masked: 0 };
+    }
+  });
+}
+
+/** The name a range row contributes for its kind: the source's own, else the row's (with `row_names`). */
+function rowName(source: FileSource, raw: string | null): string | null {
+  const own = source.kind === "scanner" ? source.organisation : source.provider;
+  if (own !== undefined) return own;
+  if (!source.options?.row_names) return null;
+  if (source.kind === "scanner") return scannerOrgFromComment(raw);
+  if (source.kind === "vpn") return vpnProviderFromComment(raw);
+  return raw?.trim() || null;
+}
+
+/** Cuts the blocks of `special` (sorted, disjoint) out of [start, end]. */
+function clip(start: bigint, end: bigint, special: readonly BigRange[]): Array<[bigint, bigint]> {
+  const out: Array<[bigint, bigint]> = [];
+  let from = start;
+  for (const s of special) {
+    if (s.end < from) continue;
+    if (s.start > end) break;
+    if (s.start > from) out.push([from, s.start - 1n]);
+    from = s.end + 1n;
+    if (from > end) return out;
+  }
+  out.push([from, end]);
+  return out;
+}
+
+/** Range claims of every ok range source, per family. */
+interface ClaimSet {
+  claims: Claim[];
+  ranges: Record<4 | 6, ClaimRange[]>;
+  /** A few pieces per source, kept for the post-build check. */
+  samples: Array<{ source: FileSource; family: 4 | 6; start: bigint; end: bigint }>;
+}
+
+function collectClaims(results: FileResult[]): ClaimSet {
+  const special: Record<4 | 6, BigRange[]> = {
+    4: cidrRanges(SPECIAL_PURPOSE_RANGES[4], 4),
+    6: cidrRanges([...SPECIAL_PURPOSE_RANGES[6], ...TRANSITION_RANGES_V6], 6),
+  };
+  const set: ClaimSet = { claims: [], ranges: { 4: [], 6: [] }, samples: [] };
+  const claimIndex = new Map<string, number>();
+  for (const result of results) {
+    const { source, parsed } = result;
+    if (!parsed || isAsnListKind(source.kind)) continue;
+    const kind = source.kind as RangeKind;
+    const step = Math.max(1, Math.floor(parsed.ranges.length / 10));
+    parsed.ranges.forEach((r, row) => {
+      const name = rowName(source, r.name);
+      const region = kind === "cloud" ? r.region : null;
+      const key = `${result.order}\u0000${name}\u0000${region}`;
+      let claim = claimIndex.get(key);
+      if (claim === undefined) {
+        claim = set.claims.push({ kind, source: source.id, order: result.order, name, region, crawler: source.crawler ?? null }) - 1;
+        claimIndex.set(key, claim);
+      }
+      const pieces = clip(r.start, r.end, special[r.family]);
+      if (pieces.length !== 1 || pieces[0]![0] !== r.start || pieces[0]![1] !== r.end) result.masked++;
+      for (const [start, end] of pieces) set.ranges[r.family].push({ start, end, claim, row });
+      const first = pieces[0];
+      if (row % step === 0 && first) set.samples.push({ source, family: r.family, start: first[0], end: first[1] });
+    });
+  }
+  return set;
+}
+
+/** Per ASN, what the ASN lists say: the first listing source per role, in manifest order. */
+interface AsnListing {
+  hosting: string | null;
+  vpn: string | null;
+  vpnProvider: string | null;
+  /** The first name a list gives (company name when the ASN data has none). */
+  name: string | null;
+}
+
+function collectAsnListings(results: FileResult[]): Map<number, AsnListing> {
+  const listings = new Map<number, AsnListing>();
+  for (const { source, parsed } of results) {
+    if (!parsed || !isAsnListKind(source.kind)) continue;
+    for (const row of parsed.asns) {
+      let l = listings.get(row.asn);
+      if (!l) listings.set(row.asn, (l = { hosting: null, vpn: null, vpnProvider: null, name: null }));
+      if (source.kind === "vpn-asn") {
+        if (!l.vpn) {
+          l.vpn = source.id;
+          l.vpnProvider = source.provider ?? vpnProviderFromComment(row.name);
+        }
+      } else if (!l.hosting) {
+        l.hosting = source.id;
+      }
+      l.name ??= row.name;
+    }
+  }
+  return listings;
+}
+
+/** Interns values by a string key; the index is the stored reference. */
+class Interner<T> {
+  readonly values: T[] = [];
+  private readonly index = new Map<string, number>();
+  add(value: T, key: string = JSON.stringify(value)): number {
+    let i = this.index.get(key);
+    if (i === undefined) {
+      i = this.values.push(value) - 1;
+      this.index.set(key, i);
+    }
+    return i;
+  }
 }
 
 function timestamp(d: Date): string {
   return d.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 }
 
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+
+/** The npm inputs' base ranges: one value per distinct (ASN pair, country), per family. */
+interface BaseTables {
+  bases: Interner<{ pair: number; country: number }>;
+  ranges: Record<4 | 6, BigRange[]>;
+}
+
+function overlayBase(inputs: NpmInput[]): BaseTables {
+  const npmOf = (kind: "asn" | "country", family: 4 | 6) => inputs.find((p) => p.spec.kind === kind && p.spec.family === family)!;
+  const bases = new Interner<{ pair: number; country: number }>();
+  const baseOf = (pair: number, country: number) => bases.add({ pair, country }, `${pair},${country}`);
+  return {
+    bases,
+    ranges: {
+      4: overlayRanges(npmOf("asn", 4).ranges, npmOf("country", 4).ranges, baseOf),
+      6: overlayRanges(npmOf("asn", 6).ranges, npmOf("country", 6).ranges, baseOf),
+    },
+  };
+}
+
+/**
+ * Company country per ASN pair: the country of most of its ranges (both families). Counting
+ * ranges, not addresses, keeps one large block registered abroad from outvoting the home network.
+ * Ties go to the alphabetically first code, so the answer does not depend on input order.
+ */
+function companyCountries(base: BaseTables, dict: Dictionary): (pair: number) => number {
+  const tallies = new Map<number, Map<number, number>>();
+  for (const family of [4, 6] as const) {
+    for (const r of base.ranges[family]) {
+      const { pair, country } = base.bases.values[r.value]!;
+      if (pair === NOT_FOUND || country === NOT_FOUND) continue;
+      let t = tallies.get(pair);
+      if (!t) tallies.set(pair, (t = new Map()));
+      t.set(country, (t.get(country) ?? 0) + 1);
+    }
+  }
+  return (pair) => {
+    let best = NONE;
+    let bestCount = -1;
+    for (const [country, count] of tallies.get(pair) ?? []) {
+      if (count > bestCount || (count === bestCount && dict.countries[country]! < dict.countries[best]!)) {
+        best = country;
+        bestCount = count;
+      }
+    }
+    return best;
+  };
+}
+
+/** What a record stores about its ASN pair: interned ASN facts and the company words. */
+interface PairInfo {
+  asnFacts: number;
+  companyName: number;
+  companyCountry: number;
+  companyClass: number;
+}
+
+/** Classifies each ASN pair once (lists, then name) and derives its company. */
+function pairClassifier(dict: Dictionary, listings: Map<number, AsnListing>, countryOf: (pair: number) => number) {
+  const asnFacts = new Interner<AsnFacts>();
+  const infos = new Map<number, PairInfo>();
+  const infoOf = (pair: number): PairInfo => {
+    let info = infos.get(pair);
+    if (!info) {
+      const { asn } = dict.pairs[pair]!;
+      const listing = listings.get(asn);
+      const org = dict.orgOf(pair);
+      const cls = classifyAsn({ name: org, hostingListed: listing?.hosting != null, vpnListed: listing?.vpn != null });
+      const facts: AsnFacts = {
+        cls,
+        hostingSource: cls.hostingBy === "list" ? (listing!.hosting ?? listing!.vpn) : null,
+        vpnSource: listing?.vpn ?? null,
+        vpnProvider: listing?.vpnProvider ?? null,
+      };
+      info = {
+        asnFacts: asnFacts.add(facts),
+        companyName: dict.org(org ?? listing?.name ?? `AS${asn}`),
+        companyCountry: countryOf(pair),
+        companyClass: COMPANY_CATEGORIES.indexOf(cls.category) | (COMPANY_CONFIDENCES.indexOf(cls.confidence) << 8),
+      };
+      infos.set(pair, info);
+    }
+    return info;
+  };
+  return { asnFacts, infoOf, count: () => infos.size };
+}
+
+/** The final tables: every piece of address space mapped to one record (pair, country, fact set). */
+function buildTables(
+  base: BaseTables,
+  factRanges: Record<4 | 6, BigRange[]>,
+  rangeFacts: Interner<RangeFacts>,
+  pairs: ReturnType<typeof pairClassifier>,
+  dict: Dictionary,
+  asnSource: Record<4 | 6, string>,
+) {
+  const factSets = new Interner<StoredFactSet>();
+  const factSetMemo = new Map<string, number>();
+  const records = new Interner<number[]>();
+  const tables = {} as Record<4 | 6, ReturnType<typeof tableFromRanges>>;
+  for (const family of [4, 6] as const) {
+    const final = overlayRanges(base.ranges[family], factRanges[family], (baseIndex, factsIndex) => {
+      const b = baseIndex === NOT_FOUND ? undefined : base.bases.values[baseIndex]!;
+      const pair = b && b.pair !== NOT_FOUND ? b.pair : undefined;
+      const info = pair === undefined ? undefined : pairs.infoOf(pair);
+      // Few distinct (range facts, ASN facts) pairs exist; combine each once.
+      const memoKey = `${family},${factsIndex},${info?.asnFacts ?? -1}`;
+      let factSet = factSetMemo.get(memoKey);
+      if (factSet === undefined) {
+        const range = factsIndex === NOT_FOUND ? null : rangeFacts.values[factsIndex]!;
+        factSet = factSets.add(combineFacts(range, info ? pairs.asnFacts.values[info.asnFacts]! : null, asnSource[family]));
+        factSetMemo.set(memoKey, factSet);
+      }
+      const p = pair === undefined ? undefined : dict.pairs[pair]!;
+      const country = b?.country ?? NOT_FOUND;
+      // Layout: RECORD in src/datasets/ip-dataset.ts. The dictionary's "no org" marker is NONE too.
+      const words = [
+        p ? 1 : 0,
+        p?.asn ?? 0,
+        p ? p.org : NONE,
+        country === NOT_FOUND ? NONE : country,
+        factSet,
+        info?.companyName ?? NONE,
+        info?.companyCountry ?? NONE,
+        info?.companyClass ?? 0,
+      ];
+      return records.add(words, words.join(","));
+    });
+    tables[family] = tableFromRanges(final, family === 4 ? 1 : 4);
+    const problem = validateTable(tables[family], family === 4 ? 1 : 4);
+    if (problem) throw new Error(`built IPv${family} table is invalid: ${problem}`);
+  }
+  const recordWords = new Uint32Array(records.values.length * RECORD_WORDS);
+  records.values.forEach((words, i) => recordWords.set(words, i * RECORD_WORDS));
+  return { tables, recordWords, records: records.values.length, factSets: factSets.values };
+}
+
+/** Per source, in manifest order, what this build made of it. */
+function sourceMetas(manifest: Manifest, inputs: NpmInput[], results: FileResult[]): IpSourceMeta[] {
+  const npmById = new Map(inputs.map((p) => [p.spec.id, p]));
+  const fileById = new Map(results.map((r) => [r.source.id, r]));
+  return manifest.sources.map((s): IpSourceMeta => {
+    if (isNpmSource(s)) {
+      const p = npmById.get(s.id)!;
+      return { id: s.id, kind: s.kind, status: "ok", reason: null, rows: p.rows, bad_rows: p.badRows, sha256: p.sha256, data_date: p.dataDate, upstream: p.upstream, licence: s.licence };
+    }
+    const r = fileById.get(s.id)!;
+    return {
+      id: s.id, kind: s.kind, status: r.status, reason: r.reason, rows: r.parsed?.rows ?? 0, bad_rows: r.parsed?.badRows ?? 0,
+      sha256: r.sha256, data_date: r.parsed?.dataDate ?? null, upstream: s.upstream, licence: s.licence,
+    };
+  });
+}
+
+/** manifest.json: the meta plus per-source detail (file, origin, bad examples, pieces removed). */
+function manifestJson(meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[], results: FileResult[], tables: Record<string, number>) {
+  const npmById = new Map(inputs.map((p) => [p.spec.id, p]));
+  const fileById = new Map(results.map((r) => [r.source.id, r]));
+  return {
+    generated_by: "scripts/data-build.ts; do not edit",
+    ...meta,
+    format: IP_DATASET_FORMAT,
+    tables,
+    sources: manifest.sources.map((s, i) => {
+      const common = { ...meta.sources[i]!, built_at: meta.built_at };
+      if (isNpmSource(s)) {
+        const p = npmById.get(s.id)!;
+        return { ...common, file: s.file, overlapping_rows: p.overlaps, special_purpose_removed: p.masked, ranges: p.ranges.length };
+      }
+      const r = fileById.get(s.id)!;
+      return {
+        ...common, path: s.path, origin: r.origin, note: r.note, bad_examples: r.parsed?.badExamples ?? [],
+        ranges: r.parsed?.ranges.length ?? 0, asns: r.parsed?.asns.length ?? 0, special_purpose_removed: r.masked,
+      };
+    }),
+  };
+}
+
 /**
  * Builds a new IP dataset version under `<dataDir>/datasets/ip/` and makes it current.
- * @returns the version name and its directory.
- * @throws Error when an input drifted, a licence file changed, or the verification failed;
+ * File sources that are missing, unreachable or drifted are reported (log, manifest.json,
+ * meta.sources) and skipped.
+ * @returns the version name, its directory and the outcome per source (manifest order).
+ * @throws Error when an npm input drifted, a licence file changed, or the verification failed;
  *   `current` is left untouched in that case.
  */
-export async function buildIpDataset(opts: IpSourceOptions & { dataDir: string }): Promise<{ version: string; dir: string }> {
+export async function buildIpDataset(opts: BuildOptions): Promise<{ version: string; dir: string; sources: IpSourceMeta[] }> {
   const log = opts.log ?? (() => {});
   const began = Date.now();
   const builtAt = new Date();
-  const { inputs, dict } = readIpSources(opts);
-  const byId = (id: IpInputId) => inputs.find((p) => p.spec.id === id)!;
+  const manifest = opts.manifest ?? loadManifest();
+  const { inputs, dict } = readIpSources({ ...opts, manifest });
+  log(`npm sources read (${seconds(began)})`);
 
-  // One record per distinct (ASN pair, country); the tables map ranges to records.
-  const recordIndex = new Map<number, number>();
-  const recordWords: number[] = [];
-  const recordOf = (pair: number, country: number): number => {
-    const key = (pair + 1) * 65536 + (country + 1);
-    let i = recordIndex.get(key);
-    if (i === undefined) {
-      const p = pair === NOT_FOUND ? undefined : dict.pairs[pair];
-      i = recordWords.push(p ? 1 : 0, p?.asn ?? 0, p?.org ?? NONE, country === NOT_FOUND ? NONE : country) / RECORD_WORDS - 1;
-      recordIndex.set(key, i);
-    }
-    return i;
+  let step = Date.now();
+  const results = await readFileSources(manifest, opts, log);
+  const okCount = results.filter((r) => r.status === "ok").length;
+  if (opts.sourcesDir || opts.fetch) log(`listed sources: ${okCount} ok, ${results.length - okCount} not used (${seconds(step)})`);
+
+  step = Date.now();
+  const claimSet = collectClaims(results);
+  const listings = collectAsnListings(results);
+  const rangeFacts = new Interner<RangeFacts>();
+  const factRanges = {
+    4: overlayClaims(claimSet.ranges[4], claimSet.claims, (f) => rangeFacts.add(f)),
+    6: overlayClaims(claimSet.ranges[6], claimSet.claims, (f) => rangeFacts.add(f)),
   };
-  log("overlaying ASN and country ranges");
-  const v4 = tableFromRanges(overlayRanges(byId("asn-ipv4").ranges, byId("country-ipv4").ranges, recordOf), 1);
-  const v6 = tableFromRanges(overlayRanges(byId("asn-ipv6").ranges, byId("country-ipv6").ranges, recordOf), 4);
-  for (const [name, table, width] of [["IPv4", v4, 1], ["IPv6", v6, 4]] as const) {
-    const problem = validateTable(table, width);
-    if (problem) throw new Error(`built ${name} table is invalid: ${problem}`);
-  }
-  log(`tables: ${v4.values.length} IPv4 ranges, ${v6.values.length} IPv6 ranges, ${recordIndex.size} records, ${dict.orgs.length} orgs`);
+  log(
+    `range sources: ${claimSet.ranges[4].length} IPv4 + ${claimSet.ranges[6].length} IPv6 ranges -> ` +
+      `${factRanges[4].length} + ${factRanges[6].length} pieces, ${rangeFacts.values.length} fact combinations; ` +
+      `${listings.size} listed ASNs (${seconds(step)})`,
+  );
 
-  const short = createHash("sha256").update(inputs.map((p) => p.checksum).join("\n")).digest("hex").slice(0, 8);
+  step = Date.now();
+  const base = overlayBase(inputs);
+  const pairs = pairClassifier(dict, listings, companyCountries(base, dict));
+  const asnSource = {
+    4: inputs.find((p) => p.spec.kind === "asn" && p.spec.family === 4)!.spec.id,
+    6: inputs.find((p) => p.spec.kind === "asn" && p.spec.family === 6)!.spec.id,
+  };
+  const built = buildTables(base, factRanges, rangeFacts, pairs, dict, asnSource);
+  const { tables } = built;
+  log(
+    `tables: ${tables[4].values.length} IPv4 ranges, ${tables[6].values.length} IPv6 ranges, ${built.records} records, ` +
+      `${built.factSets.length} fact sets, ${pairs.count()} companies (${seconds(step)})`,
+  );
+
+  const sources = sourceMetas(manifest, inputs, results);
+  const checksums = [...inputs.map((p) => p.sha256), ...results.map((r) => r.sha256 ?? "-")];
+  const short = createHash("sha256").update(checksums.join("\n")).digest("hex").slice(0, 8);
   const root = ipDatasetRoot(opts.dataDir);
   mkdirSync(root, { recursive: true });
   let version = `ip-${timestamp(builtAt)}-${short}`;
@@ -432,12 +495,13 @@ export async function buildIpDataset(opts: IpSourceOptions & { dataDir: string }
   const tmp = `${dir}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
 
-  const upstreamVersions = [...new Set(inputs.map((p) => p.upstream.split(" ")[0]!.split("@").pop()))].join(",");
+  const npmVersions = [...new Set(inputs.map((p) => p.upstream.split(" ")[0]!.split("@").pop()))].join(",");
+  const npmSummary = `ip-location-db:asn+geo-whois-asn-country@${npmVersions}`;
   const meta: IpDatasetMeta = {
     version,
-    source: `ip-location-db:asn+geo-whois-asn-country@${upstreamVersions}`,
+    source: opts.sourcesDir || opts.fetch ? `${npmSummary} + ${okCount}/${results.length} listed sources` : npmSummary,
     built_at: builtAt.toISOString(),
-    sources: inputs.map((p) => ({ id: p.spec.id, kind: p.spec.kind, rows: p.rows, checksum: p.checksum, upstream: p.upstream, licence: p.spec.licence })),
+    sources,
   };
   log(`writing ${tmp}`);
   // noSubdir: lmdb-js would otherwise read the ".tmp" suffix as a file extension and write a bare file.
@@ -446,48 +510,65 @@ export async function buildIpDataset(opts: IpSourceOptions & { dataDir: string }
   await env.transaction(() => {
     env.put(IP_KEYS.format, Buffer.from(String(IP_DATASET_FORMAT)));
     env.put(IP_KEYS.meta, Buffer.from(JSON.stringify(meta)));
-    env.put(IP_KEYS.v4, asBuffer(encodeTable(v4, 1)));
-    env.put(IP_KEYS.v6, asBuffer(encodeTable(v6, 4)));
-    env.put(IP_KEYS.records, asBuffer(new Uint8Array(Uint32Array.from(recordWords).buffer)));
+    env.put(IP_KEYS.v4, asBuffer(encodeTable(tables[4], 1)));
+    env.put(IP_KEYS.v6, asBuffer(encodeTable(tables[6], 4)));
+    env.put(IP_KEYS.records, asBuffer(new Uint8Array(built.recordWords.buffer)));
     env.put(IP_KEYS.orgs, Buffer.from(JSON.stringify(dict.orgs)));
     env.put(IP_KEYS.countries, Buffer.from(JSON.stringify(dict.countries)));
+    env.put(IP_KEYS.facts, Buffer.from(JSON.stringify(built.factSets)));
   });
   await env.close();
-  const manifest = {
-    generated_by: "scripts/data-build.ts; do not edit",
-    ...meta,
-    format: IP_DATASET_FORMAT,
-    tables: { ipv4_ranges: v4.values.length, ipv6_ranges: v6.values.length, records: recordIndex.size, orgs: dict.orgs.length, countries: dict.countries.length },
-    sources: inputs.map((p) => ({
-      id: p.spec.id, kind: p.spec.kind, file: p.spec.file, rows: p.rows, bad_rows: p.badRows, overlapping_rows: p.overlaps, special_purpose_removed: p.masked,
-      ranges: p.ranges.length, checksum: p.checksum, built_at: builtAt.toISOString(), upstream: p.upstream, licence: p.spec.licence,
-    })),
+  const counts = {
+    ipv4_ranges: tables[4].values.length, ipv6_ranges: tables[6].values.length, records: built.records,
+    fact_sets: built.factSets.length, orgs: dict.orgs.length, countries: dict.countries.length,
   };
-  writeFileSync(join(tmp, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  writeFileSync(join(tmp, "manifest.json"), `${JSON.stringify(manifestJson(meta, manifest, inputs, results, counts), null, 2)}\n`);
 
-  verifyBuild(tmp, inputs, dict, log);
+  verifyBuild(tmp, inputs, dict, claimSet, log);
   renameSync(tmp, dir);
   // Readers see either the old name or the new one, never a partial file.
   const pointerTmp = join(root, `current.${process.pid}.tmp`);
   writeFileSync(pointerTmp, `${version}\n`);
   renameSync(pointerTmp, join(root, "current"));
-  log(`built ${version} in ${((Date.now() - began) / 1000).toFixed(1)} s; current -> ${version}`);
-  return { version, dir };
+  log(`built ${version} in ${seconds(began)}; current -> ${version}`);
+  return { version, dir, sources };
 }
 
-/** Looks up sampled range starts of every input in the written build; they must answer as the input says. */
-function verifyBuild(dir: string, inputs: ParsedInput[], dict: Dictionary, log: Log): void {
+const asParsedIp = (family: 4 | 6, addr: bigint): ParsedIp =>
+  family === 4 ? { version: 4, v4: Number(addr), mapped: false } : { version: 6, words: ipv6WordsFromBigInt(addr) };
+
+/** What a range source of each kind must make true. */
+const KIND_CHECK: Readonly<Record<RangeKind, (f: IpFacts) => boolean>> = {
+  cloud: (f) => f.type.cloud && f.type.datacenter && f.type.hosting && f.cloud_provider !== null,
+  datacenter: (f) => f.type.datacenter && f.type.hosting,
+  isp: (f) => f.type.isp,
+  crawler: (f) => f.crawler !== null,
+  tor: (f) => f.risk.tor,
+  vpn: (f) => f.risk.vpn,
+  proxy: (f) => f.risk.proxy,
+  scanner: (f) => f.risk.scanner,
+};
+
+/** Looks up sampled rows of every input in the written build; they must answer as the input says. */
+function verifyBuild(dir: string, inputs: NpmInput[], dict: Dictionary, claims: ClaimSet, log: Log): void {
   let ds: ReturnType<typeof openIpDatasetDir> | undefined;
   try {
     ds = openIpDatasetDir(dir);
     let checked = 0;
     for (const input of inputs) {
       for (const { start, value } of input.samples) {
-        const ip = input.spec.family === 4 ? { version: 4 as const, v4: Number(start), mapped: false } : { version: 6 as const, words: ipv6WordsFromBigInt(start) };
-        const got = ds.lookup(ip);
+        const got = ds.lookup(asParsedIp(input.spec.family, start));
         const want = input.spec.kind === "asn" ? dict.pairs[value]!.asn : dict.countries[value];
         const have = input.spec.kind === "asn" ? got.asn : got.country;
         if (have !== want) throw new Error(`verification failed: ${input.spec.id} row starting at ${start} should give ${want}, got ${have}`);
+        checked++;
+      }
+    }
+    for (const { source, family, start, end } of claims.samples) {
+      for (const addr of [start, end]) {
+        if (!KIND_CHECK[source.kind as RangeKind](ds.lookup(asParsedIp(family, addr)))) {
+          throw new Error(`verification failed: ${source.id} lists ${addr} (IPv${family}) but the build does not classify it as ${source.kind}`);
+        }
         checked++;
       }
     }
@@ -500,29 +581,77 @@ function verifyBuild(dir: string, inputs: ParsedInput[], dict: Dictionary, log: 
   }
 }
 
-const USAGE = "usage: node dist/scripts/data-build.js [--if-missing | --check]";
+const USAGE = `usage: node dist/scripts/data-build.js [--if-missing | --check] [--sources DIR] [--fetch [--fetch-mirror URL]]
+  --sources DIR       also build every data/sources.json source found in DIR (laid out like ../shared/data)
+  --fetch             download every source from its upstream address (with --sources: fall back to DIR)
+  --fetch-mirror URL  with --fetch: download URL/<path> instead (a mirror of the same layout)
+  --if-missing        do nothing when DATA_DIR already has a current build this reader can open
+  --check             parse every input and exit 1 when one has drifted; writes nothing`;
+
+interface Cli {
+  ifMissing: boolean;
+  check: boolean;
+  sourcesDir?: string;
+  fetch: boolean;
+  fetchMirror?: string;
+}
+
+/** Parses the command line; returns a message for anything it does not understand. */
+export function parseArgs(argv: string[]): Cli | string {
+  const cli: Cli = { ifMissing: false, check: false, fetch: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const value = () => inline ?? argv[++i];
+    if (flag === "--if-missing") cli.ifMissing = true;
+    else if (flag === "--check") cli.check = true;
+    else if (flag === "--fetch") cli.fetch = true;
+    else if (flag === "--sources") cli.sourcesDir = value();
+    else if (flag === "--fetch-mirror") cli.fetchMirror = value();
+    else return `unexpected argument ${arg}`;
+    if ((flag === "--sources" && !cli.sourcesDir) || (flag === "--fetch-mirror" && !cli.fetchMirror)) return `${flag} needs a value`;
+  }
+  if (cli.ifMissing && cli.check) return "--if-missing and --check do not go together";
+  if (cli.fetchMirror && !cli.fetch) return "--fetch-mirror needs --fetch";
+  if (cli.fetchMirror && !/^https?:\/\//.test(cli.fetchMirror)) return "--fetch-mirror needs an http(s) URL";
+  return cli;
+}
 
 async function main(argv: string[]): Promise<number> {
-  const unknown = argv.filter((a) => a !== "--if-missing" && a !== "--check");
-  if (unknown.length > 0 || argv.length > 1) {
-    console.error(`[data-build] unexpected arguments: ${argv.join(" ")}\n${USAGE}`);
+  const cli = parseArgs(argv);
+  if (typeof cli === "string") {
+    console.error(`[data-build] ${cli}\n${USAGE}`);
     return 2;
   }
   const dataDir = dataDirFromEnv(process.env);
   const log: Log = (line) => console.log(`[data-build] ${line}`);
-  if (argv.includes("--check")) {
-    readIpSources({ log });
+  if (cli.sourcesDir && !existsSync(cli.sourcesDir)) log(`warning: ${cli.sourcesDir} does not exist; its sources will be reported missing`);
+  if (cli.check) {
+    const manifest = loadManifest();
+    readIpSources({ log, manifest });
+    const results = await readFileSources(manifest, { dataDir, ...cli }, log);
+    const failed = results.filter((r) => r.status === "failed");
+    if (failed.length > 0) {
+      log(`${failed.length} source(s) failed: ${failed.map((r) => r.source.id).join(", ")}`);
+      return 1;
+    }
     log("inputs look as expected");
     return 0;
   }
-  if (argv.includes("--if-missing")) {
+  if (cli.ifMissing) {
     const dir = currentIpDatasetDir(dataDir);
     if (dir) {
-      log(`IP dataset present at ${dir}; nothing to do`);
-      return 0;
+      // A build this reader cannot open (an older format, a damaged copy) counts as missing.
+      try {
+        openIpDatasetDir(dir).close();
+        log(`IP dataset present at ${dir}; nothing to do`);
+        return 0;
+      } catch (err) {
+        log(`IP dataset at ${dir} cannot be used (${(err as Error).message}); building a new one`);
+      }
     }
   }
-  await buildIpDataset({ dataDir, log });
+  await buildIpDataset({ dataDir, log, sourcesDir: cli.sourcesDir, fetch: cli.fetch, fetchMirror: cli.fetchMirror });
   return 0;
 }
 

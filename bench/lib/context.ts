@@ -2,9 +2,11 @@
  * What every benchmark prints with its numbers (STYLE.md §12: numbers without Node version, CPU
  * and warm-up cannot be compared), and the one dataset every benchmark that looks up addresses needs.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
+import { join, resolve } from "node:path";
 import { buildIpDataset } from "../../scripts/data-build.js";
-import { dataDirFromEnv } from "../../src/config/index.js";
+import { REPO_ROOT, dataDirFromEnv } from "../../src/config/index.js";
 import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 
 /** Node version, CPU model, core count and platform of this machine. */
@@ -37,9 +39,26 @@ export function machineLine(info: MachineInfo = machineInfo()): string {
  */
 export async function ensureIpDataset(log: (line: string) => void = (line) => console.log(line)): Promise<string> {
   const dataDir = dataDirFromEnv(process.env);
-  if (!currentIpDatasetDir(dataDir)) {
-    log(`no IP dataset in ${dataDir}; building one`);
-    await buildIpDataset({ dataDir, log: (line) => log(`  ${line}`) });
+  const current = currentIpDatasetDir(dataDir);
+  // Benchmarks measure the full dataset: build from ../shared/data when it is here and the
+  // current build lacks it (an npm-only build from `npm start`).
+  const sourcesDir = existsSync(SHARED_DATA) ? SHARED_DATA : undefined;
+  if (!current || (sourcesDir && !hasRangeSources(current))) {
+    log(`building an IP dataset in ${dataDir}${sourcesDir ? ` from npm + ${sourcesDir}` : " from npm"}`);
+    await buildIpDataset({ dataDir, sourcesDir, log: (line) => log(`  ${line}`) });
   }
   return dataDir;
+}
+
+/** Snapshots of the range sources (tests, CI and benchmarks read them; never copied into the repo). */
+export const SHARED_DATA = resolve(REPO_ROOT, "../shared/data");
+
+/** True when the build at `dir` holds at least one range source besides the npm ASN/country data. */
+function hasRangeSources(dir: string): boolean {
+  try {
+    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { sources?: Array<{ kind?: string; status?: string }> };
+    return (m.sources ?? []).some((s) => s.kind !== "asn" && s.kind !== "country" && s.status === "ok");
+  } catch {
+    return false;
+  }
 }

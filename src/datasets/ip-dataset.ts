@@ -1,40 +1,68 @@
 /**
- * Read-only view of the built IP base dataset (ASN, AS organisation, country for IPv4 and IPv6).
+ * Read-only view of a built IP dataset: ASN, AS organisation and country for IPv4 and IPv6, plus
+ * the type and risk facts, cloud region, VPN provider, scanner, crawler, company and provenance
+ * compiled from the sources in data/sources.json (the rules are in ip-facts.ts).
  *
  * Layout contract, shared with scripts/data-build.ts and anything that switches datasets:
  *   <dataDir>/datasets/ip/<version>/          an lmdb environment (data.mdb) plus manifest.json
  *   <dataDir>/datasets/ip/current             text file naming the active version, replaced by rename
  *
  * Opening copies the tables out of lmdb into typed arrays once and closes the environment, so a
- * lookup is a binary search over memory with no lmdb transaction, no decoding and no allocation.
+ * lookup is one binary search over memory with no lmdb transaction and no decoding. Each table
+ * entry points at one record (a distinct combination of base fields and facts); its frozen
+ * IpFacts object is built on the first lookup that reaches it and returned by every later one.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { open } from "lmdb";
 import { z } from "zod";
 import type { ParsedIp } from "../shared/ip.js";
+import {
+  COMPANY_CATEGORIES, RISK_FLAGS, TYPE_FLAGS,
+  type IpCompany, type IpCrawler, type IpFacts, type IpProvenance, type IpRiskFlags, type IpTypeFlags,
+} from "./ip-facts.js";
 import { decodeTable, findIpv4, findIpv6, indexTable, validateTable, type Ipv4Table, type Ipv6Table } from "./ip-table.js";
 
-/** What the dataset knows about one address. Each field is null when no source covers it. */
-export interface IpBase {
-  /** Autonomous system number, e.g. 15169; null when the address is in no announced range. */
-  asn: number | null;
-  /** AS organisation name as published upstream, e.g. "Google LLC"; null with asn, or when unnamed. */
-  org: string | null;
-  /** ISO 3166-1 alpha-2 country code, upper case, e.g. "US"; null when unknown (private ranges). */
-  country: string | null;
+export type { IpBase, IpCompany, IpCrawler, IpFacts, IpProvenance, IpRiskFlags, IpTypeFlags } from "./ip-facts.js";
+
+/** Status of one source in a build: read and parsed, not found, or found but unusable. */
+export type IpSourceStatus = "ok" | "missing" | "failed";
+
+/** One source of a build, as recorded by the builder (see data/sources.json for the list). */
+export interface IpSourceMeta {
+  /** Manifest id, e.g. "asn-ipv4", "aws", "tor-exits". */
+  id: string;
+  /** Manifest kind: asn, country, cloud, datacenter, isp, crawler, tor, vpn, proxy, scanner, hosting-asn, datacenter-asn, vpn-asn. */
+  kind: string;
+  status: IpSourceStatus;
+  /** Why it is missing or failed (e.g. "HTTP 404", "format drifted: ..."); null when ok. */
+  reason: string | null;
+  /** Rows read (good and bad); 0 unless ok. */
+  rows: number;
+  /** Rows that did not parse and were skipped. */
+  bad_rows: number;
+  /** SHA-256 (hex) of the bytes read; null when nothing was read. */
+  sha256: string | null;
+  /** The source's own timestamp (ISO 8601) when its file carries one, else null. */
+  data_date: string | null;
+  /** Where it comes from: the operator's or list's address (npm sources: package@version and homepage). */
+  upstream: string;
+  licence: string;
 }
 
 /** Provenance of a build, as recorded by the builder. */
 export interface IpDatasetMeta {
   /** Build name, e.g. "ip-20261120T221500Z-1a2b3c4d"; also the directory name. */
   version: string;
-  /** Short upstream summary, e.g. "ip-location-db:asn+geo-whois-asn-country@2.3.2026061719". */
+  /**
+   * Short summary of what the build used, e.g.
+   * "ip-location-db:asn+geo-whois-asn-country@2.3.2026061719 + 271/284 listed sources".
+   */
   source: string;
   /** When the build ran, ISO 8601 UTC. */
   built_at: string;
-  /** One entry per input file. `checksum` is "sha256:<hex>" of the file as read. */
-  sources: Array<{ id: string; kind: string; rows: number; checksum: string; upstream: string; licence: string }>;
+  /** Every source of the manifest, in manifest order, with its outcome in this build. */
+  sources: IpSourceMeta[];
 }
 
 /** An opened build. Safe to share within a thread; open one per worker thread. */
@@ -44,15 +72,18 @@ export interface IpDataset {
   readonly dir: string;
   /**
    * Looks up one address. Mapped IPv4 (`::ffff:a.b.c.d`) arrives as version 4 and uses the IPv4 table.
-   * The returned object is shared and frozen: do not mutate it. Throws after close().
+   * The returned object is deeply frozen and shared: every address of one table entry gets the
+   * same object, so callers may cache what they derive from it in a WeakMap. An address that no
+   * source covers gets one shared object with null base fields and every flag false.
+   * Throws after close().
    */
-  lookup(ip: ParsedIp): IpBase;
+  lookup(ip: ParsedIp): IpFacts;
   /** Releases the tables. Idempotent. */
   close(): void;
 }
 
 /** Storage format of the lmdb keys below; bump when any of them changes shape. */
-export const IP_DATASET_FORMAT = 1;
+export const IP_DATASET_FORMAT = 2;
 
 /** lmdb keys of a build (all values binary; JSON values are UTF-8 JSON text). */
 export const IP_KEYS = {
@@ -64,18 +95,54 @@ export const IP_KEYS = {
   v4: "table:v4",
   /** encodeTable(width 4): IPv6 ranges -> record index. */
   v6: "table:v6",
-  /** Uint32 little-endian, 4 per record: flags (bit 0: has ASN), asn, org index, country index (NONE = absent). */
+  /** Uint32 little-endian, RECORD_WORDS per record; see RECORD. */
   records: "records",
-  /** JSON string[]: distinct organisation names. */
+  /** JSON string[]: distinct organisation names (also company names). */
   orgs: "strings:orgs",
   /** JSON string[]: distinct country codes. */
   countries: "strings:countries",
+  /** JSON StoredFactSet[]: distinct fact sets, referenced by RECORD.facts. */
+  facts: "facts",
 } as const;
 
-/** Marks an absent org or country index in the records table. */
+/** Word offsets inside one record of the records table. */
+export const RECORD = {
+  /** Bit 0: the address has an ASN. */
+  flags: 0,
+  asn: 1,
+  /** Index into strings:orgs, or NONE. */
+  org: 2,
+  /** Index into strings:countries, or NONE. */
+  country: 3,
+  /** Index into facts. */
+  facts: 4,
+  /** Company name as an index into strings:orgs; NONE when there is no company (no ASN). */
+  companyName: 5,
+  /** Company country, index into strings:countries, or NONE. */
+  companyCountry: 6,
+  /** Index into COMPANY_CATEGORIES | index into COMPANY_CONFIDENCES << 8. */
+  companyClass: 7,
+} as const;
+
+/** Marks an absent index in the records table. */
 export const NONE = 0xffffffff;
 /** Words per record in the records table. */
-export const RECORD_WORDS = 4;
+export const RECORD_WORDS = 8;
+/** Confidence values, indexed by the high byte of RECORD.companyClass. */
+export const COMPANY_CONFIDENCES = ["high", "medium", "low"] as const;
+
+/**
+ * One distinct set of facts as stored (JSON). A flag is true exactly when `provenance` has its
+ * name, whose value is the deciding source id; "crawler" carries the crawler's source.
+ */
+export interface StoredFactSet {
+  provenance: Record<string, string>;
+  cloud_provider: string | null;
+  cloud_region: string | null;
+  vpn_provider: string | null;
+  scanner_org: string | null;
+  crawler: IpCrawler | null;
+}
 
 /** Version names are also directory names, so keep them to a safe alphabet. */
 export const VERSION_NAME = /^ip-[0-9A-Za-z-]{1,80}$/;
@@ -128,8 +195,28 @@ const metaSchema = z.object({
   source: z.string(),
   built_at: z.string(),
   sources: z.array(
-    z.object({ id: z.string(), kind: z.string(), rows: z.number(), checksum: z.string(), upstream: z.string(), licence: z.string() }),
+    z.object({
+      id: z.string(),
+      kind: z.string(),
+      status: z.enum(["ok", "missing", "failed"]),
+      reason: z.string().nullable(),
+      rows: z.number(),
+      bad_rows: z.number(),
+      sha256: z.string().nullable(),
+      data_date: z.string().nullable(),
+      upstream: z.string(),
+      licence: z.string(),
+    }),
   ),
+});
+
+const factSetSchema = z.object({
+  provenance: z.record(z.string(), z.string()),
+  cloud_provider: z.string().nullable(),
+  cloud_region: z.string().nullable(),
+  vpn_provider: z.string().nullable(),
+  scanner_org: z.string().nullable(),
+  crawler: z.object({ id: z.string(), operator: z.string() }).nullable(),
 });
 
 /**
@@ -154,11 +241,26 @@ export function openIpDatasetDir(dir: string): IpDataset {
   return makeDataset(dir, loaded);
 }
 
+/** A fact set decoded once at open; its parts are shared by every record that uses it. */
+interface FactSet {
+  type: IpTypeFlags;
+  risk: IpRiskFlags;
+  cloud_provider: string | null;
+  cloud_region: string | null;
+  vpn_provider: string | null;
+  scanner_org: string | null;
+  crawler: IpCrawler | null;
+  provenance: Readonly<Record<string, IpProvenance>>;
+}
+
 interface Loaded {
   meta: IpDatasetMeta;
   v4: Ipv4Table;
   v6: Ipv6Table;
-  records: IpBase[];
+  words: Uint32Array;
+  orgs: string[];
+  countries: string[];
+  factSets: FactSet[];
 }
 
 function load(dir: string, get: (key: string) => Uint8Array): Loaded {
@@ -171,62 +273,144 @@ function load(dir: string, get: (key: string) => Uint8Array): Loaded {
   const meta = metaSchema.parse(json(IP_KEYS.meta));
   const orgs = z.array(z.string()).parse(json(IP_KEYS.orgs));
   const countries = z.array(z.string()).parse(json(IP_KEYS.countries));
+  const dataDates = new Map(meta.sources.map((s) => [s.id, s.data_date]));
+  const factSets = z.array(factSetSchema).parse(json(IP_KEYS.facts)).map((stored, i) => decodeFactSet(stored, dataDates, `${dir}: fact set ${i}`));
   const v4 = indexTable(decodeTable(get(IP_KEYS.v4), 1), 1);
   const v6 = indexTable(decodeTable(get(IP_KEYS.v6), 4), 4);
-  const records = decodeRecords(get(IP_KEYS.records), orgs, countries);
+  const words = decodeRecords(get(IP_KEYS.records), orgs.length, countries.length, factSets.length);
+  const records = words.length / RECORD_WORDS;
   for (const [name, table, width] of [["IPv4", v4, 1], ["IPv6", v6, 4]] as const) {
     const problem = validateTable(table, width);
     if (problem) throw new Error(`${dir}: ${name} table is corrupt: ${problem}`);
     for (const value of table.values) {
-      if (value < 0 || value >= records.length) throw new Error(`${dir}: ${name} table points at missing record ${value}`);
+      if (value < 0 || value >= records) throw new Error(`${dir}: ${name} table points at missing record ${value}`);
     }
   }
-  return { meta, v4, v6, records };
+  return { meta, v4, v6, words, orgs, countries, factSets };
 }
 
-function decodeRecords(bytes: Uint8Array, orgs: string[], countries: string[]): IpBase[] {
+const FLAG_NAMES: ReadonlySet<string> = new Set<string>([...TYPE_FLAGS, ...RISK_FLAGS, "crawler"]);
+
+function decodeFactSet(stored: StoredFactSet, dataDates: Map<string, string | null>, where: string): FactSet {
+  const provenance: Record<string, IpProvenance> = {};
+  for (const [flag, source] of Object.entries(stored.provenance)) {
+    if (!FLAG_NAMES.has(flag)) throw new Error(`${where}: unknown flag "${flag}"`);
+    if (!dataDates.has(source)) throw new Error(`${where}: flag "${flag}" names unknown source "${source}"`);
+    provenance[flag] = Object.freeze({ source, data_date: dataDates.get(source) ?? null });
+  }
+  const has = (flag: string) => flag in provenance;
+  if ((stored.crawler === null) === has("crawler")) throw new Error(`${where}: crawler and its provenance disagree`);
+  return {
+    type: Object.freeze({ datacenter: has("datacenter"), hosting: has("hosting"), isp: has("isp"), mobile: has("mobile"), cloud: has("cloud") }),
+    risk: Object.freeze({ proxy: has("proxy"), vpn: has("vpn"), tor: has("tor"), residential_proxy: has("residential_proxy"), scanner: has("scanner") }),
+    cloud_provider: stored.cloud_provider,
+    cloud_region: stored.cloud_region,
+    vpn_provider: stored.vpn_provider,
+    scanner_org: stored.scanner_org,
+    crawler: stored.crawler === null ? null : Object.freeze({ id: stored.crawler.id, operator: stored.crawler.operator }),
+    provenance: Object.freeze(provenance),
+  };
+}
+
+/** Copies the records table into an aligned array and checks every index it holds. */
+function decodeRecords(bytes: Uint8Array, orgCount: number, countryCount: number, factCount: number): Uint32Array {
   if (bytes.byteLength % (RECORD_WORDS * 4) !== 0) throw new Error(`records table has an invalid size (${bytes.byteLength})`);
   const words = new Uint32Array(bytes.byteLength / 4);
   new Uint8Array(words.buffer).set(bytes);
-  const pick = (list: string[], index: number, what: string): string | null => {
-    if (index === NONE) return null;
-    const value = list[index];
-    if (value === undefined) throw new Error(`records table points at missing ${what} ${index}`);
-    return value;
+  const check = (index: number, count: number, what: string, at: number) => {
+    if (index !== NONE && index >= count) throw new Error(`record ${at / RECORD_WORDS} points at missing ${what} ${index}`);
   };
-  const records: IpBase[] = [];
   for (let at = 0; at < words.length; at += RECORD_WORDS) {
-    const hasAsn = (words[at]! & 1) === 1;
-    records.push(
-      Object.freeze({
-        asn: hasAsn ? words[at + 1]! : null,
-        org: pick(orgs, words[at + 2]!, "org"),
-        country: pick(countries, words[at + 3]!, "country"),
-      }),
-    );
+    check(words[at + RECORD.org]!, orgCount, "org", at);
+    check(words[at + RECORD.country]!, countryCount, "country", at);
+    if (words[at + RECORD.facts]! >= factCount) throw new Error(`record ${at / RECORD_WORDS} points at missing fact set`);
+    check(words[at + RECORD.companyName]!, orgCount, "company name", at);
+    check(words[at + RECORD.companyCountry]!, countryCount, "company country", at);
+    const cls = words[at + RECORD.companyClass]!;
+    if (words[at + RECORD.companyName] !== NONE && ((cls & 0xff) >= COMPANY_CATEGORIES.length || cls >> 8 >= COMPANY_CONFIDENCES.length)) {
+      throw new Error(`record ${at / RECORD_WORDS} has an invalid company class ${cls}`);
+    }
   }
-  return records;
+  return words;
 }
 
-const EMPTY: IpBase = Object.freeze({ asn: null, org: null, country: null });
+const NO_FLAGS_TYPE: IpTypeFlags = Object.freeze({ datacenter: false, hosting: false, isp: false, mobile: false, cloud: false });
+const NO_FLAGS_RISK: IpRiskFlags = Object.freeze({ proxy: false, vpn: false, tor: false, residential_proxy: false, scanner: false });
+
+/** The answer for addresses that no source covers. */
+const EMPTY: IpFacts = Object.freeze({
+  asn: null,
+  org: null,
+  country: null,
+  type: NO_FLAGS_TYPE,
+  risk: NO_FLAGS_RISK,
+  cloud_provider: null,
+  cloud_region: null,
+  vpn_provider: null,
+  scanner_org: null,
+  crawler: null,
+  company: null,
+  provenance: Object.freeze({}),
+});
 
 function makeDataset(dir: string, loaded: Loaded): IpDataset {
-  let { v4, v6, records } = loaded;
+  let { v4, v6, words } = loaded;
+  const { orgs, countries, factSets } = loaded;
+  // One slot per record, filled on first use. Holey, so untouched records cost one pointer.
+  let cache: Array<IpFacts | undefined> = new Array<IpFacts | undefined>(words.length / RECORD_WORDS);
   let isClosed = false;
+
+  const pick = (list: string[], index: number): string | null => (index === NONE ? null : list[index]!);
+
+  function build(index: number): IpFacts {
+    const at = index * RECORD_WORDS;
+    const facts = factSets[words[at + RECORD.facts]!]!;
+    const companyName = words[at + RECORD.companyName]!;
+    let company: IpCompany | null = null;
+    if (companyName !== NONE) {
+      const cls = words[at + RECORD.companyClass]!;
+      company = Object.freeze({
+        name: orgs[companyName]!,
+        website: null,
+        country: pick(countries, words[at + RECORD.companyCountry]!),
+        category: COMPANY_CATEGORIES[cls & 0xff]!,
+        confidence: COMPANY_CONFIDENCES[cls >> 8]!,
+      });
+    }
+    const record: IpFacts = Object.freeze({
+      asn: (words[at + RECORD.flags]! & 1) === 1 ? words[at + RECORD.asn]! : null,
+      org: pick(orgs, words[at + RECORD.org]!),
+      country: pick(countries, words[at + RECORD.country]!),
+      type: facts.type,
+      risk: facts.risk,
+      cloud_provider: facts.cloud_provider,
+      cloud_region: facts.cloud_region,
+      vpn_provider: facts.vpn_provider,
+      scanner_org: facts.scanner_org,
+      crawler: facts.crawler,
+      company,
+      provenance: facts.provenance,
+    });
+    cache[index] = record;
+    return record;
+  }
+
   return {
     meta: loaded.meta,
     dir,
-    lookup(ip: ParsedIp): IpBase {
+    lookup(ip: ParsedIp): IpFacts {
       if (isClosed) throw new Error("IpDataset.lookup called after close()");
       const index = ip.version === 4 ? findIpv4(v4, ip.v4) : findIpv6(v6, ip.words);
-      return index < 0 ? EMPTY : records[index]!;
+      if (index < 0) return EMPTY;
+      return cache[index] ?? build(index);
     },
     close(): void {
       isClosed = true;
       const none = { starts: new Uint32Array(0), ends: new Uint32Array(0), values: new Int32Array(0) };
       v4 = none;
       v6 = none;
-      records = [];
+      words = new Uint32Array(0);
+      cache = [];
     },
   };
 }

@@ -1,6 +1,6 @@
-import type { IpBase } from "../datasets/ip-dataset.js";
+import type { IpCompany, IpFacts } from "../datasets/ip-facts.js";
 
-/** SPEC 2.3 IP record. Fields without data yet are false/null, never invented. */
+/** SPEC 2.3 IP record. */
 export interface IpRecord {
   ip: string;
   ip_version: 4 | 6;
@@ -12,61 +12,82 @@ export interface IpRecord {
     cloud_provider: string | null;
     cloud_region: string | null;
   };
+  company?: IpCompany | null;
   location: { country: string | null };
-  type: { datacenter: boolean; hosting: boolean; isp: boolean; mobile: boolean; cloud: boolean };
-  risk: { proxy: boolean; vpn: boolean; tor: boolean; residential_proxy: boolean; scanner: boolean };
+  type: IpFacts["type"];
+  risk: IpFacts["risk"];
   flags: string[];
 }
 
+/** What the caller asked to add to the base record (SPEC 4.2 `include`). */
+export interface RecordOptions {
+  region: boolean;
+  company: boolean;
+  /** Set when rdns ran: its answer. */
+  rdns?: { hostname: string | null; verified: boolean | null };
+}
+
 /**
- * The record for one address from the base dataset (ASN, org, country). Type and risk
- * attributes need the cloud, VPN, Tor and scanner sources, which this build does not have yet,
- * so they are all false and `flags` is empty.
+ * The record for one address. Base fields always; `network.cloud_*` only with region, `company`
+ * only with company (absent otherwise, as SPEC 2.3 says), `network.hostname*` only with rdns.
  */
-export function buildIpRecord(ip: string, ipVersion: 4 | 6, base: IpBase): IpRecord {
-  const type = { datacenter: false, hosting: false, isp: false, mobile: false, cloud: false };
-  const risk = { proxy: false, vpn: false, tor: false, residential_proxy: false, scanner: false };
-  return {
+export function buildIpRecord(ip: string, ipVersion: 4 | 6, facts: IpFacts, opts: RecordOptions): IpRecord {
+  const record: IpRecord = {
     ip,
     ip_version: ipVersion,
     network: {
-      asn: base.asn,
-      org: base.org,
-      hostname: null,
-      hostname_verified: null,
-      cloud_provider: null,
-      cloud_region: null,
+      asn: facts.asn,
+      org: facts.org,
+      hostname: opts.rdns ? opts.rdns.hostname : null,
+      hostname_verified: opts.rdns ? opts.rdns.verified : null,
+      cloud_provider: opts.region ? facts.cloud_provider : null,
+      cloud_region: opts.region ? facts.cloud_region : null,
     },
-    location: { country: base.country },
-    type,
-    risk,
-    flags: flagsOf(type, risk),
+    location: { country: facts.country },
+    type: facts.type,
+    risk: facts.risk,
+    flags: flagsOf(facts.type, facts.risk),
   };
+  if (opts.company) {
+    // Keep SPEC field order readable: company after network.
+    const { location, type, risk, flags, ...head } = record;
+    return { ...head, company: facts.company, location, type, risk, flags };
+  }
+  return record;
 }
 
 /** Names of the true type and risk attributes, type first, in field order. */
-export function flagsOf(type: Record<string, boolean>, risk: Record<string, boolean>): string[] {
+export function flagsOf(type: object, risk: object): string[] {
   const flags: string[] = [];
-  for (const k in type) if (type[k]) flags.push(k);
-  for (const k in risk) if (risk[k]) flags.push(k);
+  for (const [k, v] of Object.entries(type)) if (v === true) flags.push(k);
+  for (const [k, v] of Object.entries(risk)) if (v === true) flags.push(k);
   return flags;
 }
 
-/** Serialised record minus `ip` and `ip_version`, per dataset record object (they are shared). */
-const fragmentCache = new WeakMap<IpBase, string>();
+/**
+ * Serialisations without rdns, per facts object and include variant (region x company). Facts
+ * objects are shared by every address of a range, so the cache almost always hits.
+ */
+const fragmentCache = new WeakMap<IpFacts, string[]>();
 
 /**
- * The same text as `JSON.stringify(buildIpRecord(ip, ipVersion, base))`, built from a cached
- * serialisation of the parts that depend only on the dataset record. Many addresses share one
- * record (a range), so the cache hits almost always.
+ * The same text as `JSON.stringify(buildIpRecord(ip, ipVersion, facts, opts))` for calls without
+ * rdns, built from a cached serialisation of everything that does not depend on the address.
  */
-export function ipRecordJson(ip: string, ipVersion: 4 | 6, base: IpBase): string {
-  let fragment = fragmentCache.get(base);
+export function ipRecordJson(ip: string, ipVersion: 4 | 6, facts: IpFacts, opts: RecordOptions): string {
+  if (opts.rdns) return JSON.stringify(buildIpRecord(ip, ipVersion, facts, opts));
+  const variant = (opts.region ? 1 : 0) | (opts.company ? 2 : 0);
+  let fragments = fragmentCache.get(facts);
+  if (!fragments) {
+    fragments = [];
+    fragmentCache.set(facts, fragments);
+  }
+  let fragment = fragments[variant];
   if (fragment === undefined) {
-    const full = JSON.stringify(buildIpRecord("", ipVersion, base));
+    const full = JSON.stringify(buildIpRecord("", ipVersion, facts, opts));
     // Drop `{"ip":"","ip_version":N,` from the front; the rest does not depend on the address.
     fragment = full.slice(full.indexOf(',"network"') + 1);
-    fragmentCache.set(base, fragment);
+    fragments[variant] = fragment;
   }
   return `{"ip":${JSON.stringify(ip)},"ip_version":${ipVersion},${fragment}`;
 }

@@ -40,11 +40,18 @@ describe("GET /v1/ip/{ip}", () => {
     expect(r.body.data.location.country).toBeNull();
   });
 
-  it("has every type and risk attribute false and no flags while those sources are absent", async () => {
-    const r = await api(server, "GET", "/v1/ip/8.8.4.4", { key: server.demo.secretKey });
+  it("has every type and risk attribute false and no flags where no source lists the address", async () => {
+    const r = await api(server, "GET", "/v1/ip/192.168.7.7", { key: server.demo.secretKey });
     expect(r.body.data.type).toEqual({ datacenter: false, hosting: false, isp: false, mobile: false, cloud: false });
     expect(r.body.data.risk).toEqual({ proxy: false, vpn: false, tor: false, residential_proxy: false, scanner: false });
     expect(r.body.data.flags).toEqual([]);
+  });
+
+  it("lists exactly the true attributes in flags", async () => {
+    const r = await api(server, "GET", "/v1/ip/35.180.1.1", { key: server.demo.secretKey });
+    const trueAttrs = [...Object.entries(r.body.data.type), ...Object.entries(r.body.data.risk)].filter(([, v]) => v).map(([k]) => k);
+    expect(r.body.data.flags).toEqual(trueAttrs);
+    expect(trueAttrs.length).toBeGreaterThan(0);
   });
 
   it("states provenance, credits and enrichment in metadata", async () => {
@@ -54,7 +61,7 @@ describe("GET /v1/ip/{ip}", () => {
     expect(m.source).toMatch(/ip-location-db/);
     expect(Number.isNaN(Date.parse(m.built_at))).toBe(false);
     expect(m.credits).toBe(1);
-    expect(m.enrichment).toEqual({ requested: ["region", "company"], resolved: [], skipped: ["region", "company"], credits: 1 });
+    expect(m.enrichment).toEqual({ requested: ["region", "company"], resolved: ["region", "company"], credits: 1 });
     expect(typeof m.request_id).toBe("string");
     expect(typeof m.processing_time_ms).toBe("number");
   });

@@ -31,6 +31,7 @@ afterAll(() => {
 });
 
 const lookup = (s: string) => ds.lookup(parseIp(s)!);
+const baseOf = (f: { asn: number | null; org: string | null; country: string | null }) => ({ asn: f.asn, org: f.org, country: f.country });
 
 // Deterministic PRNG so a failure reproduces.
 function prng(seed: number): () => number {
@@ -53,13 +54,18 @@ describe("buildIpDataset", () => {
     expect(readFileSync(join(dataDir, "datasets", "ip", "current"), "utf8").trim()).toBe(ds.meta.version);
     const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
     expect(manifest.version).toBe(ds.meta.version);
-    expect(manifest.sources.map((s: { id: string }) => s.id)).toEqual(["asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6"]);
-    for (const s of manifest.sources) {
-      expect(s.checksum).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const npm = manifest.sources.filter((s: { kind: string }) => s.kind === "asn" || s.kind === "country");
+    expect(npm.map((s: { id: string }) => s.id)).toEqual(["asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6"]);
+    for (const s of npm) {
+      expect(s).toMatchObject({ status: "ok", reason: null, bad_rows: 0, built_at: ds.meta.built_at, data_date: "2026-06-17T19:00:00.000Z" });
+      expect(s.sha256).toMatch(/^[0-9a-f]{64}$/);
       expect(s.rows).toBeGreaterThan(10_000);
-      expect(s.bad_rows).toBe(0);
       expect(s.licence).toMatch(/CC-BY-4.0/);
     }
+    // Without --sources or --fetch every listed file source is reported, not silently dropped.
+    const others = manifest.sources.filter((s: { kind: string }) => s.kind !== "asn" && s.kind !== "country");
+    expect(others.length).toBeGreaterThan(100);
+    for (const s of others) expect(s).toMatchObject({ status: "missing", reason: "not requested (no --sources or --fetch)", rows: 0, sha256: null });
     expect(lines.some((l) => l.startsWith("verified "))).toBe(true);
   });
 
@@ -67,6 +73,7 @@ describe("buildIpDataset", () => {
     expect(ds.meta.version).toMatch(/^ip-\d{8}T\d{6}Z-[0-9a-f]{8}$/);
     expect(ds.meta.source).toMatch(/^ip-location-db:asn\+geo-whois-asn-country@\d/);
     expect(new Date(ds.meta.built_at).toISOString()).toBe(ds.meta.built_at);
+    expect(ds.meta.source).not.toMatch(/listed sources/);
     expect(ds.meta.sources.find((s) => s.id === "asn-ipv4")?.upstream).toMatch(/^@ip-location-db\/asn@/);
   });
 });
@@ -88,7 +95,8 @@ describe("IpDataset.lookup: known answers", () => {
 
   it("returns nulls for private and reserved addresses", () => {
     for (const s of ["10.0.0.1", "192.168.1.1", "127.0.0.1", "0.0.0.0", "255.255.255.255", "::1", "::", "fe80::1"]) {
-      expect(lookup(s), s).toEqual({ asn: null, org: null, country: null });
+      expect(baseOf(lookup(s)), s).toEqual({ asn: null, org: null, country: null });
+      expect(lookup(s).company, s).toBeNull();
     }
   });
 
@@ -98,7 +106,7 @@ describe("IpDataset.lookup: known answers", () => {
         for (const addr of [r.start, (r.start + r.end) / 2n, r.end]) {
           const ip: ParsedIp =
             family === 4 ? { version: 4, v4: Number(addr), mapped: false } : { version: 6, words: ipv6WordsFromBigInt(addr) };
-          expect(ds.lookup(ip), `${addr}`).toEqual({ asn: null, org: null, country: null });
+          expect(baseOf(ds.lookup(ip)), `${addr}`).toEqual({ asn: null, org: null, country: null });
         }
       }
     }
@@ -111,6 +119,16 @@ describe("IpDataset.lookup: known answers", () => {
     const a = lookup("8.8.8.8");
     expect(Object.isFrozen(a)).toBe(true);
     expect(lookup("8.8.4.4")).toBe(a);
+  });
+
+  it("classifies from the ASN alone when no range source was read", () => {
+    const comcast = lookup("73.32.1.1");
+    expect(comcast.type).toEqual({ datacenter: false, hosting: false, isp: true, mobile: false, cloud: false });
+    expect(comcast.provenance).toEqual({ isp: { source: "asn-ipv4", data_date: "2026-06-17T19:00:00.000Z" } });
+    expect(comcast.company).toMatchObject({ name: "Comcast Cable Communications, LLC", category: "isp", confidence: "medium" });
+    const google = lookup("8.8.8.8");
+    expect(google.type.cloud).toBe(false);
+    expect(google.risk).toEqual({ proxy: false, vpn: false, tor: false, residential_proxy: false, scanner: false });
   });
 });
 

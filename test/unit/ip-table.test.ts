@@ -12,6 +12,7 @@ import {
   validateTable,
   type BigRange,
   type Ipv4Table,
+  type Ipv6Table,
 } from "../../src/datasets/ip-table.js";
 import { ipv6WordsFromBigInt } from "../../src/shared/ip.js";
 
@@ -145,6 +146,34 @@ describe("findIpv6", () => {
     const hi = tableFromRanges([{ start: big("80000000800000008000000080000000"), end: big("80000000800000008000000080000010"), value: 9 }], 4);
     expect(findIpv6(hi, ipv6WordsFromBigInt(big("80000000800000008000000080000008")))).toBe(9);
     expect(findIpv6(hi, ipv6WordsFromBigInt(big("7fffffffffffffffffffffffffffffff")))).toBe(NOT_FOUND);
+  });
+
+  it("agrees with a linear scan where a dense /16 gets the second-level index", () => {
+    // 2000 ranges crowded into 2a01::/16 (plus neighbours), with gaps, spanning /28 slots.
+    let seed = 5;
+    const rand = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
+    const dense: BigRange[] = [];
+    let pos = big("2a010000000000000000000000000000");
+    for (let i = 0; i < 2000; i++) {
+      // Steps of 2^80 to 2^100 (a /28 slot is 2^100): empty, single and crowded slots.
+      pos += BigInt(1 + (rand() % 4 === 0 ? rand() % 1_048_576 : rand() % 16)) << 80n;
+      const end = pos + (BigInt(rand()) << 40n);
+      dense.push({ start: pos, end, value: i });
+    }
+    const all = [{ start: big("20010000000000000000000000000000"), end: big("2001ffffffffffffffffffffffffffff"), value: 9999 }, ...dense];
+    expect(dense[dense.length - 1]!.end < big("2a020000000000000000000000000000")).toBe(true);
+    const plain = tableFromRanges(all, 4);
+    const indexed = indexTable(plain, 4);
+    expect(validateTable(plain, 4)).toBeNull();
+    expect(Array.from((indexed as Ipv6Table).fineAt!).filter((x) => x >= 0)).toHaveLength(1);
+    const linear = (v: bigint) => all.find((r) => r.start <= v && v <= r.end)?.value ?? NOT_FOUND;
+    const probes = all.flatMap((r) => [r.start - 1n, r.start, (r.start + r.end) / 2n, r.end, r.end + 1n]);
+    for (let k = 0; k < 2000; k++) probes.push(big("2a010000000000000000000000000000") + ((BigInt(rand()) << 96n) | (BigInt(rand()) << 64n)) % (1n << 112n));
+    for (const v of probes) {
+      const words = ipv6WordsFromBigInt(v);
+      expect(findIpv6(indexed, words), v.toString(16)).toBe(linear(v));
+      expect(findIpv6(plain, words)).toBe(linear(v));
+    }
   });
 });
 

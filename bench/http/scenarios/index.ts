@@ -1,8 +1,8 @@
 import { healthz } from "./healthz.js";
 import { hello } from "./hello.js";
 import { ipInvalidKey } from "./ip-invalid-key.js";
-import { ipLookup } from "./ip-lookup.js";
+import { ipEnriched, ipLookup } from "./ip-lookup.js";
 import type { Scenario } from "./types.js";
 
 /** Every scenario, in the order each round runs them; the baseline first. */
-export const scenarios: readonly Scenario[] = [hello, ipLookup, ipInvalidKey, healthz];
+export const scenarios: readonly Scenario[] = [hello, ipLookup, ipEnriched, ipInvalidKey, healthz];

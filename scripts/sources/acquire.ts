@@ -1,0 +1,122 @@
+/**
+ * Getting the bytes of each manifest file source: from a local directory laid out like
+ * ../shared/data (`--sources DIR`), from each source's upstream address (`--fetch`), or from a
+ * mirror that serves the same layout (`--fetch --fetch-mirror URL`: `${URL}/${path}`). A source
+ * that cannot be had is reported as missing or failed, never thrown: the build goes on without it.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { FileSource } from "./manifest.js";
+
+/** Where the builder looks for file sources. */
+export interface AcquireOptions {
+  /** A directory laid out like ../shared/data. With `fetch`, the fallback when a download fails. */
+  sourcesDir?: string;
+  /** Download instead of reading the directory. */
+  fetch?: boolean;
+  /** With `fetch`: a base URL serving the snapshot layout, used instead of each upstream address. */
+  fetchMirror?: string;
+  /** Per-download limit; default 60 s. */
+  timeoutMs?: number;
+  /** Parallel downloads; default 8. */
+  concurrency?: number;
+  /** Progress lines. */
+  log?: (line: string) => void;
+}
+
+/** The outcome for one source: bytes and the format they are in, or why there are none. */
+export type Acquired =
+  | { status: "ok"; bytes: Buffer; origin: string; format: string; note: string | null }
+  | { status: "missing" | "failed"; reason: string; origin: string | null };
+
+/** Files larger than this are refused (the biggest source is ~2 MB). */
+export const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
+
+/** Reads one source from a sources directory. */
+export async function readLocal(source: FileSource, dir: string): Promise<Acquired> {
+  const path = join(dir, source.path);
+  try {
+    const bytes = await readFile(path);
+    if (bytes.length > MAX_SOURCE_BYTES) return { status: "failed", reason: `larger than ${MAX_SOURCE_BYTES} bytes`, origin: path };
+    return { status: "ok", bytes, origin: path, format: source.format, note: null };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return { status: "missing", reason: `not in ${dir}`, origin: path };
+    return { status: "failed", reason: `cannot read: ${code ?? (err as Error).message}`, origin: path };
+  }
+}
+
+/** The address and format `--fetch` uses for a source. */
+export function fetchTarget(source: FileSource, mirror?: string): { url: string; format: string } {
+  if (mirror) return { url: `${mirror.replace(/\/+$/, "")}/${source.path.split("/").map(encodeURIComponent).join("/")}`, format: source.format };
+  return { url: source.upstream, format: source.upstream_format ?? source.format };
+}
+
+/**
+ * Downloads one source. 404/410 are "missing"; other statuses, timeouts and network errors are
+ * "failed". A host that failed at the network level (no DNS answer, refused, timed out) is
+ * remembered in `down`, and later downloads from it fail at once instead of waiting again.
+ */
+export async function download(source: FileSource, opts: AcquireOptions, down: Map<string, string> = new Map()): Promise<Acquired> {
+  const { url, format } = fetchTarget(source, opts.fetchMirror);
+  const host = new URL(url).host;
+  const known = down.get(host);
+  if (known) return { status: "failed", reason: `${known} (earlier download from ${host})`, origin: url };
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs ?? 60_000), redirect: "follow" });
+    if (res.status === 404 || res.status === 410) {
+      await res.body?.cancel();
+      return { status: "missing", reason: `HTTP ${res.status}`, origin: url };
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      return { status: "failed", reason: `HTTP ${res.status}`, origin: url };
+    }
+    const length = Number(res.headers.get("content-length") ?? 0);
+    if (length > MAX_SOURCE_BYTES) {
+      await res.body?.cancel();
+      return { status: "failed", reason: `larger than ${MAX_SOURCE_BYTES} bytes`, origin: url };
+    }
+    const bytes = Buffer.from(await res.arrayBuffer());
+    if (bytes.length > MAX_SOURCE_BYTES) return { status: "failed", reason: `larger than ${MAX_SOURCE_BYTES} bytes`, origin: url };
+    return { status: "ok", bytes, origin: url, format, note: null };
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    const why = e.name === "TimeoutError" ? `timed out after ${opts.timeoutMs ?? 60_000} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
+    const reason = `fetch failed: ${why}`;
+    down.set(host, reason);
+    return { status: "failed", reason, origin: url };
+  }
+}
+
+/**
+ * Gets every source, at most `concurrency` downloads at a time, in manifest order.
+ * Without `sourcesDir` and `fetch`, every source is "missing" (not requested).
+ */
+export async function acquireSources(sources: readonly FileSource[], opts: AcquireOptions): Promise<Acquired[]> {
+  const log = opts.log ?? (() => {});
+  if (!opts.fetch && !opts.sourcesDir) {
+    return sources.map(() => ({ status: "missing", reason: "not requested (no --sources or --fetch)", origin: null }));
+  }
+  const results: Acquired[] = new Array(sources.length);
+  const down = new Map<string, string>();
+  let nextIndex = 0;
+  let done = 0;
+  const worker = async () => {
+    while (nextIndex < sources.length) {
+      const i = nextIndex++;
+      const source = sources[i]!;
+      let got = opts.fetch ? await download(source, opts, down) : await readLocal(source, opts.sourcesDir!);
+      if (got.status !== "ok" && opts.fetch && opts.sourcesDir) {
+        // An unreachable upstream falls back to the local snapshot, and the record says so.
+        const local = await readLocal(source, opts.sourcesDir);
+        if (local.status === "ok") got = { ...local, note: `download failed (${got.reason}); used ${local.origin}` };
+      }
+      results[i] = got;
+      if (opts.fetch && ++done % 25 === 0) log(`  fetched ${done}/${sources.length}`);
+    }
+  };
+  const threads = opts.fetch ? Math.max(1, opts.concurrency ?? 8) : 16;
+  await Promise.all(Array.from({ length: Math.min(threads, sources.length) }, worker));
+  return results;
+}

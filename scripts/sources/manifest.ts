@@ -1,0 +1,149 @@
+/**
+ * The source manifest (data/sources.json): every input of the IP dataset, where it comes from,
+ * how to parse it and what it means. Parsed once with zod at the edge (STYLE.md §4); the builder
+ * and the tests take the typed result.
+ *
+ * Kinds:
+ *   asn, country                     npm-registry inputs, always built (package + file)
+ *   cloud, datacenter, isp, crawler,  IP range lists: each row is a CIDR or address (see
+ *   tor, vpn, proxy, scanner          src/datasets/ip-facts.ts for what each kind sets)
+ *   hosting-asn, datacenter-asn,      ASN lists: every range announced by a listed ASN
+ *   vpn-asn
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { z } from "zod";
+import { REPO_ROOT } from "../../src/config/index.js";
+
+/** Where the manifest lives in the repository. */
+export const MANIFEST_PATH = resolve(REPO_ROOT, "data/sources.json");
+
+export const NPM_KINDS = ["asn", "country"] as const;
+export const RANGE_KINDS = ["cloud", "datacenter", "isp", "crawler", "tor", "vpn", "proxy", "scanner"] as const;
+export const ASN_LIST_KINDS = ["hosting-asn", "datacenter-asn", "vpn-asn"] as const;
+
+export type NpmKind = (typeof NPM_KINDS)[number];
+export type RangeKind = (typeof RANGE_KINDS)[number];
+export type AsnListKind = (typeof ASN_LIST_KINDS)[number];
+export type SourceKind = NpmKind | RangeKind | AsnListKind;
+
+const id = z.string().regex(/^[a-z0-9][a-z0-9.-]{0,79}$/, "ids are lower-case letters, digits, '.' and '-'");
+// A path inside a sources directory: relative, no "..", a plain alphabet (it is also a URL path).
+const relativePath = z
+  .string()
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]*(\/[A-Za-z0-9_][A-Za-z0-9._-]*)*$/, "a relative path of plain names")
+  .refine((p) => !p.split("/").includes(".."), "no '..'");
+const url = z.string().regex(/^https?:\/\/[^\s]+$/, "an http(s) URL");
+
+/** Parser options; which ones a format honours is documented with the parser. */
+const optionsSchema = z
+  .object({
+    /** Take each row's name (a comment or a Name column) as the provider/organisation. */
+    row_names: z.boolean().optional(),
+    /** JSON formats keyed by service: only these keys (datadog, stripe). */
+    keys: z.array(z.string()).min(1).optional(),
+    /** AWS: only prefixes of these services (e.g. ROUTE53_HEALTHCHECKS). */
+    services: z.array(z.string()).min(1).optional(),
+  })
+  .strict();
+
+const crawlerSchema = z.object({ id, operator: z.string().min(1) }).strict();
+
+const npmSourceSchema = z
+  .object({
+    id,
+    kind: z.enum(NPM_KINDS),
+    format: z.string(),
+    package: z.string(),
+    file: relativePath,
+    family: z.union([z.literal(4), z.literal(6)]),
+    upstream: url,
+    licence: z.string().min(1),
+    /** Files of the package that must still contain this text, or the build stops for a licence review. */
+    licence_files: z.array(z.object({ file: relativePath, must_contain: z.string().min(1) }).strict()),
+    /** Fewer good rows than this means the input is truncated or no longer what we think it is. */
+    min_rows: z.number().int().positive(),
+  })
+  .strict();
+
+const fileSourceSchema = z
+  .object({
+    id,
+    kind: z.enum([...RANGE_KINDS, ...ASN_LIST_KINDS]),
+    format: z.string(),
+    /** Path inside a sources directory laid out like ../shared/data; also the mirror path for --fetch-mirror. */
+    path: relativePath,
+    /** What `--fetch` downloads: the operator's own file where one exists, else the list's raw address. */
+    upstream: url,
+    /** Format of `upstream` when it differs from `format` (the operator publishes another layout than the snapshot). */
+    upstream_format: z.string().optional(),
+    /** The operator's own publication, for reference, when `upstream` is a community mirror. */
+    official: url.optional(),
+    licence: z.string().min(1),
+    /** cloud (required), datacenter, isp, vpn: who operates the ranges. */
+    provider: z.string().min(1).optional(),
+    /** scanner: the scanning organisation. */
+    organisation: z.string().min(1).optional(),
+    /** crawler (required): the bot and its operator. */
+    crawler: crawlerSchema.optional(),
+    options: optionsSchema.optional(),
+    note: z.string().optional(),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    const need = (ok: boolean, message: string) => ok || ctx.addIssue({ code: "custom", message });
+    need(s.kind !== "cloud" || s.provider !== undefined, "cloud sources name their provider");
+    need(s.kind !== "crawler" || s.crawler !== undefined, "crawler sources name their crawler");
+    need(s.crawler === undefined || s.kind === "crawler", "only crawler sources name a crawler");
+    need(s.organisation === undefined || s.kind === "scanner", "only scanner sources name an organisation");
+    need(s.provider === undefined || ["cloud", "datacenter", "isp", "vpn", "vpn-asn"].includes(s.kind), `${s.kind} sources do not name a provider`);
+  });
+
+const manifestSchema = z
+  .object({
+    $comment: z.string().optional(),
+    sources: z.array(z.union([npmSourceSchema, fileSourceSchema])).min(1),
+    /** Files of the snapshot layout that are deliberately not used, and why. */
+    excluded: z.array(z.object({ path: relativePath, reason: z.string().min(1) }).strict()),
+  })
+  .strict()
+  .superRefine((m, ctx) => {
+    const seen = new Set<string>();
+    for (const [i, s] of m.sources.entries()) {
+      if (seen.has(s.id)) ctx.addIssue({ code: "custom", path: ["sources", i, "id"], message: `duplicate id ${s.id}` });
+      seen.add(s.id);
+    }
+  });
+
+export type NpmSource = z.infer<typeof npmSourceSchema>;
+export type FileSource = z.infer<typeof fileSourceSchema>;
+export type SourceEntry = NpmSource | FileSource;
+export type Manifest = z.infer<typeof manifestSchema>;
+
+/** True for the npm-registry inputs (asn, country). */
+export function isNpmSource(s: SourceEntry): s is NpmSource {
+  return (NPM_KINDS as readonly string[]).includes(s.kind);
+}
+
+/** True for ASN lists (hosting-asn, datacenter-asn, vpn-asn). */
+export function isAsnListKind(kind: string): kind is AsnListKind {
+  return (ASN_LIST_KINDS as readonly string[]).includes(kind);
+}
+
+/**
+ * Parses a manifest.
+ * @throws Error naming each failing field path.
+ */
+export function parseManifest(json: unknown, where = "manifest"): Manifest {
+  const parsed = manifestSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 10).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new Error(`${where} is invalid: ${problems.join("; ")}`);
+  }
+  return parsed.data;
+}
+
+/** Reads and parses data/sources.json (or another manifest file). */
+export function loadManifest(path: string = MANIFEST_PATH): Manifest {
+  return parseManifest(JSON.parse(readFileSync(path, "utf8")), path);
+}

@@ -1,0 +1,119 @@
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, normalize, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildIpDataset } from "../../scripts/data-build.js";
+import { acquireSources } from "../../scripts/sources/acquire.js";
+import { isNpmSource, loadManifest, type FileSource } from "../../scripts/sources/manifest.js";
+import { REPO_ROOT } from "../../src/config/index.js";
+import { openIpDataset, type IpSourceMeta } from "../../src/datasets/ip-dataset.js";
+import { parseIp } from "../../src/shared/ip.js";
+
+// `--fetch --fetch-mirror URL` against a local HTTP server that serves ../shared/data, the way an
+// operator's internal mirror would. One file is withheld (404), one answers 500, one answers an
+// HTML page with 200: missing, failed and drifted are reported and the build still succeeds.
+
+const SHARED = resolve(REPO_ROOT, "../shared/data");
+const fileSources = loadManifest().sources.filter((s): s is FileSource => !isNpmSource(s));
+const WITHHELD = "cloud/jonhadfield-cloud-ips/gcp.json";
+const BROKEN = "tor/alireza-rezaee-tor-nodes/latest.exits.csv";
+const HTML = "proxy/monosans-proxy-list/proxies/socks4.txt";
+
+let server: Server;
+let mirror: string;
+let dataDir: string;
+const requested: string[] = [];
+let sources: IpSourceMeta[];
+const lines: string[] = [];
+
+describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => {
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname).slice(1);
+      requested.push(path);
+      const file = normalize(join(SHARED, path));
+      if (path === BROKEN) return void res.writeHead(500).end("upstream error");
+      if (path === HTML) return void res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Too many requests</body></html>\n");
+      if (path === WITHHELD || !file.startsWith(SHARED) || !existsSync(file)) return void res.writeHead(404).end("not found");
+      res.writeHead(200).end(readFileSync(file));
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    mirror = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    dataDir = mkdtempSync(join(tmpdir(), "fetch-build-"));
+    ({ sources } = await buildIpDataset({ dataDir, fetch: true, fetchMirror: mirror, fetchTimeoutMs: 10_000, log: (l) => lines.push(l) }));
+  }, 120_000);
+
+  afterAll(async () => {
+    await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const statusOf = (path: string) => sources.find((s) => s.id === fileSources.find((f) => f.path === path)!.id)!;
+
+  it("downloads every listed source from the mirror at its snapshot path", () => {
+    for (const s of fileSources) expect(requested, s.path).toContain(s.path);
+  });
+
+  it("uses what it downloaded: same bytes as the snapshot, parsed as usual", () => {
+    const aws = sources.find((s) => s.id === "aws")!;
+    const want = createHash("sha256").update(readFileSync(join(SHARED, "cloud/jonhadfield-cloud-ips/aws.json"))).digest("hex");
+    expect(aws).toMatchObject({ status: "ok", sha256: want, rows: 16817, data_date: "2026-08-21T07:37:05.000Z" });
+    const ok = sources.filter((s) => s.status === "ok" && s.kind !== "asn" && s.kind !== "country");
+    expect(ok.length).toBe(fileSources.length - 3);
+  });
+
+  it("reports a withheld file as missing, a server error and an HTML page as failed, and carries on", () => {
+    expect(statusOf(WITHHELD)).toMatchObject({ status: "missing", reason: "HTTP 404", rows: 0 });
+    expect(statusOf(BROKEN)).toMatchObject({ status: "failed", reason: "HTTP 500" });
+    expect(statusOf(HTML)).toMatchObject({ status: "failed", reason: expect.stringMatching(/rows do not parse as host-port-list.*drifted/) });
+    expect(lines.some((l) => /missing +gcp: HTTP 404/.test(l))).toBe(true);
+    const ds = openIpDataset(dataDir);
+    try {
+      const f = ds.lookup(parseIp("3.5.140.1")!);
+      expect([f.cloud_provider, f.cloud_region]).toEqual(["aws", "ap-northeast-2"]);
+      // GCP was not fetched: its region is gone, though other lists still know the range as Google's.
+      expect(ds.lookup(parseIp("34.35.0.1")!).cloud_region).toBeNull();
+      expect(ds.meta.source).toMatch(new RegExp(` \\+ ${fileSources.length - 3}/${fileSources.length} listed sources$`));
+      const manifest = JSON.parse(readFileSync(join(ds.dir, "manifest.json"), "utf8"));
+      const gcp = manifest.sources.find((s: { id: string }) => s.id === "gcp");
+      expect(gcp).toMatchObject({ status: "missing", reason: "HTTP 404", origin: `${mirror}${WITHHELD}` });
+    } finally {
+      ds.close();
+    }
+  });
+
+  it("falls back to the local snapshot for a download that fails when --sources is also given", async () => {
+    const picked = fileSources.filter((s) => [WITHHELD, BROKEN, "cloud/jonhadfield-cloud-ips/aws.json"].includes(s.path));
+    const got = await acquireSources(picked, { fetch: true, fetchMirror: mirror, sourcesDir: SHARED });
+    for (const [i, s] of picked.entries()) {
+      const g = got[i]!;
+      expect(g.status, s.id).toBe("ok");
+      if (g.status !== "ok") continue;
+      if (s.path === WITHHELD || s.path === BROKEN) {
+        expect(g.note).toMatch(new RegExp(`^download failed \\(HTTP (404|500)\\); used ${join(SHARED, s.path)}$`));
+      } else {
+        expect([g.note, g.origin]).toEqual([null, `${mirror}${s.path}`]);
+      }
+    }
+  });
+
+  it("reports an unreachable mirror per source without failing the build", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fetch-down-"));
+    try {
+      // A port nothing listens on: every download fails fast with a connection error.
+      const closed = createServer();
+      await new Promise<void>((ok) => closed.listen(0, "127.0.0.1", ok));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise<void>((ok) => closed.close(() => ok()));
+      const { sources: down } = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: `http://127.0.0.1:${port}`, fetchTimeoutMs: 5_000 });
+      const files = down.filter((s) => s.kind !== "asn" && s.kind !== "country");
+      expect(files.every((s) => s.status === "failed" && /^fetch failed: ECONNREFUSED/.test(s.reason ?? ""))).toBe(true);
+      expect(down.filter((s) => s.status === "ok").map((s) => s.id)).toEqual(["asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

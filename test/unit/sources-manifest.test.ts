@@ -1,0 +1,74 @@
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ASN_LIST_KINDS, RANGE_KINDS, isNpmSource, loadManifest, parseManifest } from "../../scripts/sources/manifest.js";
+import { NPM_FORMATS, PARSERS } from "../../scripts/sources/parsers.js";
+import { REPO_ROOT } from "../../src/config/index.js";
+
+const SHARED = resolve(REPO_ROOT, "../shared/data");
+const manifest = loadManifest();
+
+/** Every file under dir, as paths relative to root. */
+function walk(dir: string, root: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? walk(path, root) : [relative(root, path)];
+  });
+}
+
+describe("data/sources.json", () => {
+  it("names a parser for every source and every upstream format", () => {
+    for (const s of manifest.sources) {
+      if (isNpmSource(s)) {
+        expect(NPM_FORMATS, s.id).toContain(s.format);
+        continue;
+      }
+      expect(PARSERS[s.format], `${s.id}: ${s.format}`).toBeTypeOf("function");
+      if (s.upstream_format) expect(PARSERS[s.upstream_format], `${s.id}: ${s.upstream_format}`).toBeTypeOf("function");
+    }
+  });
+
+  it("has the four npm inputs and every other kind", () => {
+    const npm = manifest.sources.filter(isNpmSource).map((s) => `${s.kind}-ipv${s.family}`);
+    expect(npm.sort()).toEqual(["asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6"]);
+    const kinds = new Set(manifest.sources.map((s) => s.kind));
+    for (const kind of [...RANGE_KINDS, ...ASN_LIST_KINDS]) expect(kinds, kind).toContain(kind);
+  });
+
+  it("names the operators' own files as upstream where the brief asks for them", () => {
+    const upstream = (id: string) => manifest.sources.find((s) => s.id === id)?.upstream;
+    expect(upstream("aws")).toBe("https://ip-ranges.amazonaws.com/ip-ranges.json");
+    expect(upstream("gcp")).toBe("https://www.gstatic.com/ipranges/cloud.json");
+    expect(upstream("google-googlebot")).toBe("https://developers.google.com/static/search/apis/ipranges/googlebot.json");
+    expect(upstream("openai-gptbot")).toBe("https://openai.com/gptbot.json");
+    expect(upstream("lord-alfred-bing-v4")).toBe("https://www.bing.com/toolbox/bingbot.json");
+    expect(upstream("tor-exits")).toBe("https://check.torproject.org/torbulkexitlist");
+    expect(upstream("linode")).toBe("https://geoip.linode.com/");
+    expect(upstream("oracle")).toBe("https://docs.oracle.com/en-us/iaas/tools/public_ip_ranges.json");
+  });
+
+  it("rejects entries that break the rules", () => {
+    const base = manifest.sources.filter(isNpmSource);
+    const file = { id: "x", kind: "cloud", format: "cidr-list", path: "a/b.txt", upstream: "https://example.test/b", licence: "MIT", provider: "x" };
+    expect(() => parseManifest({ sources: [...base, file], excluded: [] })).not.toThrow();
+    expect(() => parseManifest({ sources: [...base, { ...file, provider: undefined }], excluded: [] })).toThrow(/cloud sources name their provider/);
+    expect(() => parseManifest({ sources: [...base, { ...file, path: "../etc/passwd" }], excluded: [] })).toThrow(/sources\.4\.path/);
+    expect(() => parseManifest({ sources: [...base, file, file], excluded: [] })).toThrow(/duplicate id x/);
+    expect(() => parseManifest({ sources: [...base, { ...file, kind: "crawler", provider: undefined }], excluded: [] })).toThrow(/crawler sources name their crawler/);
+    expect(() => parseManifest({ sources: [...base, { ...file, surprise: 1 }], excluded: [] })).toThrow(/sources\.4/);
+  });
+});
+
+describe.skipIf(!existsSync(SHARED))("data/sources.json against ../shared/data", () => {
+  it("lists only paths that exist there", () => {
+    for (const s of manifest.sources) if (!isNpmSource(s)) expect(existsSync(join(SHARED, s.path)), `${s.id}: ${s.path}`).toBe(true);
+    for (const e of manifest.excluded) expect(existsSync(join(SHARED, e.path)), e.path).toBe(true);
+  });
+
+  it("accounts for every IP-range, bot and ASN file: used or excluded with a reason", () => {
+    const listed = new Set([...manifest.sources.flatMap((s) => (isNpmSource(s) ? [] : [s.path])), ...manifest.excluded.map((e) => e.path)]);
+    const files = ["asn", "bots", "cloud", "proxy", "scanner", "tor", "vpn"].flatMap((d) => walk(join(SHARED, d), SHARED));
+    expect(files.length).toBeGreaterThan(250);
+    expect(files.filter((f) => !listed.has(f))).toEqual([]);
+  });
+});

@@ -7,7 +7,7 @@ import { cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { buildIpDataset } from "../../scripts/data-build.js";
 import { REPO_ROOT, dataDirFromEnv } from "../../src/config/index.js";
-import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
+import { currentIpDatasetDir, openIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 
 /** Node version, CPU model, core count and platform of this machine. */
 export interface MachineInfo {
@@ -43,7 +43,7 @@ export async function ensureIpDataset(log: (line: string) => void = (line) => co
   // Benchmarks measure the full dataset: build from ../shared/data when it is here and the
   // current build lacks it (an npm-only build from `npm start`).
   const sourcesDir = existsSync(SHARED_DATA) ? SHARED_DATA : undefined;
-  if (!current || (sourcesDir && !hasRangeSources(current))) {
+  if (!current || !opens(current) || (sourcesDir && !hasRangeSources(current))) {
     log(`building an IP dataset in ${dataDir}${sourcesDir ? ` from npm + ${sourcesDir}` : " from npm"}`);
     await buildIpDataset({ dataDir, sourcesDir, log: (line) => log(`  ${line}`) });
   }
@@ -52,6 +52,16 @@ export async function ensureIpDataset(log: (line: string) => void = (line) => co
 
 /** Snapshots of the range sources (tests, CI and benchmarks read them; never copied into the repo). */
 export const SHARED_DATA = resolve(REPO_ROOT, "../shared/data");
+
+/** True when this reader can open the build (an older storage format cannot). */
+function opens(dir: string): boolean {
+  try {
+    openIpDatasetDir(dir).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** True when the build at `dir` holds at least one range source besides the npm ASN/country data. */
 function hasRangeSources(dir: string): boolean {

@@ -21,7 +21,8 @@ import { runInNewContext } from "node:vm";
 import { open } from "lmdb";
 import { Reader } from "mmdb-lib";
 import { Bench } from "tinybench";
-import { SPECIAL_PURPOSE_RANGES, buildIpDataset, cidrRanges } from "../../scripts/data-build.js";
+import { SPECIAL_PURPOSE_RANGES, cidrRanges } from "../../scripts/data-build.js";
+import { ensureIpDataset } from "../lib/context.js";
 import { REPO_ROOT, dataDirFromEnv } from "../../src/config/index.js";
 import { IP_KEYS, currentIpDatasetDir, openIpDataset, type IpFacts } from "../../src/datasets/ip-dataset.js";
 import { decodeTable, type Ipv4Table } from "../../src/datasets/ip-table.js";
@@ -122,13 +123,7 @@ async function lmdbContender(path: string, table: Ipv4Table, width: 1 | 4, recor
 }
 
 async function main(): Promise<void> {
-  const dataDir = dataDirFromEnv(process.env);
-  if (!currentIpDatasetDir(dataDir)) {
-    const shared = resolve(REPO_ROOT, "../shared/data");
-    const sourcesDir = existsSync(shared) ? shared : undefined;
-    console.log(`no IP dataset in ${dataDir}; building one${sourcesDir ? ` from ${sourcesDir} and npm` : " from npm only"}`);
-    await buildIpDataset({ dataDir, sourcesDir, log: (line) => console.log(`  ${line}`) });
-  }
+  const dataDir = await ensureIpDataset();
   const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
   const rss = () => {
     collect();

@@ -19,7 +19,10 @@ export class RawJson {
   constructor(readonly json: string) {}
 }
 
-/** Per-response state kept by the router: abort flag, request id, start time. */
+/**
+ * Per-response state kept by the router: abort flag, request id, start time. The request id is
+ * always `[A-Za-z0-9._:-]` (acceptRequestId), so it is written into JSON without escaping.
+ */
 export interface ResponseState {
   aborted: boolean;
   requestId: string;
@@ -71,7 +74,7 @@ export function writeData(
 ): void {
   if (data instanceof RawJson && metadata === undefined) {
     const extra = metadataJson ? `,${metadataJson}` : "";
-    const body = `{"version":"${ENVELOPE_VERSION}","data":${data.json},"error":null,"metadata":{"request_id":${JSON.stringify(state.requestId)},"processing_time_ms":${elapsedMs(state.startedAt)}${extra}}}`;
+    const body = `{"version":"${ENVELOPE_VERSION}","data":${data.json},"error":null,"metadata":{"request_id":"${state.requestId}","processing_time_ms":${elapsedMs(state.startedAt)}${extra}}}`;
     writeBody(res, state, status, body);
     return;
   }

@@ -6,7 +6,7 @@ import { ApiError, toApiError } from "./errors.js";
 import type { QuotaGate } from "./quota.js";
 import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
 import { writeData, writeError, writeHead, type ResponseState } from "./respond.js";
-import type { Method, Route, RouteContext } from "./route.js";
+import type { Method, Route, RouteContext, RouteResult } from "./route.js";
 import { validate } from "./validate.js";
 
 /** What the router needs besides the routes. */
@@ -42,7 +42,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
       res.onAborted(() => {
         state.aborted = true;
       });
-      void handle(route, res, state, snap, deps);
+      handle(route, res, state, snap, deps);
     });
   }
   // HEAD where GET works, for the unauthenticated routes (load-balancer health checks). Metered
@@ -77,8 +77,13 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
   });
 }
 
-/** The request pipeline: authenticate, read and validate the body, run, charge, answer. */
-async function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps): Promise<void> {
+/**
+ * The request pipeline: authenticate, read and validate the body, run, charge, answer.
+ * Synchronous until something is really asynchronous (a body to read, an async handler, the
+ * journal write): most metered GETs allocate no promise on the way.
+ */
+function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps): void {
+  const fail = (err: unknown): void => failRequest(route, res, state, deps, err);
   try {
     const nowMs = clockFor(snap, deps.testClock);
     let principal: KeyPrincipal | null = null;
@@ -86,46 +91,71 @@ async function handle(route: Route<any>, res: HttpResponse, state: ResponseState
     if (need.kind === "admin") deps.auth.verifyAdmin(snap.authorization);
     else if (need.kind === "secret" || need.kind === "publishable") principal = deps.auth.verifyKey(snap.authorization, need, nowMs);
 
-    let body: unknown = undefined;
-    if (route.body) {
-      if (!isJsonContentType(snap.contentType)) {
-        throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
-      }
-      const raw = await readBody(res, deps.maxBodyBytes, snap.contentLength);
-      body = validate(route.body, parseJson(raw), "body");
+    if (!route.body) return run(route, res, state, snap, deps, principal, nowMs, undefined);
+    if (!isJsonContentType(snap.contentType)) {
+      throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
-    if (principal && route.minCredits) deps.quota.precheck(principal.orgId, route.minCredits, nowMs);
-
-    const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId };
-    // Sync handlers skip an await: one less microtask per request on the hot path.
-    const pending = route.handle(ctx);
-    const result = pending instanceof Promise ? await pending : pending;
-    let metadata = result.metadata;
-    let metadataJson = result.metadataJson;
-    const status = result.status ?? 200;
-    if (principal && result.credits !== undefined) {
-      if (state.aborted) return; // the client left before the work was charged: nothing to bill
-      if (metadataJson !== undefined && metadata === undefined) metadataJson += `,"credits":${result.credits}`;
-      else metadata = { ...metadata, credits: result.credits };
-      if (result.credits > 0) {
-        // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.
-        const m = metadata;
-        const mj = metadataJson;
-        deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false, (err) =>
-          err ? writeError(res, state, err) : writeData(res, state, status, result.data, m, mj),
-        );
-        return;
+    readBody(res, deps.maxBodyBytes, snap.contentLength).then((raw) => {
+      try {
+        run(route, res, state, snap, deps, principal, nowMs, validate(route.body!, parseJson(raw), "body"));
+      } catch (err) {
+        fail(err);
       }
-    }
-    writeData(res, state, status, result.data, metadata, metadataJson);
+    }, fail);
   } catch (err) {
-    const apiErr = toApiError(err);
-    if (apiErr.status >= 500 && apiErr.code === "INTERNAL_ERROR") {
-      deps.log.error("request failed", { request_id: state.requestId, route: route.pattern, err: errorText(err) });
-    }
-    // Metered routes state what a failure charged: nothing (SPEC 8: credits are stated in metadata).
-    writeError(res, state, apiErr, route.minCredits ? { credits: 0 } : undefined);
+    fail(err);
   }
+}
+
+/** Runs the handler (sync or async) and hands its result on to be charged and answered. */
+function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, body: unknown): void {
+  if (principal && route.minCredits) deps.quota.precheck(principal.orgId, route.minCredits, nowMs);
+  const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId };
+  const pending = route.handle(ctx);
+  if (pending instanceof Promise) {
+    pending.then(
+      (result) => {
+        try {
+          answer(route, res, state, deps, principal, nowMs, result);
+        } catch (err) {
+          failRequest(route, res, state, deps, err);
+        }
+      },
+      (err: unknown) => failRequest(route, res, state, deps, err),
+    );
+  } else answer(route, res, state, deps, principal, nowMs, pending);
+}
+
+/** Charges what the result costs (answering once the debit is durable) and writes the envelope. */
+function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, result: RouteResult): void {
+  let metadata = result.metadata;
+  let metadataJson = result.metadataJson;
+  const status = result.status ?? 200;
+  if (principal && result.credits !== undefined) {
+    if (state.aborted) return; // the client left before the work was charged: nothing to bill
+    if (metadataJson !== undefined && metadata === undefined) metadataJson += `,"credits":${result.credits}`;
+    else metadata = { ...metadata, credits: result.credits };
+    if (result.credits > 0) {
+      // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.
+      const m = metadata;
+      const mj = metadataJson;
+      deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false, (err) =>
+        err ? writeError(res, state, err) : writeData(res, state, status, result.data, m, mj),
+      );
+      return;
+    }
+  }
+  writeData(res, state, status, result.data, metadata, metadataJson);
+}
+
+/** The central error answer: our errors as they are, anything else a logged, generic 500. */
+function failRequest(route: Route<any>, res: HttpResponse, state: ResponseState, deps: RouterDeps, err: unknown): void {
+  const apiErr = toApiError(err);
+  if (apiErr.status >= 500 && apiErr.code === "INTERNAL_ERROR") {
+    deps.log.error("request failed", { request_id: state.requestId, route: route.pattern, err: errorText(err) });
+  }
+  // Metered routes state what a failure charged: nothing (SPEC 8: credits are stated in metadata).
+  writeError(res, state, apiErr, route.minCredits ? { credits: 0 } : undefined);
 }
 
 function clockFor(snap: RequestSnapshot, testClock: boolean): number {

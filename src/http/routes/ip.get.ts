@@ -26,7 +26,7 @@ export function ipGet(deps: AppDeps) {
     minCredits: BASE_CREDITS,
     handle(ctx): RouteResult | Promise<RouteResult> {
       const raw = decodeParam(ctx.snap.params[0] ?? "");
-      const include = parseInclude(queryParam(ctx.snap.query, "include"));
+      const include = ctx.snap.query === "" ? NO_INCLUDE : includeOf(ctx.snap.query);
       const parsed = raw === null ? null : parseIp(raw);
       if (raw === null || parsed === null) {
         throw new ApiError("VALIDATION_ERROR", `path.ip: '${(raw ?? ctx.snap.params[0] ?? "").slice(0, 64)}' is not a valid IPv4 or IPv6 address.`);
@@ -104,12 +104,20 @@ function hasRegionFeeds(meta: IpDatasetMeta): boolean {
   return has;
 }
 
-/** Serialised metadata fields (provenance, enrichment) for the paths without rdns, cached. */
-const metadataCache = new Map<string, string>();
+/**
+ * Serialised metadata fields (provenance, enrichment) for the paths without rdns, cached per
+ * dataset (its meta object) and include list (parseInclude returns the same array for the same
+ * query text), and per facts object for provenance.
+ */
+const metadataCache = new WeakMap<IpDatasetMeta, Map<IpDatasetName[], string>>();
 const provenanceCache = new WeakMap<IpFacts, string>();
 function metadataJsonFor(meta: IpDatasetMeta, include: IpDatasetName[], facts: IpFacts): string {
-  const k = `${meta.version}|${meta.built_at}|${include.join(",")}`;
-  let common = metadataCache.get(k);
+  let perMeta = metadataCache.get(meta);
+  if (!perMeta) {
+    perMeta = new Map();
+    metadataCache.set(meta, perMeta);
+  }
+  let common = perMeta.get(include);
   if (common === undefined) {
     const skipped = skippedOf(meta, include);
     const fields = {
@@ -123,8 +131,8 @@ function metadataJsonFor(meta: IpDatasetMeta, include: IpDatasetName[], facts: I
       },
     };
     common = JSON.stringify(fields).slice(1, -1);
-    if (metadataCache.size > 256) metadataCache.clear();
-    metadataCache.set(k, common);
+    if (perMeta.size > 256) perMeta.clear();
+    perMeta.set(include, common);
   }
   let provenance = provenanceCache.get(facts);
   if (provenance === undefined) {
@@ -132,6 +140,19 @@ function metadataJsonFor(meta: IpDatasetMeta, include: IpDatasetName[], facts: I
     provenanceCache.set(facts, provenance);
   }
   return `${common},"provenance":${provenance}`;
+}
+
+const NO_INCLUDE = parseInclude(undefined);
+/** `include` of a query string; clients repeat the same few query strings, so each is parsed once. */
+const includeByQuery = new Map<string, IpDatasetName[]>();
+function includeOf(query: string): IpDatasetName[] {
+  let include = includeByQuery.get(query);
+  if (include === undefined) {
+    include = parseInclude(queryParam(query, "include")); // throws 400 for a bad value: not cached
+    if (includeByQuery.size >= 256) includeByQuery.clear();
+    includeByQuery.set(query, include);
+  }
+  return include;
 }
 
 /** Percent-decodes a path segment (IPv6 colons may arrive encoded); null if malformed. */

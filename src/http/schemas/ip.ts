@@ -9,7 +9,20 @@ export type IpDatasetName = (typeof IP_DATASETS)[number];
  * naming the field (SPEC 7 rule 3 leaves the code open; we use the generic one).
  */
 export function parseInclude(raw: string | undefined): IpDatasetName[] {
-  if (raw === undefined || raw === "") return [];
+  if (raw === undefined || raw === "") return NONE;
+  // Clients send the same few include strings over and over: parse each once.
+  const cached = includeCache.get(raw);
+  if (cached) return cached;
+  const parsed = parseIncludeUncached(raw);
+  if (includeCache.size >= 256) includeCache.clear();
+  includeCache.set(raw, parsed);
+  return parsed;
+}
+
+const NONE: IpDatasetName[] = Object.freeze([]) as unknown as IpDatasetName[];
+const includeCache = new Map<string, IpDatasetName[]>();
+
+function parseIncludeUncached(raw: string): IpDatasetName[] {
   const out = new Set<IpDatasetName>();
   for (const part of raw.split(",")) {
     const name = part.trim().toLowerCase();
@@ -17,5 +30,5 @@ export function parseInclude(raw: string | undefined): IpDatasetName[] {
     else if ((IP_DATASETS as readonly string[]).includes(name)) out.add(name as IpDatasetName);
     else throw new ApiError("VALIDATION_ERROR", `query.include: unknown dataset '${part.trim().slice(0, 40)}'; expected a comma-separated list of ${IP_DATASETS.join(", ")} or all.`);
   }
-  return [...out];
+  return Object.freeze([...out]) as unknown as IpDatasetName[];
 }

@@ -17,6 +17,12 @@ export interface IpRecord {
   type: IpFacts["type"];
   risk: IpFacts["risk"];
   flags: string[];
+  /**
+   * Beyond SPEC 2.3: who is behind a flag, where a source names it. `vpn_provider` (e.g.
+   * "Mullvad", "iCloud Private Relay"), `scanner_org` (e.g. "shodan"), and `crawler`, the most
+   * specific published crawler or monitor range ({id, operator}); null when no source names one.
+   */
+  details: { vpn_provider: string | null; scanner_org: string | null; crawler: IpFacts["crawler"] };
 }
 
 /** What the caller asked to add to the base record (SPEC 4.2 `include`). */
@@ -47,11 +53,12 @@ export function buildIpRecord(ip: string, ipVersion: 4 | 6, facts: IpFacts, opts
     type: facts.type,
     risk: facts.risk,
     flags: flagsOf(facts.type, facts.risk),
+    details: { vpn_provider: facts.vpn_provider, scanner_org: facts.scanner_org, crawler: facts.crawler },
   };
   if (opts.company) {
     // Keep SPEC field order readable: company after network.
-    const { location, type, risk, flags, ...head } = record;
-    return { ...head, company: facts.company, location, type, risk, flags };
+    const { location, type, risk, flags, details, ...head } = record;
+    return { ...head, company: facts.company, location, type, risk, flags, details };
   }
   return record;
 }

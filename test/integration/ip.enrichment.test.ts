@@ -51,12 +51,34 @@ describe("GET /v1/ip/{ip} from the full build", () => {
     expect(scanner.body.data.flags).toContain("scanner");
   });
 
+  it("names who is behind a flag: VPN provider, scanner organisation, crawler", async () => {
+    const vpn = await get("/v1/ip/23.144.160.86");
+    expect(vpn.body.data.risk.vpn).toBe(true);
+    expect(vpn.body.data.details.vpn_provider).toMatch(/mullvad/i);
+    const scanner = await get("/v1/ip/134.209.95.237");
+    expect(scanner.body.data.details.scanner_org).toMatch(/shodan/i);
+    const bot = await get("/v1/ip/34.22.85.5?include=region");
+    expect(bot.body.data.details.crawler).toMatchObject({ id: "googlebot" });
+    expect(bot.body.data.network.cloud_provider).toBe("gcp");
+    expect(bot.body.metadata.provenance.crawler.source).toMatch(/googlebot/);
+  });
+
+  it("refuses a repeated include parameter", async () => {
+    const r = await get("/v1/ip/8.8.8.8?include=region&include=weather");
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/^query\.include/);
+  });
+
   it("returns a clean record for an address no source lists", async () => {
     const r = await get("/v1/ip/10.20.30.40");
     expect(r.body.data.flags).toEqual([]);
     expect(Object.values(r.body.data.type).every((v) => v === false)).toBe(true);
     expect(Object.values(r.body.data.risk).every((v) => v === false)).toBe(true);
     expect(r.body.metadata.provenance).toEqual({});
+    expect(r.body.data.details).toEqual({ vpn_provider: null, scanner_org: null, crawler: null });
+    const company = await get("/v1/ip/10.20.30.40?include=company");
+    expect(company.body.data.company).toBeNull();
+    expect(company.body.metadata.enrichment).toEqual({ requested: ["company"], resolved: [], skipped: ["company"], credits: 1 });
   });
 
   it("adds the company block only with include=company", async () => {

@@ -14,7 +14,7 @@ function facts(over: Partial<IpFacts>): IpFacts {
 const aws = facts({
   asn: 16509, org: 'Amazon.com, "Inc."\\', country: "FR",
   type: { ...none, cloud: true, datacenter: true, hosting: true }, risk: { ...clean, tor: true },
-  cloud_provider: "aws", cloud_region: "eu-west-3",
+  cloud_provider: "aws", cloud_region: "eu-west-3", vpn_provider: "Mullvad", crawler: { id: "googlebot", operator: "Google" },
   company: { name: "Amazon.com, Inc.", website: null, country: "US", category: "hosting", confidence: "high" },
   provenance: { cloud: { source: "aws-ip-ranges", data_date: "2026-08-21T00:00:00Z" } },
 });
@@ -28,7 +28,9 @@ describe("IP record", () => {
     const full = buildIpRecord("35.180.1.1", 4, aws, { region: true, company: true, rdns: { hostname: "h.example", verified: true } });
     expect(full.network).toMatchObject({ cloud_provider: "aws", cloud_region: "eu-west-3", hostname: "h.example", hostname_verified: true });
     expect(full.company).toEqual(aws.company);
-    expect(Object.keys(full)).toEqual(["ip", "ip_version", "network", "company", "location", "type", "risk", "flags"]);
+    expect(Object.keys(full)).toEqual(["ip", "ip_version", "network", "company", "location", "type", "risk", "flags", "details"]);
+    expect(full.details).toEqual({ vpn_provider: "Mullvad", scanner_org: null, crawler: { id: "googlebot", operator: "Google" } });
+    expect(buildIpRecord("x", 4, empty, { region: false, company: false }).details).toEqual({ vpn_provider: null, scanner_org: null, crawler: null });
   });
 
   it("lists the true attributes as flags, type first", () => {

@@ -61,7 +61,7 @@ async function withRdns(
   const r = await deps.rdns.lookup(canonical);
   const charged = r.outcome === "miss" && r.resolved ? RDNS_MISS_CREDITS : 0;
   const credits = BASE_CREDITS + charged;
-  const skipped = skippedOf(meta, include);
+  const skipped = skippedOf(meta, include, facts);
   if (!r.resolved) skipped.push("rdns");
   const record = buildIpRecord(raw, ipVersion, facts, {
     region: include.includes("region"),
@@ -90,8 +90,8 @@ async function withRdns(
  * Datasets asked for that this build cannot answer: region needs at least one cloud feed in the
  * build (an npm-only build has none). company comes from the ASN data, always present.
  */
-function skippedOf(meta: IpDatasetMeta, include: IpDatasetName[]): IpDatasetName[] {
-  return include.filter((d) => d === "region" && !hasRegionFeeds(meta));
+function skippedOf(meta: IpDatasetMeta, include: IpDatasetName[], facts: IpFacts): IpDatasetName[] {
+  return include.filter((d) => (d === "region" && !hasRegionFeeds(meta)) || (d === "company" && facts.company === null));
 }
 
 const regionFeedCache = new WeakMap<IpDatasetMeta, boolean>();
@@ -109,7 +109,7 @@ function hasRegionFeeds(meta: IpDatasetMeta): boolean {
  * dataset (its meta object) and include list (parseInclude returns the same array for the same
  * query text), and per facts object for provenance.
  */
-const metadataCache = new WeakMap<IpDatasetMeta, Map<IpDatasetName[], string>>();
+const metadataCache = new WeakMap<IpDatasetMeta, Map<IpDatasetName[], string[]>>();
 const provenanceCache = new WeakMap<IpFacts, string>();
 function metadataJsonFor(meta: IpDatasetMeta, include: IpDatasetName[], facts: IpFacts): string {
   let perMeta = metadataCache.get(meta);
@@ -117,9 +117,12 @@ function metadataJsonFor(meta: IpDatasetMeta, include: IpDatasetName[], facts: I
     perMeta = new Map();
     metadataCache.set(meta, perMeta);
   }
-  let common = perMeta.get(include);
+  // The enrichment lists depend on the dataset, the include list, and whether there is a company.
+  const variants = perMeta.get(include) ?? [];
+  const variant = facts.company === null ? 1 : 0;
+  let common = variants[variant];
   if (common === undefined) {
-    const skipped = skippedOf(meta, include);
+    const skipped = skippedOf(meta, include, facts);
     const fields = {
       source: meta.source,
       built_at: meta.built_at,
@@ -131,8 +134,9 @@ function metadataJsonFor(meta: IpDatasetMeta, include: IpDatasetName[], facts: I
       },
     };
     common = JSON.stringify(fields).slice(1, -1);
+    variants[variant] = common;
     if (perMeta.size > 256) perMeta.clear();
-    perMeta.set(include, common);
+    perMeta.set(include, variants);
   }
   let provenance = provenanceCache.get(facts);
   if (provenance === undefined) {
@@ -148,6 +152,9 @@ const includeByQuery = new Map<string, IpDatasetName[]>();
 function includeOf(query: string): IpDatasetName[] {
   let include = includeByQuery.get(query);
   if (include === undefined) {
+    if (query.indexOf("include=") !== query.lastIndexOf("include=")) {
+      throw new ApiError("VALIDATION_ERROR", "query.include: give it once, as a comma-separated list.");
+    }
     include = parseInclude(queryParam(query, "include")); // throws 400 for a bad value: not cached
     if (includeByQuery.size >= 256) includeByQuery.clear();
     includeByQuery.set(query, include);

@@ -21,7 +21,7 @@
  * at it by rename.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { open } from "lmdb";
@@ -95,6 +95,12 @@ export interface BuildOptions extends IpSourceOptions {
   fetchMirror?: string;
   /** Per-download time limit; default 60 s. */
   fetchTimeoutMs?: number;
+  /**
+   * Make the build current even when it has fewer usable listed sources than the build current
+   * now (a missing snapshot, an unreachable network). Default false: such a build is kept on disk
+   * and reported, and the service keeps its better build.
+   */
+  force?: boolean;
 }
 
 /** One file source after acquiring and parsing. */
@@ -443,7 +449,7 @@ function manifestJson(meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[
  * @throws Error when an npm input drifted, a licence file changed, or the verification failed;
  *   `current` is left untouched in that case.
  */
-export async function buildIpDataset(opts: BuildOptions): Promise<{ version: string; dir: string; sources: IpSourceMeta[] }> {
+export async function buildIpDataset(opts: BuildOptions): Promise<{ version: string; dir: string; sources: IpSourceMeta[]; madeCurrent: boolean }> {
   const log = opts.log ?? (() => {});
   const began = Date.now();
   const builtAt = new Date();
@@ -526,12 +532,31 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
 
   verifyBuild(tmp, inputs, dict, claimSet, log);
   renameSync(tmp, dir);
+  const currentOk = usableListedSources(currentIpDatasetDir(opts.dataDir));
+  if (currentOk !== null && okCount < currentOk && !opts.force) {
+    log(
+      `built ${version} in ${seconds(began)} but kept current: it has ${okCount} usable listed sources, the current build has ${currentOk}. ` +
+        "Use --force to make it current anyway (or POST /v1/admin/datasets/activate).",
+    );
+    return { version, dir, sources, madeCurrent: false };
+  }
   // Readers see either the old name or the new one, never a partial file.
   const pointerTmp = join(root, `current.${process.pid}.tmp`);
   writeFileSync(pointerTmp, `${version}\n`);
   renameSync(pointerTmp, join(root, "current"));
   log(`built ${version} in ${seconds(began)}; current -> ${version}`);
-  return { version, dir, sources };
+  return { version, dir, sources, madeCurrent: true };
+}
+
+/** Listed (non-npm) sources with status ok in a build's manifest; null when there is no readable build. */
+function usableListedSources(dir: string | null): number | null {
+  if (!dir) return null;
+  try {
+    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { sources?: Array<{ kind?: string; status?: string }> };
+    return (m.sources ?? []).filter((s) => s.kind !== "asn" && s.kind !== "country" && s.status === "ok").length;
+  } catch {
+    return null;
+  }
 }
 
 const asParsedIp = (family: 4 | 6, addr: bigint): ParsedIp =>
@@ -581,12 +606,13 @@ function verifyBuild(dir: string, inputs: NpmInput[], dict: Dictionary, claims: 
   }
 }
 
-const USAGE = `usage: node dist/scripts/data-build.js [--if-missing | --check] [--sources DIR] [--fetch [--fetch-mirror URL]]
+const USAGE = `usage: node dist/scripts/data-build.js [--if-missing | --check] [--sources DIR] [--fetch [--fetch-mirror URL]] [--force]
   --sources DIR       also build every data/sources.json source found in DIR (laid out like ../shared/data)
   --fetch             download every source from its upstream address (with --sources: fall back to DIR)
   --fetch-mirror URL  with --fetch: download URL/<path> instead (a mirror of the same layout)
   --if-missing        do nothing when DATA_DIR already has a current build this reader can open
-  --check             parse every input and exit 1 when one has drifted; writes nothing`;
+  --check             parse every input and exit 1 when one has drifted; writes nothing
+  --force             make the build current even with fewer usable sources than the current one`;
 
 interface Cli {
   ifMissing: boolean;
@@ -594,11 +620,12 @@ interface Cli {
   sourcesDir?: string;
   fetch: boolean;
   fetchMirror?: string;
+  force: boolean;
 }
 
 /** Parses the command line; returns a message for anything it does not understand. */
 export function parseArgs(argv: string[]): Cli | string {
-  const cli: Cli = { ifMissing: false, check: false, fetch: false };
+  const cli: Cli = { ifMissing: false, check: false, fetch: false, force: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
@@ -606,6 +633,7 @@ export function parseArgs(argv: string[]): Cli | string {
     if (flag === "--if-missing") cli.ifMissing = true;
     else if (flag === "--check") cli.check = true;
     else if (flag === "--fetch") cli.fetch = true;
+    else if (flag === "--force") cli.force = true;
     else if (flag === "--sources") cli.sourcesDir = value();
     else if (flag === "--fetch-mirror") cli.fetchMirror = value();
     else return `unexpected argument ${arg}`;
@@ -638,6 +666,7 @@ async function main(argv: string[]): Promise<number> {
     log("inputs look as expected");
     return 0;
   }
+  let force = cli.force;
   if (cli.ifMissing) {
     const dir = currentIpDatasetDir(dataDir);
     if (dir) {
@@ -648,10 +677,12 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       } catch (err) {
         log(`IP dataset at ${dir} cannot be used (${(err as Error).message}); building a new one`);
+        force = true; // whatever the old one had, it cannot be served
+
       }
     }
   }
-  await buildIpDataset({ dataDir, log, sourcesDir: cli.sourcesDir, fetch: cli.fetch, fetchMirror: cli.fetchMirror });
+  await buildIpDataset({ dataDir, log, sourcesDir: cli.sourcesDir, fetch: cli.fetch, fetchMirror: cli.fetchMirror, force });
   return 0;
 }
 

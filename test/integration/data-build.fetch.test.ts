@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, normalize, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { buildIpDataset } from "../../scripts/data-build.js";
 import { acquireSources } from "../../scripts/sources/acquire.js";
 import { isNpmSource, loadManifest, type FileSource } from "../../scripts/sources/manifest.js";
@@ -112,6 +112,23 @@ describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => 
       const files = down.filter((s) => s.kind !== "asn" && s.kind !== "country");
       expect(files.every((s) => s.status === "failed" && /^fetch failed: ECONNREFUSED/.test(s.reason ?? ""))).toBe(true);
       expect(down.filter((s) => s.status === "ok").map((s) => s.id)).toEqual(["asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("keeps the current build when a new one has fewer usable sources, unless forced", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fetch-guard-"));
+    try {
+      cpSync(join(inject("datasetDataDir"), "datasets"), join(dir, "datasets"), { recursive: true });
+      const pointer = join(dir, "datasets", "ip", "current");
+      const before = readFileSync(pointer, "utf8");
+      const kept = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-snapshot") });
+      expect(kept.madeCurrent).toBe(false);
+      expect(readFileSync(pointer, "utf8")).toBe(before);
+      const forced = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-snapshot"), force: true });
+      expect(forced.madeCurrent).toBe(true);
+      expect(readFileSync(pointer, "utf8").trim()).toBe(forced.version);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -25,7 +25,8 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync 
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { open } from "lmdb";
-import { dataDirFromEnv } from "../src/config/index.js";
+import { REPO_ROOT, dataDirFromEnv } from "../src/config/index.js";
+import { z } from "zod";
 import { classifyAsn } from "../src/datasets/asn-class.js";
 import { COMPANY_CATEGORIES } from "../src/datasets/ip-facts.js";
 import {
@@ -320,6 +321,33 @@ interface PairInfo {
   companyClass: number;
 }
 
+/** data/mobile-carrier-asns.json: carriers' mobile networks whose AS names do not say so. */
+const MOBILE_LIST_ID = "mobile-carrier-asns";
+const MOBILE_LIST_FILE = join(REPO_ROOT, "data", "mobile-carrier-asns.json");
+const MOBILE_CARRIER_ASNS: ReadonlySet<number> = loadMobileCarrierAsns();
+
+function loadMobileCarrierAsns(): Set<number> {
+  const parsed = z
+    .object({ asns: z.array(z.object({ asn: z.number().int().positive(), carrier: z.string().min(1), why: z.string().min(1) })) })
+    .safeParse(JSON.parse(readFileSync(MOBILE_LIST_FILE, "utf8")));
+  if (!parsed.success) throw new Error(`${MOBILE_LIST_FILE}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  return new Set(parsed.data.asns.map((a) => a.asn));
+}
+
+/** The curated list as a source of the build (provenance names it). Kind "mobile-asn": not a range source. */
+const MOBILE_LIST_META: IpSourceMeta = {
+  id: MOBILE_LIST_ID,
+  kind: "mobile-asn",
+  status: "ok",
+  reason: null,
+  rows: MOBILE_CARRIER_ASNS.size,
+  bad_rows: 0,
+  sha256: createHash("sha256").update(readFileSync(MOBILE_LIST_FILE)).digest("hex"),
+  data_date: null,
+  upstream: "data/mobile-carrier-asns.json (this repository)",
+  licence: "project data (each entry states why it is listed)",
+};
+
 /** Classifies each ASN pair once (lists, then name) and derives its company. */
 function pairClassifier(dict: Dictionary, listings: Map<number, AsnListing>, countryOf: (pair: number) => number) {
   const asnFacts = new Interner<AsnFacts>();
@@ -330,8 +358,10 @@ function pairClassifier(dict: Dictionary, listings: Map<number, AsnListing>, cou
       const { asn } = dict.pairs[pair]!;
       const listing = listings.get(asn);
       const org = dict.orgOf(pair);
-      const cls = classifyAsn({ name: org, hostingListed: listing?.hosting != null, vpnListed: listing?.vpn != null });
+      const mobileListed = MOBILE_CARRIER_ASNS.has(asn);
+      const cls = classifyAsn({ name: org, hostingListed: listing?.hosting != null, vpnListed: listing?.vpn != null, mobileListed });
       const facts: AsnFacts = {
+        mobileSource: mobileListed && cls.mobile ? MOBILE_LIST_ID : null,
         cls,
         hostingSource: cls.hostingBy === "list" ? (listing!.hosting ?? listing!.vpn) : null,
         vpnSource: listing?.vpn ?? null,
@@ -490,7 +520,7 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
       `${built.factSets.length} fact sets, ${pairs.count()} companies (${seconds(step)})`,
   );
 
-  const sources = sourceMetas(manifest, inputs, results);
+  const sources = [...sourceMetas(manifest, inputs, results), MOBILE_LIST_META];
   const checksums = [...inputs.map((p) => p.sha256), ...results.map((r) => r.sha256 ?? "-")];
   const short = createHash("sha256").update(checksums.join("\n")).digest("hex").slice(0, 8);
   const root = ipDatasetRoot(opts.dataDir);
@@ -553,7 +583,7 @@ function usableListedSources(dir: string | null): number | null {
   if (!dir) return null;
   try {
     const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { sources?: Array<{ kind?: string; status?: string }> };
-    return (m.sources ?? []).filter((s) => s.kind !== "asn" && s.kind !== "country" && s.status === "ok").length;
+    return (m.sources ?? []).filter((s) => s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn" && s.status === "ok").length;
   } catch {
     return null;
   }

@@ -67,7 +67,7 @@ function opens(dir: string): boolean {
 function hasRangeSources(dir: string): boolean {
   try {
     const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { sources?: Array<{ kind?: string; status?: string }> };
-    return (m.sources ?? []).some((s) => s.kind !== "asn" && s.kind !== "country" && s.status === "ok");
+    return (m.sources ?? []).some((s) => s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn" && s.status === "ok");
   } catch {
     return false;
   }

@@ -23,6 +23,8 @@ export interface AsnFacts {
   /** VPN ASN list that names it, or null. */
   vpnSource: string | null;
   vpnProvider: string | null;
+  /** The curated list that made it a mobile carrier, or null (a name match is credited to the ASN input). */
+  mobileSource?: string | null;
 }
 
 /**
@@ -38,8 +40,8 @@ export function combineFacts(range: RangeFacts | null, asn: AsnFacts | null, asn
   if (hosting) provenance.datacenter = provenance.hosting = hosting;
   if (f.cloud) provenance.cloud = f.cloud;
   if (f.isp) provenance.isp = f.isp;
-  else if (!hosting && asn?.cls.isp) provenance.isp = asnSource;
-  if (!hosting && asn?.cls.mobile) provenance.mobile = asnSource;
+  else if (!hosting && asn?.cls.isp) provenance.isp = asn.mobileSource ?? asnSource;
+  if (!hosting && asn?.cls.mobile) provenance.mobile = asn.mobileSource ?? asnSource;
   if (f.proxy) provenance.proxy = f.proxy;
   const vpn = f.vpn ?? asn?.vpnSource ?? null;
   if (vpn) provenance.vpn = vpn;

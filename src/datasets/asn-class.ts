@@ -8,6 +8,8 @@
  *  1. On a hosting/datacenter ASN list: category "hosting", confidence "high"; hosting.
  *  2. On a VPN ASN list: category "hosting", "high"; hosting (VPN providers' networks are server
  *     networks, not eyeball networks).
+ *  2b. On the mobile carrier ASN list (data/mobile-carrier-asns.json): "mobile", "high"; isp and
+ *     mobile (for carriers whose registered AS name does not say mobile).
  *  3. Name patterns, confidence "medium":
  *     government (ministry, department of, DoD, police, parliament, ...) -> "government";
  *     education (university, college, school, academic, NREN names) -> "education";
@@ -31,6 +33,8 @@ export interface AsnEvidence {
   hostingListed: boolean;
   /** Named by a VPN ASN list (manifest kind vpn-asn). */
   vpnListed: boolean;
+  /** Named by data/mobile-carrier-asns.json (a carrier's documented mobile network). */
+  mobileListed?: boolean;
 }
 
 /** The classification of one ASN. `hosting`, `isp`, `mobile` feed the type flags. */
@@ -86,6 +90,9 @@ const NAME_RULES: ReadonlyArray<readonly [RegExp, CompanyCategory]> = [
 export function classifyAsn(evidence: AsnEvidence): AsnClass {
   if (evidence.hostingListed || evidence.vpnListed) {
     return { category: "hosting", confidence: "high", hosting: true, hostingBy: "list", isp: false, mobile: false };
+  }
+  if (evidence.mobileListed) {
+    return { category: "mobile", confidence: "high", hosting: false, hostingBy: null, isp: true, mobile: true };
   }
   const { category, confidence } = classifyAsnName(evidence.name);
   return {

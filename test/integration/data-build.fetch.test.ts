@@ -61,7 +61,7 @@ describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => 
     const aws = sources.find((s) => s.id === "aws")!;
     const want = createHash("sha256").update(readFileSync(join(SHARED, "cloud/jonhadfield-cloud-ips/aws.json"))).digest("hex");
     expect(aws).toMatchObject({ status: "ok", sha256: want, rows: 16817, data_date: "2026-08-21T07:37:05.000Z" });
-    const ok = sources.filter((s) => s.status === "ok" && s.kind !== "asn" && s.kind !== "country");
+    const ok = sources.filter((s) => s.status === "ok" && s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn");
     expect(ok.length).toBe(fileSources.length - 3);
   });
 
@@ -109,9 +109,9 @@ describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => 
       const port = (closed.address() as AddressInfo).port;
       await new Promise<void>((ok) => closed.close(() => ok()));
       const { sources: down } = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: `http://127.0.0.1:${port}`, fetchTimeoutMs: 5_000 });
-      const files = down.filter((s) => s.kind !== "asn" && s.kind !== "country");
+      const files = down.filter((s) => s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn");
       expect(files.every((s) => s.status === "failed" && /^fetch failed: ECONNREFUSED/.test(s.reason ?? ""))).toBe(true);
-      expect(down.filter((s) => s.status === "ok").map((s) => s.id)).toEqual(["asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6"]);
+      expect(down.filter((s) => s.status === "ok").map((s) => s.id)).toEqual(["asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6", "mobile-carrier-asns"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

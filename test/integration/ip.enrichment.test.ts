@@ -63,6 +63,15 @@ describe("GET /v1/ip/{ip} from the full build", () => {
     expect(bot.body.metadata.provenance.crawler.source).toMatch(/googlebot/);
   });
 
+  it("knows mobile carriers whose AS name does not say so, from the curated list", async () => {
+    const att = await get("/v1/ip/12.72.1.1?include=company");
+    expect(att.body.data.type).toMatchObject({ mobile: true, isp: true, hosting: false });
+    expect(att.body.data.company).toMatchObject({ category: "mobile", confidence: "high" });
+    expect(att.body.metadata.provenance.mobile.source).toBe("mobile-carrier-asns");
+    const three = await get("/v1/ip/92.40.0.1");
+    expect(three.body.data.type.mobile).toBe(true);
+  });
+
   it("refuses a repeated include parameter", async () => {
     const r = await get("/v1/ip/8.8.8.8?include=region&include=weather");
     expect(r.status).toBe(400);

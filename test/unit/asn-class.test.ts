@@ -58,3 +58,14 @@ describe("classifyAsn", () => {
     expect(classifyAsn({ name: "Ford Motor Company", hostingListed: false, vpnListed: false })).toMatchObject({ hosting: false, isp: false, mobile: false, hostingBy: null });
   });
 });
+
+describe("mobile carrier ASN list", () => {
+  it("makes a listed ASN a mobile carrier (and isp) with high confidence, whatever its name", () => {
+    expect(classifyAsn({ name: "AT&T Enterprises, LLC", hostingListed: false, vpnListed: false, mobileListed: true })).toEqual({
+      category: "mobile", confidence: "high", hosting: false, hostingBy: null, isp: true, mobile: true,
+    });
+  });
+  it("lets a hosting list win over the mobile list", () => {
+    expect(classifyAsn({ name: "x", hostingListed: true, vpnListed: false, mobileListed: true }).mobile).toBe(false);
+  });
+});

@@ -5,7 +5,8 @@ import type { FileSource } from "../../scripts/sources/manifest.js";
 
 describe("data-build command line", () => {
   it("reads --sources, --fetch and --fetch-mirror in both spellings", () => {
-    expect(parseArgs([])).toEqual({ ifMissing: false, check: false, fetch: false });
+    expect(parseArgs([])).toEqual({ ifMissing: false, check: false, fetch: false, force: false });
+    expect(parseArgs(["--force"])).toMatchObject({ force: true });
     expect(parseArgs(["--sources", "../shared/data"])).toMatchObject({ sourcesDir: "../shared/data", fetch: false });
     expect(parseArgs(["--sources=../shared/data", "--if-missing"])).toMatchObject({ sourcesDir: "../shared/data", ifMissing: true });
     expect(parseArgs(["--fetch", "--fetch-mirror", "http://mirror.local/data"])).toMatchObject({ fetch: true, fetchMirror: "http://mirror.local/data" });

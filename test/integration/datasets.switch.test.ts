@@ -1,22 +1,27 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildIpDataset } from "../../scripts/data-build.js";
 import { admin, api, startServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Hot switch and rollback on a private copy of the build: a second version is the same build
- * under a later name, a broken one has a corrupt data.mdb.
+ * under a later name, a third is an npm-only build (no Tor list, so a Tor exit loses its flag:
+ * the answer shows which build served it), a broken one has a corrupt data.mdb.
  */
 let server: TestServer;
 let root: string;
 let first: string;
+let npmOnly: string;
 const second = "ip-20990101T000000Z-secondcopy";
+const TOR_EXIT = "204.8.96.141";
 
 beforeAll(async () => {
   server = await startServer({}, { ownDatasets: true });
   root = join(server.dataDir, "datasets", "ip");
   first = readFileSync(join(root, "current"), "utf8").trim();
   cpSync(join(root, first), join(root, second), { recursive: true });
+  npmOnly = (await buildIpDataset({ dataDir: server.dataDir, force: false })).version;
   mkdirSync(join(root, "ip-20990101T000001Z-broken"));
   writeFileSync(join(root, "ip-20990101T000001Z-broken", "data.mdb"), "not an lmdb file");
 });
@@ -62,6 +67,20 @@ describe("dataset hot switch", () => {
     await admin(server, "POST", "/v1/admin/datasets/activate", { version: second });
     expect((await api(server, "GET", "/readyz")).body.data.pool.ip_dataset).toBe(second);
     await admin(server, "POST", "/v1/admin/datasets/activate", { version: first });
+  });
+
+  it("answers from the build activated: a Tor exit loses its flag on an npm-only build and gets it back on rollback", async () => {
+    const key = server.demo.secretKey;
+    const tor = async () => (await api(server, "GET", `/v1/ip/${TOR_EXIT}`, { key })).body;
+    expect((await tor()).data.risk.tor).toBe(true);
+    expect((await admin(server, "POST", "/v1/admin/datasets/activate", { version: npmOnly })).status).toBe(200);
+    const onNpm = await tor();
+    expect(onNpm.data.risk.tor).toBe(false);
+    expect(onNpm.metadata.source).not.toMatch(/listed sources/);
+    expect((await admin(server, "POST", "/v1/admin/datasets/activate", { version: first })).status).toBe(200);
+    const back = await tor();
+    expect(back.data.risk.tor).toBe(true);
+    expect(back.metadata.source).toMatch(/listed sources/);
   });
 
   it("keeps serving the old build when the new one cannot be opened", async () => {

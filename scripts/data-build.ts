@@ -442,7 +442,7 @@ function sourceMetas(manifest: Manifest, inputs: NpmInput[], results: FileResult
     const r = fileById.get(s.id)!;
     return {
       id: s.id, kind: s.kind, status: r.status, reason: r.reason, rows: r.parsed?.rows ?? 0, bad_rows: r.parsed?.badRows ?? 0,
-      sha256: r.sha256, data_date: r.parsed?.dataDate ?? null, upstream: s.upstream, licence: s.licence,
+      sha256: r.sha256, data_date: r.parsed?.dataDate ?? null, upstream: s.upstream, licence: s.licence, note: r.note,
     };
   });
 }
@@ -535,7 +535,7 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
   const npmSummary = `ip-location-db:asn+geo-whois-asn-country@${npmVersions}`;
   const meta: IpDatasetMeta = {
     version,
-    source: opts.sourcesDir || opts.fetch ? `${npmSummary} + ${okCount}/${results.length} listed sources` : npmSummary,
+    source: opts.sourcesDir || opts.fetch ? `${npmSummary} + ${okCount}/${results.length} listed sources${fallbackSummary(results)}` : npmSummary,
     built_at: builtAt.toISOString(),
     sources,
   };
@@ -576,6 +576,12 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
   renameSync(pointerTmp, join(root, "current"));
   log(`built ${version} in ${seconds(began)}; current -> ${version}`);
   return { version, dir, sources, madeCurrent: true };
+}
+
+/** With --fetch and --sources: say how many sources came from local copies after a failed download. */
+function fallbackSummary(results: FileResult[]): string {
+  const n = results.filter((r) => r.status === "ok" && r.note !== null).length;
+  return n > 0 ? ` (${n} from local copies after failed downloads)` : "";
 }
 
 /** Listed (non-npm) sources with status ok in a build's manifest; null when there is no readable build. */

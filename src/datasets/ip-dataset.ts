@@ -48,6 +48,11 @@ export interface IpSourceMeta {
   /** Where it comes from: the operator's or list's address (npm sources: package@version and homepage). */
   upstream: string;
   licence: string;
+  /**
+   * Where the bytes actually came from when that is not the upstream: e.g. "download failed
+   * (HTTP 404); used <local copy>". null when the source was read as listed.
+   */
+  note?: string | null;
 }
 
 /** Provenance of a build, as recorded by the builder. */
@@ -206,6 +211,7 @@ const metaSchema = z.object({
       data_date: z.string().nullable(),
       upstream: z.string(),
       licence: z.string(),
+      note: z.string().nullable().optional(),
     }),
   ),
 });

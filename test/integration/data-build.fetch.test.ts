@@ -85,6 +85,25 @@ describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => 
     }
   });
 
+  it("says in the build's provenance which sources came from local copies after a failed download", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fetch-fallback-"));
+    try {
+      const { version } = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: mirror, sourcesDir: SHARED });
+      const ds = openIpDataset(dir);
+      try {
+        expect(ds.meta.version).toBe(version);
+        expect(ds.meta.source).toMatch(/\(2 from local copies after failed downloads\)$/);
+        const gcp = ds.meta.sources.find((x) => x.id === "gcp");
+        expect(gcp?.note).toMatch(/^download failed \(HTTP 404\); used /);
+        expect(ds.meta.sources.find((x) => x.id === "aws")?.note).toBeNull();
+      } finally {
+        ds.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it("falls back to the local snapshot for a download that fails when --sources is also given", async () => {
     const picked = fileSources.filter((s) => [WITHHELD, BROKEN, "cloud/jonhadfield-cloud-ips/aws.json"].includes(s.path));
     const got = await acquireSources(picked, { fetch: true, fetchMirror: mirror, sourcesDir: SHARED });

@@ -584,8 +584,11 @@ function fallbackSummary(results: FileResult[]): string {
   return n > 0 ? ` (${n} from local copies after failed downloads)` : "";
 }
 
-/** Listed (non-npm) sources with status ok in a build's manifest; null when there is no readable build. */
-function usableListedSources(dir: string | null): number | null {
+/**
+ * Listed range sources (not the npm ASN/country data, not the curated mobile list) with status ok
+ * in a build's manifest; null when there is no readable build.
+ */
+export function usableListedSources(dir: string | null): number | null {
   if (!dir) return null;
   try {
     const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { sources?: Array<{ kind?: string; status?: string }> };

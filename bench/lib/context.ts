@@ -2,10 +2,10 @@
  * What every benchmark prints with its numbers (STYLE.md §12: numbers without Node version, CPU
  * and warm-up cannot be compared), and the one dataset every benchmark that looks up addresses needs.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { cpus } from "node:os";
-import { join, resolve } from "node:path";
-import { buildIpDataset } from "../../scripts/data-build.js";
+import { resolve } from "node:path";
+import { buildIpDataset, usableListedSources } from "../../scripts/data-build.js";
 import { REPO_ROOT, dataDirFromEnv } from "../../src/config/index.js";
 import { currentIpDatasetDir, openIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 
@@ -65,10 +65,5 @@ function opens(dir: string): boolean {
 
 /** True when the build at `dir` holds at least one range source besides the npm ASN/country data. */
 function hasRangeSources(dir: string): boolean {
-  try {
-    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { sources?: Array<{ kind?: string; status?: string }> };
-    return (m.sources ?? []).some((s) => s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn" && s.status === "ok");
-  } catch {
-    return false;
-  }
+  return (usableListedSources(dir) ?? 0) > 0;
 }

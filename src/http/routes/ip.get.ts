@@ -71,17 +71,21 @@ async function withRdns(
   return {
     data: record,
     credits,
-    metadata: {
-      source: meta.source,
-      built_at: meta.built_at,
-      enrichment: {
-        requested: include,
-        resolved: include.filter((d) => !skipped.includes(d)),
-        ...(skipped.length > 0 ? { skipped } : {}),
-        cache: { rdns: r.outcome },
-        credits,
-      },
-      provenance: facts.provenance,
+    metadata: { ...provenanceFields(meta, include, skipped, credits, { rdns: r.outcome }), provenance: facts.provenance },
+  };
+}
+
+/** metadata.source, built_at and enrichment (SPEC 2.3): {requested, resolved, skipped?, cache?, credits}. */
+function provenanceFields(meta: IpDatasetMeta, include: IpDatasetName[], skipped: IpDatasetName[], credits: number, cache?: Record<string, string>) {
+  return {
+    source: meta.source,
+    built_at: meta.built_at,
+    enrichment: {
+      requested: include,
+      resolved: include.filter((d) => !skipped.includes(d)),
+      ...(skipped.length > 0 ? { skipped } : {}),
+      ...(cache ? { cache } : {}),
+      credits,
     },
   };
 }
@@ -122,18 +126,7 @@ function metadataJsonFor(meta: IpDatasetMeta, include: IpDatasetName[], facts: I
   const variant = facts.company === null ? 1 : 0;
   let common = variants[variant];
   if (common === undefined) {
-    const skipped = skippedOf(meta, include, facts);
-    const fields = {
-      source: meta.source,
-      built_at: meta.built_at,
-      enrichment: {
-        requested: include,
-        resolved: include.filter((d) => !skipped.includes(d)),
-        ...(skipped.length > 0 ? { skipped } : {}),
-        credits: BASE_CREDITS,
-      },
-    };
-    common = JSON.stringify(fields).slice(1, -1);
+    common = JSON.stringify(provenanceFields(meta, include, skippedOf(meta, include, facts), BASE_CREDITS)).slice(1, -1);
     variants[variant] = common;
     if (perMeta.size > 256) perMeta.clear();
     perMeta.set(include, variants);

@@ -1,0 +1,469 @@
+/**
+ * Bot registry builder: strict parsers for the four bot sources and the merge into one registry.
+ *
+ * Sources (see ../shared/data/SOURCES.md, `bots`): arcjet well-known-bots.json (MIT), matomo
+ * device-detector regexes/bots.yml (LGPL-3.0-or-later), ai-robots-txt robots.json (MIT) and the npm
+ * package crawler-user-agents. Each parser validates the whole document with zod and throws an Error
+ * naming the source when the format has drifted; single bad entries are skipped and counted.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import {
+  compileBotRegistry,
+  requiredLiterals,
+  type BotEntry,
+  type BotKind,
+} from "../../src/datasets/bot-registry.js";
+
+export type BotSourceName = "arcjet" | "ai-robots-txt" | "matomo" | "crawler-user-agents";
+
+/** One bot as one source describes it, before merging. */
+export interface BotSource {
+  source: BotSourceName;
+  /** The source's own name for the bot (UA token where the source has one). */
+  name: string;
+  /** Merge key: the lowercase id candidate, e.g. "googlebot". */
+  id: string;
+  operator: string | null;
+  /** null when the source's category says nothing specific. */
+  kind: BotKind | null;
+  patterns: string[];
+  verification: { ranges: boolean; rdns_masks: string[] };
+  /** Example UAs the source says match (arcjet, crawler-user-agents). */
+  instances: string[];
+}
+
+export interface ParsedSource {
+  entries: BotSource[];
+  /** Entries skipped because they failed their schema. */
+  bad: number;
+}
+
+export interface BotSourceInputs {
+  arcjet: unknown;
+  aiRobotsTxt: unknown;
+  matomo: unknown;
+  crawlerUserAgents: unknown;
+}
+
+export interface MergeStats {
+  per_source: Record<BotSourceName, { entries: number; bad: number }>;
+  merged: number;
+  with_operator: number;
+  with_verification: number;
+}
+
+/** Stable lowercase id: runs of anything but [a-z0-9] become one dash. */
+export function normaliseId(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+/** Merge key: the id without separators, so "ChatGPT-User" and "ChatGPTUser" meet. */
+function mergeKey(id: string): string {
+  return id.replace(/-/g, "");
+}
+
+/** The pattern itself when it is plain literal text (escapes allowed), else null. */
+function plainLiteral(pattern: string): string | null {
+  const unescaped = pattern.replace(/\\([^A-Za-z0-9])/g, "$1").replace(/\/$/, "");
+  if (/[\\^$.*+?()[\]{}|]/.test(unescaped)) return null;
+  return unescaped.trim() || null;
+}
+
+function literalOrNull(pattern: string): string | null {
+  return plainLiteral(pattern) ?? requiredLiterals(pattern)?.[0] ?? null;
+}
+
+function docError(source: string, error: z.ZodError): Error {
+  const issue = error.issues[0];
+  const path = issue ? issue.path.join(".") || "(root)" : "(root)";
+  return new Error(`bot source ${source}: unexpected format at ${path}: ${issue?.message ?? "invalid"}`);
+}
+
+function parseEntries<T>(
+  source: string,
+  doc: unknown,
+  docSchema: z.ZodType<unknown[]>,
+  entrySchema: z.ZodType<T>,
+): { ok: T[]; bad: number } {
+  const top = docSchema.safeParse(doc);
+  if (!top.success) throw docError(source, top.error);
+  const ok: T[] = [];
+  let bad = 0;
+  for (const raw of top.data) {
+    const r = entrySchema.safeParse(raw);
+    if (r.success) ok.push(r.data);
+    else bad++;
+  }
+  // A source where most entries fail has drifted, not just a few bad rows.
+  if (top.data.length > 0 && bad > top.data.length / 2) {
+    throw new Error(`bot source ${source}: ${bad} of ${top.data.length} entries fail the schema; format drifted?`);
+  }
+  return { ok, bad };
+}
+
+// ---- arcjet well-known-bots.json -------------------------------------------------------------
+
+const arcjetEntry = z.object({
+  id: z.string().min(1),
+  categories: z.array(z.string()),
+  pattern: z.object({ accepted: z.array(z.string()).min(1), forbidden: z.array(z.string()) }),
+  aliases: z.array(z.string()).optional(),
+  verification: z.array(
+    z.union([
+      z.object({ type: z.literal("cidr"), sources: z.array(z.unknown()) }),
+      z.object({ type: z.literal("dns"), masks: z.array(z.string()) }),
+      // "ip": a published list of single addresses (fetched from `sources`, or inline `ips`).
+      z.object({ type: z.literal("ip"), sources: z.array(z.unknown()).optional(), ips: z.array(z.string()).optional() }),
+    ]),
+  ),
+  instances: z.object({ accepted: z.array(z.string()), rejected: z.array(z.string()).optional() }),
+});
+
+/** arcjet's company categories name the operator. */
+const ARCJET_OPERATORS: Record<string, string> = {
+  google: "Google",
+  microsoft: "Microsoft",
+  meta: "Meta",
+  amazon: "Amazon",
+  apple: "Apple",
+  yahoo: "Yahoo",
+  slack: "Slack",
+  vercel: "Vercel",
+};
+
+function arcjetKind(categories: string[], id: string, name: string): BotKind | null {
+  const has = (c: string): boolean => categories.includes(c);
+  // Link previews first: arcjet also tags facebookexternalhit "ai".
+  if (has("preview") || has("social")) return "preview";
+  if (has("ai")) {
+    if (has("search-engine")) return "ai_search";
+    if (/user|assistant|agent/i.test(`${id} ${name}`)) return "ai_assistant";
+    return "ai_crawler";
+  }
+  if (has("search-engine")) return "search_crawler";
+  if (has("monitor")) return "monitor";
+  if (has("feedfetcher")) return "feed";
+  if (has("archive")) return "archive";
+  if (has("optimizer")) return "seo";
+  if (has("tool") || has("programmatic") || has("webhook")) return "tool";
+  if (has("academic")) return "scraper";
+  return null;
+}
+
+/** Parse arcjet well-known-bots.json (array of {id, categories, pattern, verification, …}). */
+export function parseArcjet(doc: unknown): ParsedSource {
+  const { ok, bad } = parseEntries("arcjet well-known-bots.json", doc, z.array(z.unknown()), arcjetEntry);
+  const entries = ok.map((e): BotSource => {
+    const [first] = e.pattern.accepted;
+    const literal = e.pattern.accepted.length === 1 && first !== undefined ? plainLiteral(first) : null;
+    const name = e.aliases?.[0] ?? literal ?? e.id;
+    const operator = e.categories.map((c) => ARCJET_OPERATORS[c]).find((o) => o !== undefined) ?? null;
+    const masks = e.verification.flatMap((v) => (v.type === "dns" ? v.masks : []));
+    return {
+      source: "arcjet",
+      name,
+      id: normaliseId(name),
+      operator,
+      kind: arcjetKind(e.categories, e.id, name),
+      patterns: e.pattern.accepted,
+      verification: { ranges: e.verification.some((v) => v.type !== "dns"), rdns_masks: masks },
+      instances: e.instances.accepted,
+    };
+  });
+  return { entries, bad };
+}
+
+// ---- ai-robots-txt robots.json ---------------------------------------------------------------
+
+const aiRobotsEntry = z.object({
+  operator: z.string(),
+  respect: z.string(),
+  function: z.string(),
+  frequency: z.string(),
+  description: z.string(),
+});
+
+/** "[OpenAI](https://openai.com)" -> "OpenAI"; placeholders and sentences trimmed; unknown -> null. */
+function cleanOperator(raw: string): string | null {
+  let s = raw.replace(/\[([^\]]*)\]\([^)]*\)/g, "$1").trim();
+  if (/^(unclear|unknown|no information|n\/a)/i.test(s) || s === "") return null;
+  s = s.split(/ that | which |, a company|, an? /)[0]?.replace(/[.…]+$/, "").trim() ?? "";
+  return s === "" ? null : s;
+}
+
+function aiRobotsKind(fn: string, description: string): BotKind {
+  if (/assistant|agent|user[- ](?:initiated|triggered|prompt)|prompted by a user/i.test(fn)) return "ai_assistant";
+  if (/search/i.test(fn)) return "ai_search";
+  if (/^(no information|unclear)/i.test(fn) && /when .*users? (?:ask|request)/i.test(description)) return "ai_assistant";
+  return "ai_crawler";
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+}
+
+/** Parse ai-robots-txt robots.json (object keyed by UA token). */
+export function parseAiRobotsTxt(doc: unknown): ParsedSource {
+  const top = z.record(z.string(), z.unknown()).safeParse(doc);
+  if (!top.success || Array.isArray(doc)) {
+    throw new Error("bot source ai-robots-txt robots.json: unexpected format at (root): expected an object keyed by UA token");
+  }
+  const { ok, bad } = parseEntries(
+    "ai-robots-txt robots.json",
+    Object.entries(top.data),
+    z.array(z.unknown()),
+    z.tuple([z.string().min(1), aiRobotsEntry]),
+  );
+  const entries = ok.map(([token, e]): BotSource => ({
+    source: "ai-robots-txt",
+    name: token,
+    id: normaliseId(token),
+    operator: cleanOperator(e.operator),
+    kind: aiRobotsKind(e.function, e.description),
+    patterns: [escapeRegex(token)],
+    verification: { ranges: false, rdns_masks: [] },
+    instances: [],
+  }));
+  return { entries, bad };
+}
+
+// ---- matomo device-detector regexes/bots.yml -------------------------------------------------
+
+const matomoEntry = z.object({
+  regex: z.string().min(1),
+  name: z.string().min(1),
+  category: z.string().optional(),
+  url: z.string().optional(),
+  producer: z.object({ name: z.string().nullish(), url: z.string().nullish() }).nullish(),
+});
+
+const MATOMO_KINDS: Record<string, BotKind> = {
+  "Search bot": "search_crawler",
+  "Security search bot": "search_crawler",
+  "AI Data Scraper": "ai_crawler",
+  "AI Search Crawler": "ai_search",
+  "AI Assistant": "ai_assistant",
+  "AI Agent": "ai_assistant",
+  "Site Monitor": "monitor",
+  "Network Monitor": "monitor",
+  "Social Media Agent": "preview",
+  "Feed Fetcher": "feed",
+  "Feed Parser": "feed",
+  "Feed Reader": "feed",
+  "Read-it-later Service": "tool",
+  "Validator": "tool",
+  "Benchmark": "tool",
+  "Security Checker": "scraper",
+  // "Crawler", "Service Agent", "Service bot": too broad to say anything; left to other sources.
+};
+
+/** Parse matomo regexes/bots.yml (a YAML list of {regex, name, category, url, producer}). */
+export function parseMatomo(doc: unknown): ParsedSource {
+  const { ok, bad } = parseEntries("matomo bots.yml", doc, z.array(z.unknown()).min(1), matomoEntry);
+  const entries = ok.map((e): BotSource => {
+    // "$1" names come from the capture group; fall back to the regex's literal.
+    const name = e.name.includes("$") ? (literalOrNull(e.regex) ?? e.name) : e.name;
+    return {
+      source: "matomo",
+      name,
+      id: normaliseId(name),
+      operator: e.producer?.name?.trim() || null,
+      kind: e.category !== undefined ? (MATOMO_KINDS[e.category] ?? null) : null,
+      patterns: [e.regex],
+      verification: { ranges: false, rdns_masks: [] },
+      instances: [],
+    };
+  });
+  return { entries, bad };
+}
+
+/** Parse matomo's YAML text, then the list. */
+export function parseMatomoYaml(text: string): ParsedSource {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new Error(`bot source matomo bots.yml: not valid YAML: ${(err as Error).message}`);
+  }
+  return parseMatomo(doc);
+}
+
+// ---- crawler-user-agents ---------------------------------------------------------------------
+
+const cuaEntry = z.object({
+  pattern: z.string().min(1),
+  instances: z.array(z.string()),
+  description: z.string().optional(),
+  tags: z.array(z.string()).optional(),
+});
+
+const CUA_KINDS: Record<string, BotKind> = {
+  seo: "seo",
+  monitoring: "monitor",
+  "search-engine": "search_crawler",
+  scanner: "scraper",
+  "social-preview": "preview",
+  "feed-reader": "feed",
+  "ai-crawler": "ai_crawler",
+  "http-library": "tool",
+  archiver: "archive",
+  academic: "scraper",
+  "browser-automation": "tool",
+};
+
+/** Parse crawler-user-agents.json (array of {pattern, instances, description, tags}). */
+export function parseCrawlerUserAgents(doc: unknown): ParsedSource {
+  const { ok, bad } = parseEntries("crawler-user-agents.json", doc, z.array(z.unknown()).min(1), cuaEntry);
+  const entries = ok.map((e): BotSource => {
+    const name = literalOrNull(e.pattern) ?? e.pattern;
+    const tag = e.tags?.find((t) => CUA_KINDS[t] !== undefined);
+    return {
+      source: "crawler-user-agents",
+      name,
+      id: normaliseId(name),
+      operator: null,
+      kind: tag !== undefined ? (CUA_KINDS[tag] ?? null) : null,
+      patterns: [e.pattern],
+      verification: { ranges: false, rdns_masks: [] },
+      instances: e.instances,
+    };
+  });
+  return { entries, bad };
+}
+
+// ---- merge -----------------------------------------------------------------------------------
+
+const OPERATOR_ORDER: BotSourceName[] = ["arcjet", "ai-robots-txt", "matomo", "crawler-user-agents"];
+/** Kind: matomo's categories are the most specific, then the npm tags, ai-robots-txt, arcjet. */
+const KIND_ORDER: BotSourceName[] = ["matomo", "crawler-user-agents", "ai-robots-txt", "arcjet"];
+/** Id and display name: the UA token from ai-robots-txt or arcjet reads best. */
+const NAME_ORDER: BotSourceName[] = ["ai-robots-txt", "arcjet", "matomo", "crawler-user-agents"];
+
+function pick<T>(group: BotSource[], order: BotSourceName[], get: (e: BotSource) => T | null): T | null {
+  for (const s of order) {
+    for (const e of group) if (e.source === s) {
+      const v = get(e);
+      if (v !== null) return v;
+    }
+  }
+  return null;
+}
+
+/**
+ * Merge parsed sources into one registry. Entries with the same merge key (normalised id or name)
+ * merge; crawler-user-agents entries without a key match join the bot that already classifies
+ * their example UAs. Operator: arcjet, then ai-robots-txt, then matomo. Kind: the most specific
+ * source category (see KIND_ORDER). Verification: arcjet's.
+ *
+ * @returns bots sorted by bot_id, and per-source counts.
+ */
+export function mergeBotRegistry(inputs: BotSourceInputs): { bots: BotEntry[]; stats: MergeStats } {
+  const parsed: Record<BotSourceName, ParsedSource> = {
+    arcjet: parseArcjet(inputs.arcjet),
+    "ai-robots-txt": parseAiRobotsTxt(inputs.aiRobotsTxt),
+    matomo: parseMatomo(inputs.matomo),
+    "crawler-user-agents": parseCrawlerUserAgents(inputs.crawlerUserAgents),
+  };
+
+  const groups = new Map<string, BotSource[]>();
+  const add = (key: string, e: BotSource): void => {
+    const g = groups.get(key);
+    if (g) g.push(e);
+    else groups.set(key, [e]);
+  };
+  for (const s of ["arcjet", "ai-robots-txt", "matomo"] as const) {
+    for (const e of parsed[s].entries) add(mergeKey(e.id) || e.name, e);
+  }
+
+  // crawler-user-agents names are derived from regexes ("Ahrefs" for Ahrefs(Bot|SiteAudit)), so
+  // besides the key, let its own example UAs say which known bot it is.
+  const known = compileBotRegistry([...groups.entries()].map(([key, g]) => toEntry(key, g)));
+  const byId = new Map([...groups.entries()].map(([key, g]) => [toEntry(key, g).bot_id, key]));
+  for (const e of parsed["crawler-user-agents"].entries) {
+    const key = mergeKey(e.id);
+    if (groups.has(key)) {
+      add(key, e);
+      continue;
+    }
+    const first = e.instances[0];
+    const hit = first !== undefined ? known.classify(first) : null;
+    const target = hit ? byId.get(hit.bot_id) : undefined;
+    add(target ?? (key || e.name), e);
+  }
+
+  const seen = new Set<string>();
+  const bots = [...groups.entries()].map(([key, g]) => {
+    const entry = toEntry(key, g);
+    let id = entry.bot_id;
+    for (let n = 2; seen.has(id); n++) id = `${entry.bot_id}-${n}`;
+    seen.add(id);
+    return { ...entry, bot_id: id };
+  });
+  bots.sort((a, b) => (a.bot_id < b.bot_id ? -1 : a.bot_id > b.bot_id ? 1 : 0));
+
+  const per = (s: BotSourceName): { entries: number; bad: number } => ({
+    entries: parsed[s].entries.length,
+    bad: parsed[s].bad,
+  });
+  return {
+    bots,
+    stats: {
+      per_source: {
+        arcjet: per("arcjet"),
+        "ai-robots-txt": per("ai-robots-txt"),
+        matomo: per("matomo"),
+        "crawler-user-agents": per("crawler-user-agents"),
+      },
+      merged: bots.length,
+      with_operator: bots.filter((b) => b.operator !== null).length,
+      with_verification: bots.filter((b) => b.verification.ranges || b.verification.rdns_masks.length > 0).length,
+    },
+  };
+}
+
+function toEntry(key: string, group: BotSource[]): BotEntry {
+  const name = pick(group, NAME_ORDER, (e) => e.name) ?? key;
+  const patterns = [...new Set(group.flatMap((e) => e.patterns))];
+  return {
+    bot_id: normaliseId(name) || key,
+    name,
+    operator: pick(group, OPERATOR_ORDER, (e) => e.operator),
+    kind: pick(group, KIND_ORDER, (e) => e.kind) ?? "other",
+    patterns,
+    verification: {
+      ranges: group.some((e) => e.verification.ranges),
+      rdns_masks: [...new Set(group.flatMap((e) => e.verification.rdns_masks))],
+    },
+    sources: OPERATOR_ORDER.filter((s) => group.some((e) => e.source === s)),
+  };
+}
+
+/**
+ * Read the three snapshots under `sharedDataDir` (…/shared/data) and crawler-user-agents from
+ * node_modules. Throws when a file is missing or not JSON/YAML.
+ */
+export function readBotSources(sharedDataDir: string): BotSourceInputs {
+  const bots = join(sharedDataDir, "bots");
+  const require = createRequire(import.meta.url);
+  const cuaPath = require.resolve("crawler-user-agents") // "require" export: the JSON file itself;
+  const json = (path: string): unknown => JSON.parse(readFileSync(path, "utf8")) as unknown;
+  let matomo: unknown;
+  try {
+    matomo = parseYaml(readFileSync(join(bots, "matomo-device-detector/regexes/bots.yml"), "utf8"));
+  } catch (err) {
+    throw new Error(`bot source matomo bots.yml: ${(err as Error).message}`);
+  }
+  return {
+    arcjet: json(join(bots, "arcjet-well-known-bots/well-known-bots.json")),
+    aiRobotsTxt: json(join(bots, "ai-robots-txt/robots.json")),
+    matomo,
+    crawlerUserAgents: json(cuaPath),
+  };
+}

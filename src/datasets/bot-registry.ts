@@ -1,0 +1,307 @@
+/**
+ * Runtime bot classifier over the merged bot registry (built by scripts/bots/registry.ts).
+ *
+ * Matching avoids trying every pattern per call: each pattern is indexed under a literal that any
+ * match must contain (extracted from the regex source), keyed by that literal's first three
+ * lowercase characters. A call slides a 3-character window over the lowercased UA, confirms the
+ * literal with `includes`, and only then runs the candidate's regex. Patterns without such a
+ * literal are tested on every call (counted in `stats.unindexed`). Results are cached by UA string.
+ */
+
+/** Kinds of registered bots. AI crawlers are split into training, search and user-triggered. */
+export type BotKind =
+  | "search_crawler"
+  | "ai_crawler"
+  | "ai_search"
+  | "ai_assistant"
+  | "monitor"
+  | "preview"
+  | "seo"
+  | "feed"
+  | "archive"
+  | "scraper"
+  | "tool"
+  | "other";
+
+/** One merged registry entry. `patterns` are regex sources, matched case-insensitively. */
+export interface BotEntry {
+  /** Stable lowercase id, e.g. "googlebot", "gptbot", "chatgpt-user". */
+  bot_id: string;
+  name: string;
+  /** The company running the bot; null when no source names one. */
+  operator: string | null;
+  kind: BotKind;
+  patterns: string[];
+  /** `ranges`: the operator publishes IP ranges (or IPs); `rdns_masks`: arcjet reverse-DNS masks. */
+  verification: { ranges: boolean; rdns_masks: string[] };
+  /** Which inputs named this bot ("arcjet", "ai-robots-txt", "matomo", "crawler-user-agents"). */
+  sources: string[];
+}
+
+/** The answer for a UA that names a registered bot. */
+export interface BotMatch {
+  bot_id: string;
+  bot_name: string;
+  bot_operator: string | null;
+  bot_kind: BotKind;
+}
+
+export interface BotClassifierStats {
+  bots: number;
+  patterns: number;
+  /** Patterns whose source failed to compile as a JS RegExp; left out. */
+  invalid: number;
+  /** Patterns with no required literal of 3+ characters; tested on every call. */
+  unindexed: number;
+}
+
+export interface BotClassifier {
+  /** Classify a User-Agent; null when it names no registered bot. Cached by UA string. */
+  classify(ua: string): BotMatch | null;
+  readonly stats: BotClassifierStats;
+}
+
+interface CompiledPattern {
+  re: RegExp;
+  literal: string;
+  /** Tie-break between equally specific matches: bots named by more sources, then registry order. */
+  sourceCount: number;
+  rank: number;
+  match: BotMatch;
+}
+
+const KEY_LEN = 3;
+const DEFAULT_CACHE_SIZE = 10_000;
+
+/**
+ * Literals that every match of `source` must contain, one per top-level alternative (lowercased,
+ * longest run of plain characters in that alternative). Returns null when some alternative has no
+ * literal of at least 3 characters, so the pattern cannot be indexed.
+ *
+ * Conservative: groups, classes, escapes like \d and optional characters end a run, so a literal
+ * returned here is always required by the regex (under case-insensitive matching).
+ */
+export function requiredLiterals(source: string): string[] | null {
+  const alternatives = splitTopLevel(source);
+  const out: string[] = [];
+  for (const alt of alternatives) {
+    const best = longestRun(alt);
+    if (best.length < KEY_LEN) return null;
+    out.push(best.toLowerCase());
+  }
+  return out;
+}
+
+function splitTopLevel(source: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let start = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === "]") inClass = false;
+      continue;
+    }
+    if (c === "[") inClass = true;
+    else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "|" && depth === 0) {
+      parts.push(source.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(source.slice(start));
+  return parts;
+}
+
+/** Index just past the group or class opening at `i`. */
+function skipBalanced(s: string, i: number): number {
+  if (s[i] === "[") {
+    let j = i + 1;
+    while (j < s.length && s[j] !== "]") j += s[j] === "\\" ? 2 : 1;
+    return j + 1;
+  }
+  let depth = 0;
+  let inClass = false;
+  for (let j = i; j < s.length; j++) {
+    const c = s[j];
+    if (c === "\\") {
+      j++;
+      continue;
+    }
+    if (inClass) {
+      if (c === "]") inClass = false;
+      continue;
+    }
+    if (c === "[") inClass = true;
+    else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return j + 1;
+  }
+  return s.length;
+}
+
+function longestRun(alt: string): string {
+  let best = "";
+  let run = "";
+  const flush = (): void => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  let i = 0;
+  while (i < alt.length) {
+    const c = alt[i] as string;
+    let lit: string | null = null;
+    let next = i + 1;
+    if (c === "\\") {
+      const e = alt[i + 1] ?? "";
+      if (/[A-Za-z0-9]/.test(e)) {
+        // Class escapes, \b, \xHH, \uHHHH, back-references: not literal text.
+        next = i + 2;
+        if (e === "x") next = i + 4;
+        else if (e === "u") next = alt[i + 2] === "{" ? alt.indexOf("}", i) + 1 || alt.length : i + 6;
+        else if (e === "c") next = i + 3;
+        else if (/[0-9]/.test(e)) while (/[0-9]/.test(alt[next] ?? "")) next++;
+      } else {
+        lit = e;
+        next = i + 2;
+      }
+    } else if (c === "(" || c === "[") {
+      next = skipBalanced(alt, i);
+    } else if (!".^$*+?{}|)]".includes(c)) {
+      lit = c;
+    }
+    // A quantifier after an atom: `?`, `*`, `{0,..}` make it optional; anything else ends the run.
+    const q = alt[next];
+    if (q === "?" || q === "*" || q === "{" || q === "+") {
+      if (lit !== null && q === "+") run += lit;
+      flush();
+      if (q === "{") {
+        const close = alt.indexOf("}", next);
+        next = close < 0 ? alt.length : close + 1;
+      } else next++;
+      if (alt[next] === "?") next++; // lazy quantifier
+      i = next;
+      continue;
+    }
+    if (lit === null) flush();
+    else run += lit;
+    i = next;
+  }
+  flush();
+  return best;
+}
+
+/**
+ * Compile the merged registry into a classifier.
+ *
+ * When several bots match, the one whose pattern literal found in the UA is longest wins (so
+ * "AdsBot-Google" beats "Google", and "Googlebot" beats a generic "bot"); ties go to the bot named by
+ * more sources, then to the earlier entry.
+ *
+ * @param bots registry entries.
+ * @param cacheSize most UA strings kept in the result cache (oldest evicted first).
+ * @example compileBotRegistry(bots).classify("Mozilla/5.0 (compatible; Googlebot/2.1)")?.bot_id // "googlebot"
+ */
+export function compileBotRegistry(bots: BotEntry[], cacheSize = DEFAULT_CACHE_SIZE): BotClassifier {
+  const index = new Map<string, CompiledPattern[]>();
+  const always: CompiledPattern[] = [];
+  const stats: BotClassifierStats = { bots: bots.length, patterns: 0, invalid: 0, unindexed: 0 };
+
+  bots.forEach((bot, rank) => {
+    const match: BotMatch = {
+      bot_id: bot.bot_id,
+      bot_name: bot.name,
+      bot_operator: bot.operator,
+      bot_kind: bot.kind,
+    };
+    for (const source of bot.patterns) {
+      let re: RegExp;
+      try {
+        re = new RegExp(source, "i");
+      } catch {
+        stats.invalid++;
+        continue;
+      }
+      stats.patterns++;
+      const literals = requiredLiterals(source);
+      if (literals === null) {
+        stats.unindexed++;
+        always.push({ re, literal: "", sourceCount: bot.sources.length, rank, match });
+        continue;
+      }
+      for (const literal of new Set(literals)) {
+        const key = literal.slice(0, KEY_LEN);
+        const list = index.get(key);
+        const p: CompiledPattern = { re, literal, sourceCount: bot.sources.length, rank, match };
+        if (list) list.push(p);
+        else index.set(key, [p]);
+      }
+    }
+  });
+
+  const cache = new Map<string, BotMatch | null>();
+
+  const evaluate = (ua: string): BotMatch | null => {
+    const lower = ua.toLowerCase();
+    let best: CompiledPattern | null = null;
+    const tried = new Set<CompiledPattern>();
+    const better = (p: CompiledPattern, q: CompiledPattern): boolean =>
+      p.literal.length !== q.literal.length
+        ? p.literal.length > q.literal.length
+        : p.sourceCount !== q.sourceCount
+          ? p.sourceCount > q.sourceCount
+          : p.rank < q.rank;
+    const test = (p: CompiledPattern): void => {
+      if (tried.has(p) || (best !== null && !better(p, best))) return;
+      tried.add(p);
+      // Specificity is the literal that made the pattern a candidate, not the match length:
+      // catch-all patterns such as matomo's "Generic Bot" match long spans but only on "bot".
+      if (p.re.test(ua)) best = p;
+    };
+    for (let i = 0; i + KEY_LEN <= lower.length; i++) {
+      const list = index.get(lower.slice(i, i + KEY_LEN));
+      if (list === undefined) continue;
+      for (const p of list) if (lower.includes(p.literal)) test(p);
+    }
+    // Unindexed patterns (literal "") only win when nothing indexed matched.
+    for (const p of always) test(p);
+    return (best as CompiledPattern | null)?.match ?? null;
+  };
+
+  return {
+    stats,
+    classify(ua: string): BotMatch | null {
+      const hit = cache.get(ua);
+      if (hit !== undefined || cache.has(ua)) return hit ?? null;
+      const result = evaluate(ua);
+      if (cache.size >= cacheSize) {
+        // Map keeps insertion order: drop the oldest entry.
+        const oldest = cache.keys().next();
+        if (!oldest.done) cache.delete(oldest.value);
+      }
+      cache.set(ua, result);
+      return result;
+    },
+  };
+}
+
+/**
+ * UA tells of browser automation and HTTP client libraries. Word-bounded where the token could
+ * otherwise occur inside an ordinary browser UA.
+ */
+const AUTOMATION_RE =
+  /HeadlessChrome|PhantomJS|SlimerJS|Playwright|Puppeteer|Selenium|WebDriver|Electron\/.*HeadlessChrome|(?:^|[\s(;])(?:curl|Wget|python-requests|python-urllib|Python\/\d|aiohttp|httpx|Go-http-client|node-fetch|undici|axios|okhttp|Java\/|Apache-HttpClient|libwww-perl|Scrapy|HTTPie|PostmanRuntime)/i;
+
+/**
+ * True when the UA names an automation framework (headless Chrome, PhantomJS, Playwright,
+ * Puppeteer, Selenium) or an HTTP client library (curl, Wget, python-requests, Go-http-client,
+ * node-fetch, axios, okhttp, Java, libwww-perl, Scrapy …). An empty UA is not judged here.
+ */
+export function detectAutomation(ua: string): boolean {
+  return AUTOMATION_RE.test(ua);
+}

@@ -94,11 +94,28 @@ export function requiredLiterals(source: string): string[] | null {
 
 function splitTopLevel(source: string): string[] {
   const parts: string[] = [];
+  let start = 0;
+  walkRegex(source, 0, (c, i, depth) => {
+    if (c === "|" && depth === 0) {
+      parts.push(source.slice(start, i));
+      start = i + 1;
+    }
+    return false;
+  });
+  parts.push(source.slice(start));
+  return parts;
+}
+
+/**
+ * Walks a regex source from `from`, skipping escapes and the inside of character classes, and
+ * calls `visit` with each other character and the group depth after it. Stops at the first
+ * character for which `visit` returns true and returns its index (or the length of `s`).
+ */
+function walkRegex(s: string, from: number, visit: (c: string, i: number, depth: number) => boolean): number {
   let depth = 0;
   let inClass = false;
-  let start = 0;
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i];
+  for (let i = from; i < s.length; i++) {
+    const c = s[i]!;
     if (c === "\\") {
       i++;
       continue;
@@ -110,13 +127,9 @@ function splitTopLevel(source: string): string[] {
     if (c === "[") inClass = true;
     else if (c === "(") depth++;
     else if (c === ")") depth--;
-    else if (c === "|" && depth === 0) {
-      parts.push(source.slice(start, i));
-      start = i + 1;
-    }
+    if (visit(c, i, depth)) return i;
   }
-  parts.push(source.slice(start));
-  return parts;
+  return s.length;
 }
 
 /** Index just past the group or class opening at `i`. */
@@ -126,23 +139,8 @@ function skipBalanced(s: string, i: number): number {
     while (j < s.length && s[j] !== "]") j += s[j] === "\\" ? 2 : 1;
     return j + 1;
   }
-  let depth = 0;
-  let inClass = false;
-  for (let j = i; j < s.length; j++) {
-    const c = s[j];
-    if (c === "\\") {
-      j++;
-      continue;
-    }
-    if (inClass) {
-      if (c === "]") inClass = false;
-      continue;
-    }
-    if (c === "[") inClass = true;
-    else if (c === "(") depth++;
-    else if (c === ")" && --depth === 0) return j + 1;
-  }
-  return s.length;
+  const close = walkRegex(s, i, (c, _j, depth) => c === ")" && depth === 0);
+  return close >= s.length ? s.length : close + 1;
 }
 
 function longestRun(alt: string): string {

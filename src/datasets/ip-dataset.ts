@@ -19,7 +19,7 @@ import { z } from "zod";
 import type { ParsedIp } from "../shared/ip.js";
 import {
   COMPANY_CATEGORIES, RISK_FLAGS, TYPE_FLAGS,
-  type IpCompany, type IpCrawler, type IpFacts, type IpProvenance, type IpRiskFlags, type IpTypeFlags,
+  type IpBase, type IpCompany, type IpCrawler, type IpFacts, type IpProvenance, type IpRiskFlags, type IpTypeFlags,
 } from "./ip-facts.js";
 import { decodeTable, findIpv4, findIpv6, indexTable, validateTable, type Ipv4Table, type Ipv6Table } from "./ip-table.js";
 
@@ -248,16 +248,7 @@ export function openIpDatasetDir(dir: string): IpDataset {
 }
 
 /** A fact set decoded once at open; its parts are shared by every record that uses it. */
-interface FactSet {
-  type: IpTypeFlags;
-  risk: IpRiskFlags;
-  cloud_provider: string | null;
-  cloud_region: string | null;
-  vpn_provider: string | null;
-  scanner_org: string | null;
-  crawler: IpCrawler | null;
-  provenance: Readonly<Record<string, IpProvenance>>;
-}
+type FactSet = Omit<IpFacts, keyof IpBase | "company">;
 
 interface Loaded {
   meta: IpDatasetMeta;

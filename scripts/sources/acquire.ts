@@ -54,40 +54,52 @@ export function fetchTarget(source: FileSource, mirror?: string): { url: string;
 
 /**
  * Downloads one source. 404/410 are "missing"; other statuses, timeouts and network errors are
- * "failed". A host that failed at the network level (no DNS answer, refused, timed out) is
- * remembered in `down`, and later downloads from it fail at once instead of waiting again.
+ * "failed". A host that is unreachable (no DNS answer, refused, unreachable network, timed out)
+ * is remembered in `down`, and later downloads from it fail at once instead of waiting again.
+ * Other network errors (a reset connection, a socket closed mid-answer) are retried once and do
+ * not condemn the host: one bad connection must not turn a whole rebuild into local fallbacks.
  */
 export async function download(source: FileSource, opts: AcquireOptions, down: Map<string, string> = new Map()): Promise<Acquired> {
   const { url, format } = fetchTarget(source, opts.fetchMirror);
   const host = new URL(url).host;
-  const known = down.get(host);
-  if (known) return { status: "failed", reason: `${known} (earlier download from ${host})`, origin: url };
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs ?? 60_000), redirect: "follow" });
-    if (res.status === 404 || res.status === 410) {
-      await res.body?.cancel();
-      return { status: "missing", reason: `HTTP ${res.status}`, origin: url };
+  for (let attempt = 1; ; attempt++) {
+    const known = down.get(host);
+    if (known) return { status: "failed", reason: `${known} (earlier download from ${host})`, origin: url };
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs ?? 60_000), redirect: "follow" });
+      if (res.status === 404 || res.status === 410) {
+        await res.body?.cancel();
+        return { status: "missing", reason: `HTTP ${res.status}`, origin: url };
+      }
+      if (!res.ok) {
+        await res.body?.cancel();
+        return { status: "failed", reason: `HTTP ${res.status}`, origin: url };
+      }
+      const length = Number(res.headers.get("content-length") ?? 0);
+      if (length > MAX_SOURCE_BYTES) {
+        await res.body?.cancel();
+        return { status: "failed", reason: `larger than ${MAX_SOURCE_BYTES} bytes`, origin: url };
+      }
+      const bytes = Buffer.from(await res.arrayBuffer());
+      if (bytes.length > MAX_SOURCE_BYTES) return { status: "failed", reason: `larger than ${MAX_SOURCE_BYTES} bytes`, origin: url };
+      return { status: "ok", bytes, origin: url, format, note: null };
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string; message?: string } };
+      const timedOut = e.name === "TimeoutError";
+      const code = e.cause?.code ?? "";
+      const why = timedOut ? `timed out after ${opts.timeoutMs ?? 60_000} ms` : code || e.cause?.message || e.message;
+      const reason = `fetch failed: ${why}`;
+      if (timedOut || UNREACHABLE.has(code)) {
+        down.set(host, reason);
+        return { status: "failed", reason, origin: url };
+      }
+      if (attempt >= 2) return { status: "failed", reason, origin: url };
     }
-    if (!res.ok) {
-      await res.body?.cancel();
-      return { status: "failed", reason: `HTTP ${res.status}`, origin: url };
-    }
-    const length = Number(res.headers.get("content-length") ?? 0);
-    if (length > MAX_SOURCE_BYTES) {
-      await res.body?.cancel();
-      return { status: "failed", reason: `larger than ${MAX_SOURCE_BYTES} bytes`, origin: url };
-    }
-    const bytes = Buffer.from(await res.arrayBuffer());
-    if (bytes.length > MAX_SOURCE_BYTES) return { status: "failed", reason: `larger than ${MAX_SOURCE_BYTES} bytes`, origin: url };
-    return { status: "ok", bytes, origin: url, format, note: null };
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    const why = e.name === "TimeoutError" ? `timed out after ${opts.timeoutMs ?? 60_000} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
-    const reason = `fetch failed: ${why}`;
-    down.set(host, reason);
-    return { status: "failed", reason, origin: url };
   }
 }
+
+/** Error codes that say the host cannot be reached at all (so later downloads from it would wait in vain). */
+const UNREACHABLE = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT"]);
 
 /**
  * Gets every source, at most `concurrency` downloads at a time, in manifest order.

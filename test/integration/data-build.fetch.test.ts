@@ -92,6 +92,9 @@ describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => 
       const ds = openIpDataset(dir);
       try {
         expect(ds.meta.version).toBe(version);
+        // Exactly the withheld (404) and broken (500) files came from local copies; the notes say why.
+        const fellBack = ds.meta.sources.filter((x) => x.note).map((x) => `${x.id}: ${x.note}`);
+        expect(fellBack.map((n) => n.split(":")[0]).sort(), fellBack.join("\n")).toEqual(["gcp", "tor-exits"]);
         expect(ds.meta.source).toMatch(/\(2 from local copies after failed downloads\)$/);
         const gcp = ds.meta.sources.find((x) => x.id === "gcp");
         expect(gcp?.note).toMatch(/^download failed \(HTTP 404\); used /);

@@ -26,6 +26,17 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        // The beacon in Debian's Chromium (playwright-core), against the real server.
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          globalSetup: ["test/integration/global-setup.ts"],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -7,7 +7,7 @@
  *   node dist/bench/run.js --only http --duration 5
  *   node dist/bench/run.js --only micro
  *
- * Flags: --only micro|http; --duration S (seconds per HTTP measurement, default 10);
+ * Flags: --only micro|http; --scenarios a,b (HTTP scenarios to run besides hello); --duration S (seconds per HTTP measurement, default 10);
  * --rounds N (interleaved rounds, default 3); --warmup S (default 3); --connections N (default 100).
  * FS_POOL_THREADS sets the service's pool threads (default 1). Exits 0 when targets are missed
  * (targets are not tests); exits 1 when a benchmark crashed or the HTTP run was not clean.
@@ -29,6 +29,7 @@ interface Flags {
   rounds: number;
   warmupS: number;
   connections: number;
+  scenarios: string[] | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -40,6 +41,7 @@ function parseFlags(argv: string[]): Flags {
       rounds: { type: "string", default: "3" },
       warmup: { type: "string", default: "3" },
       connections: { type: "string", default: "100" },
+      scenarios: { type: "string" },
     },
   });
   const num = (name: string, v: string, min: number, integer: boolean): number => {
@@ -54,11 +56,12 @@ function parseFlags(argv: string[]): Flags {
     rounds: num("rounds", values.rounds, 1, true),
     warmupS: num("warmup", values.warmup, 0, false),
     connections: num("connections", values.connections, 1, true),
+    scenarios: values.scenarios?.split(",").map((s) => s.trim()).filter(Boolean),
   };
 }
 
 function usage(problem: string): never {
-  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N]\n`);
+  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N] [--scenarios a,b]\n`);
   process.exit(2);
 }
 
@@ -107,7 +110,7 @@ async function main(): Promise<void> {
   if (flags.only !== "micro") {
     console.log("=== http ===");
     try {
-      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads });
+      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads, only: flags.scenarios });
       console.log(`\n${result.markdown}`);
       sections.unshift(result.markdown);
       if (!result.clean) failed.push("http (see Problems)");

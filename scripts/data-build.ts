@@ -17,8 +17,9 @@
  * drifted is reported and skipped; bad rows are counted), overlay the range sources into one
  * disjoint list of fact sets per family (scripts/sources/overlay.ts), classify every ASN
  * (src/datasets/asn-class.ts), overlay facts with ASN and country ranges into one table per family,
- * write `<version>.tmp/`, verify it by sampling, rename it to `<version>/`, then point `current`
- * at it by rename.
+ * merge the bot registries (manifest `bots`) into bots.json, linking each bot to the published
+ * crawler ranges of its operator (scripts/bots/registry.ts), write `<version>.tmp/`, verify it by
+ * sampling, rename it to `<version>/`, then point `current` at it by rename.
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync } from "node:fs";
@@ -35,6 +36,10 @@ import {
 } from "../src/datasets/ip-dataset.js";
 import { NOT_FOUND, encodeTable, overlayRanges, tableFromRanges, validateTable, type BigRange } from "../src/datasets/ip-table.js";
 import { ipv6WordsFromBigInt, type ParsedIp } from "../src/shared/ip.js";
+import { BOT_REGISTRY_FILE, BOT_REGISTRY_FORMAT, formatBotRegistryFile } from "../src/datasets/bot-file.js";
+import type { BotEntry, MergeStats } from "../src/datasets/bot-registry.js";
+import { mergeBotRegistry, type CrawlerRangeRef } from "./bots/registry.js";
+import { botInputs, readBotRegistrySources, type BotSourceResult } from "./bots/sources.js";
 import { acquireSources, type Acquired } from "./sources/acquire.js";
 import { combineFacts, type AsnFacts } from "./sources/facts.js";
 import { isAsnListKind, isNpmSource, loadManifest, type FileSource, type Manifest, type RangeKind } from "./sources/manifest.js";
@@ -447,8 +452,51 @@ function sourceMetas(manifest: Manifest, inputs: NpmInput[], results: FileResult
   });
 }
 
+/** The published crawler lists this build has: what bots link to for verification. */
+function crawlerRefs(results: FileResult[]): CrawlerRangeRef[] {
+  return results.flatMap(({ source, status }) =>
+    status === "ok" && source.crawler
+      ? [{ id: source.crawler.id, operator: source.crawler.operator, urls: [source.upstream, ...(source.official ? [source.official] : [])] }]
+      : [],
+  );
+}
+
+/** The bot registry of a build: merged from the registries that could be read. */
+interface BotRegistryBuild {
+  results: BotSourceResult[];
+  bots: BotEntry[];
+  stats: MergeStats;
+}
+
+async function buildBotRegistry(manifest: Manifest, opts: BuildOptions, results: FileResult[], log: Log): Promise<BotRegistryBuild> {
+  const step = Date.now();
+  const botResults = await readBotRegistrySources(manifest, {
+    sourcesDir: opts.sourcesDir, fetch: opts.fetch, fetchMirror: opts.fetchMirror, timeoutMs: opts.fetchTimeoutMs, log,
+  });
+  const { bots, stats } = mergeBotRegistry(botInputs(botResults), crawlerRefs(results));
+  log(
+    `bot registry: ${stats.merged} bots from ${botResults.filter((r) => r.status === "ok").length}/${botResults.length} registries, ` +
+      `${stats.with_operator} with an operator, ${stats.with_verification} with a verification method ` +
+      `(${stats.with_ranges} by published ranges) (${seconds(step)})`,
+  );
+  return { results: botResults, bots, stats };
+}
+
+/** manifest.json `bots`: the registry's counts and, per registry, what this build made of it. */
+function botsManifestJson(registry: BotRegistryBuild) {
+  return {
+    file: BOT_REGISTRY_FILE,
+    format: BOT_REGISTRY_FORMAT,
+    stats: registry.stats,
+    sources: registry.results.map((r) => ({
+      id: r.source.id, source: r.source.source, status: r.status, reason: r.reason, entries: r.entries, bad_entries: r.bad,
+      sha256: r.sha256, upstream: r.upstream, licence: r.source.licence, origin: r.origin, note: r.note,
+    })),
+  };
+}
+
 /** manifest.json: the meta plus per-source detail (file, origin, bad examples, pieces removed). */
-function manifestJson(meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[], results: FileResult[], tables: Record<string, number>) {
+function manifestJson(meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[], results: FileResult[], tables: Record<string, number>, registry: BotRegistryBuild) {
   const npmById = new Map(inputs.map((p) => [p.spec.id, p]));
   const fileById = new Map(results.map((r) => [r.source.id, r]));
   return {
@@ -468,6 +516,7 @@ function manifestJson(meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[
         ranges: r.parsed?.ranges.length ?? 0, asns: r.parsed?.asns.length ?? 0, special_purpose_removed: r.masked,
       };
     }),
+    bots: botsManifestJson(registry),
   };
 }
 
@@ -491,6 +540,8 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
   const results = await readFileSources(manifest, opts, log);
   const okCount = results.filter((r) => r.status === "ok").length;
   if (opts.sourcesDir || opts.fetch) log(`listed sources: ${okCount} ok, ${results.length - okCount} not used (${seconds(step)})`);
+
+  const registry = await buildBotRegistry(manifest, opts, results, log);
 
   step = Date.now();
   const claimSet = collectClaims(results);
@@ -521,7 +572,7 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
   );
 
   const sources = [...sourceMetas(manifest, inputs, results), MOBILE_LIST_META];
-  const checksums = [...inputs.map((p) => p.sha256), ...results.map((r) => r.sha256 ?? "-")];
+  const checksums = [...inputs.map((p) => p.sha256), ...results.map((r) => r.sha256 ?? "-"), ...registry.results.map((r) => r.sha256 ?? "-")];
   const short = createHash("sha256").update(checksums.join("\n")).digest("hex").slice(0, 8);
   const root = ipDatasetRoot(opts.dataDir);
   mkdirSync(root, { recursive: true });
@@ -558,9 +609,10 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
     ipv4_ranges: tables[4].values.length, ipv6_ranges: tables[6].values.length, records: built.records,
     fact_sets: built.factSets.length, orgs: dict.orgs.length, countries: dict.countries.length,
   };
-  writeFileSync(join(tmp, "manifest.json"), `${JSON.stringify(manifestJson(meta, manifest, inputs, results, counts), null, 2)}\n`);
+  writeFileSync(join(tmp, BOT_REGISTRY_FILE), formatBotRegistryFile({ format: BOT_REGISTRY_FORMAT, stats: registry.stats, bots: registry.bots }));
+  writeFileSync(join(tmp, "manifest.json"), `${JSON.stringify(manifestJson(meta, manifest, inputs, results, counts, registry), null, 2)}\n`);
 
-  verifyBuild(tmp, inputs, dict, claimSet, log);
+  verifyBuild(tmp, inputs, dict, claimSet, registry.bots.length, log);
   renameSync(tmp, dir);
   const currentOk = usableListedSources(currentIpDatasetDir(opts.dataDir));
   if (currentOk !== null && okCount < currentOk && !opts.force) {
@@ -614,10 +666,11 @@ const KIND_CHECK: Readonly<Record<RangeKind, (f: IpFacts) => boolean>> = {
 };
 
 /** Looks up sampled rows of every input in the written build; they must answer as the input says. */
-function verifyBuild(dir: string, inputs: NpmInput[], dict: Dictionary, claims: ClaimSet, log: Log): void {
+function verifyBuild(dir: string, inputs: NpmInput[], dict: Dictionary, claims: ClaimSet, bots: number, log: Log): void {
   let ds: ReturnType<typeof openIpDatasetDir> | undefined;
   try {
     ds = openIpDatasetDir(dir);
+    if (ds.bots.stats.bots !== bots) throw new Error(`verification failed: ${BOT_REGISTRY_FILE} opens with ${ds.bots.stats.bots} bots, the build merged ${bots}`);
     let checked = 0;
     for (const input of inputs) {
       for (const { start, value } of input.samples) {
@@ -646,7 +699,8 @@ function verifyBuild(dir: string, inputs: NpmInput[], dict: Dictionary, claims: 
 }
 
 const USAGE = `usage: node dist/scripts/data-build.js [--if-missing | --check] [--sources DIR] [--fetch [--fetch-mirror URL]] [--force]
-  --sources DIR       also build every data/sources.json source found in DIR (laid out like ../shared/data)
+  --sources DIR       also build every data/sources.json source found in DIR (laid out like ../shared/data),
+                      bot registries included (crawler-user-agents always comes from npm)
   --fetch             download every source from its upstream address (with --sources: fall back to DIR)
   --fetch-mirror URL  with --fetch: download URL/<path> instead (a mirror of the same layout)
   --if-missing        do nothing when DATA_DIR already has a current build this reader can open
@@ -697,7 +751,8 @@ async function main(argv: string[]): Promise<number> {
     const manifest = loadManifest();
     readIpSources({ log, manifest });
     const results = await readFileSources(manifest, { dataDir, ...cli }, log);
-    const failed = results.filter((r) => r.status === "failed");
+    const botResults = await readBotRegistrySources(manifest, { sourcesDir: cli.sourcesDir, fetch: cli.fetch, fetchMirror: cli.fetchMirror, log });
+    const failed = [...results, ...botResults].filter((r) => r.status === "failed");
     if (failed.length > 0) {
       log(`${failed.length} source(s) failed: ${failed.map((r) => r.source.id).join(", ")}`);
       return 1;

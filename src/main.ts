@@ -2,7 +2,15 @@
  * Boot order: config -> store writer -> first-start bootstrap -> datasets -> worker pool ->
  * HTTP listen. Shutdown in reverse on SIGTERM/SIGINT.
  */
-import { loadConfigFromProcess, redactConfig } from "./config/index.js";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { REPO_ROOT, loadConfigFromProcess, redactConfig } from "./config/index.js";
+import { BeaconTokens } from "./http/beacon/token.js";
+import { TrustedProxies } from "./http/client-address.js";
+import { ProjectDirectory } from "./http/projects.js";
+import { loadBeaconAsset } from "./http/static.js";
+import { BatchForwarder } from "./store/batch-forwarder.js";
+import { ObservationJournal, type ObservationRecord } from "./store/observation-journal.js";
 import { IpDatasetHolder } from "./datasets/holder.js";
 import { RdnsResolver, systemDns } from "./datasets/rdns.js";
 import { Authenticator } from "./http/auth.js";
@@ -31,6 +39,7 @@ async function main(): Promise<void> {
   const journalDir = journalDirOf(stateDir);
   const store = await StoreClient.start(stateDir, journalDir);
   if (store.replayed > 0) log.warn("replayed charge journal after an unclean stop", { records: store.replayed });
+  if (store.observationsReplayed > 0) log.warn("replayed observation journal after an unclean stop", { records: store.observationsReplayed });
   store.onDeath((err) => {
     log.error("store writer died; stopping", { err: err.message });
     process.exit(1);
@@ -69,6 +78,30 @@ async function main(): Promise<void> {
   const journal = new ChargeJournal(journalDir, store.journalSeq, (records) => forwarder.add(records));
   journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
+  const obsForwarder = new BatchForwarder<ObservationRecord>((records) => {
+    const upToSeq = records.reduce((m, r) => Math.max(m, r.seq), 0);
+    void store.send({ op: "observations.apply", records, upToSeq }).then((ack) => {
+      if (ack.ok) return;
+      // The observations are safe in their journal and are replayed at the next start.
+      if (stopping) return log.warn("observations left for replay at next start", { up_to_seq: upToSeq });
+      log.error("writer could not store observations; stopping", { message: ack.message });
+      process.exit(1);
+    });
+  }, config.FS_LEDGER_FLUSH_MS);
+  const observations = new ObservationJournal(journalDir, store.observationSeq, (records) => obsForwarder.add(records));
+  observations.onCallbackError = journal.onCallbackError;
+  const secretAck = await store.send({ op: "meta.ensure", key: "beacon_secret", value: randomBytes(32).toString("hex") });
+  if (!secretAck.ok || typeof secretAck.value !== "string") throw new Error("could not read or create the beacon token secret");
+  const beaconAsset = loadBeaconAsset(join(REPO_ROOT, "dist/beacon/fs.js"));
+  if (!beaconAsset) log.warn("beacon script not built; GET /js/fs.js answers 503 until `npm run build`");
+
+  const rdns = new RdnsResolver({
+    dns: systemDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
+    timeoutMs: config.FS_RDNS_TIMEOUT_MS,
+    ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
+    negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,
+    maxEntries: config.FS_RDNS_CACHE_SIZE,
+  });
   const deps: AppDeps = {
     config,
     log,
@@ -78,15 +111,19 @@ async function main(): Promise<void> {
     pool,
     flushLedger: forwarder.flush,
     ipDatasets,
-    rdns: new RdnsResolver({
-      dns: systemDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
-      timeoutMs: config.FS_RDNS_TIMEOUT_MS,
-      ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
-      negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,
-      maxEntries: config.FS_RDNS_CACHE_SIZE,
-    }),
+    state: readDbs,
+    beacon: {
+      projects: new ProjectDirectory(readDbs),
+      tokens: new BeaconTokens(Buffer.from(secretAck.value, "hex"), config.FS_BEACON_TOKEN_TTL_SECONDS * 1000),
+      trusted: new TrustedProxies(config.FS_TRUSTED_PROXIES),
+      ipDatasets,
+      rdns,
+      journal: observations,
+    },
+    flushObservations: obsForwarder.flush,
+    rdns,
   };
-  const server = await listen(deps);
+  const server = await listen(deps, beaconAsset);
   log.info("listening", { host: config.HOST, port: server.port, pool_threads: pool.threads, data_dir: config.DATA_DIR });
   if (boot.firstStart) printFirstStart(boot.firstStart, server.port);
 
@@ -98,7 +135,9 @@ async function main(): Promise<void> {
     // but once the journal is closed a metered call gets 503 NOT_READY and is not charged.
     server.close();
     journal.close();
+    observations.close();
     forwarder.flush();
+    obsForwarder.flush();
     await store.close();
     await pool.close();
     process.exit(0);
@@ -128,6 +167,7 @@ function printFirstStart(f: NonNullable<Awaited<ReturnType<typeof bootstrap>>["f
     "",
     "  try:",
     `  curl -s -H 'Authorization: Bearer ${f.secretKey}' http://127.0.0.1:${port}/v1/ip/8.8.8.8`,
+    `  open http://127.0.0.1:${port}/demo   (the beacon on a contact form)`,
     "=====================================================================================",
     "",
   ];

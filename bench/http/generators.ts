@@ -15,6 +15,10 @@ export interface Load {
   url: string;
   paths: string[];
   headers: Record<string, string>;
+  /** Default GET. */
+  method?: "GET" | "POST";
+  /** One body per path (same index), for POST. */
+  bodies?: string[];
   connections: number;
   durationS: number;
 }
@@ -58,7 +62,7 @@ export function autocannonGenerator(): LoadGenerator {
         pipelining: 1,
         duration: load.durationS,
         headers: load.headers,
-        requests: load.paths.map((path) => ({ method: "GET", path })),
+        requests: load.paths.map((path, i) => ({ method: load.method ?? "GET", path, body: load.bodies?.[i] })),
       });
       let errorStatuses = 0;
       const byStatus: Record<number, number> = {};
@@ -93,13 +97,14 @@ const MARK = "WRK-RESULT ";
  * A Lua script that goes round `paths` with `headers` (requests formatted once, in init) and
  * prints exact figures as one JSON line when done: latency in µs, status errors are >= 400.
  */
-function wrkScript(paths: string[], headers: Record<string, string>): string {
+function wrkScript(paths: string[], headers: Record<string, string>, method: string, bodies: string[] | undefined): string {
   const lua = (s: string): string => JSON.stringify(s); // the strings here are plain ASCII
   return `local paths = { ${paths.map(lua).join(", ")} }
+local bodies = { ${(bodies ?? []).map(lua).join(", ")} }
 local headers = { ${Object.entries(headers).map(([k, v]) => `[${lua(k)}] = ${lua(v)}`).join(", ")} }
 local reqs, i = {}, 0
 function init(args)
-  for k, p in ipairs(paths) do reqs[k] = wrk.format("GET", p, headers) end
+  for k, p in ipairs(paths) do reqs[k] = wrk.format(${lua(method)}, p, headers, bodies[k]) end
 end
 function request()
   i = i % #reqs + 1
@@ -126,7 +131,7 @@ export function wrkGenerator(): LoadGenerator | null {
       const dir = mkdtempSync(join(tmpdir(), "fs-bench-wrk-"));
       try {
         const script = join(dir, "load.lua");
-        writeFileSync(script, wrkScript(load.paths, load.headers));
+        writeFileSync(script, wrkScript(load.paths, load.headers, load.method ?? "GET", load.bodies));
         const args = ["-t1", `-c${load.connections}`, `-d${Math.max(1, Math.round(load.durationS))}s`, "--timeout", "10s", "-s", script, load.url];
         const out = await new Promise<string>((resolve, reject) => {
           const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });

@@ -30,6 +30,8 @@ export interface HttpBenchOptions {
   connections: number;
   /** FS_POOL_THREADS for the service. */
   poolThreads: number;
+  /** Scenario names to run (the hello baseline always runs); all when absent. */
+  only?: string[];
 }
 
 /** The outcome: the markdown report, and whether everything ran cleanly (targets aside). */
@@ -68,6 +70,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
   try {
     const armed: Armed[] = [];
     for (const scenario of scenarios) {
+      if (opts.only && scenario.name !== BASELINE && !opts.only.includes(scenario.name)) continue;
       const server = scenario.server === "hello" ? hello : service;
       try {
         const prepared = await scenario.setup(server);
@@ -84,6 +87,8 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
       url: a.server.url,
       paths: a.prepared.paths,
       headers: a.prepared.headers,
+      method: a.prepared.method,
+      bodies: a.prepared.bodies,
       connections: opts.connections,
       durationS,
     });
@@ -180,18 +185,19 @@ function generatorNotes(rows: Row[]): string[] {
 
 /** Every path once, in order: status and body must be what the scenario expects. */
 async function verify(scenario: Scenario, server: ServerProcess, prepared: Prepared): Promise<void> {
-  for (const path of prepared.paths) {
-    const res = await fetch(server.url + path, { headers: prepared.headers });
+  const method = prepared.method ?? "GET";
+  for (const [i, path] of prepared.paths.entries()) {
+    const res = await fetch(server.url + path, { method, headers: prepared.headers, body: prepared.bodies?.[i] });
     const text = await res.text();
-    if (res.status !== scenario.expectedStatus) throw new Error(`GET ${path}: status ${res.status}, expected ${scenario.expectedStatus}: ${text.slice(0, 300)}`);
+    if (res.status !== scenario.expectedStatus) throw new Error(`${method} ${path}: status ${res.status}, expected ${scenario.expectedStatus}: ${text.slice(0, 300)}`);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      throw new Error(`GET ${path}: body is not JSON: ${text.slice(0, 300)}`);
+      throw new Error(`${method} ${path}: body is not JSON: ${text.slice(0, 300)}`);
     }
     const problem = scenario.check(path, body);
-    if (problem) throw new Error(`GET ${path}: ${problem}: ${text.slice(0, 300)}`);
+    if (problem) throw new Error(`${method} ${path}: ${problem}: ${text.slice(0, 300)}`);
   }
 }
 

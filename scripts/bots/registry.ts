@@ -14,11 +14,14 @@ import { z } from "zod";
 import {
   compileBotRegistry,
   requiredLiterals,
+  splitTopLevel,
   type BotEntry,
   type BotKind,
+  type BotSourceName,
+  type MergeStats,
 } from "../../src/datasets/bot-registry.js";
 
-export type BotSourceName = "arcjet" | "ai-robots-txt" | "matomo" | "crawler-user-agents";
+export type { BotSourceName, MergeStats } from "../../src/datasets/bot-registry.js";
 
 /** One bot as one source describes it, before merging. */
 export interface BotSource {
@@ -31,7 +34,11 @@ export interface BotSource {
   /** null when the source's category says nothing specific. */
   kind: BotKind | null;
   patterns: string[];
-  verification: { ranges: boolean; rdns_masks: string[] };
+  /**
+   * `range_urls`: addresses of the IP lists the source says prove this bot (arcjet's cidr/ip
+   * sources); linked to published crawler ranges by URL. `rdns_masks`: arcjet reverse-DNS masks.
+   */
+  verification: { range_urls: string[]; rdns_masks: string[] };
   /** Example UAs the source says match (arcjet, crawler-user-agents). */
   instances: string[];
 }
@@ -42,18 +49,23 @@ export interface ParsedSource {
   bad: number;
 }
 
+/** The decoded documents (JSON, or matomo's YAML); a source left out (not read) contributes nothing. */
 export interface BotSourceInputs {
-  arcjet: unknown;
-  aiRobotsTxt: unknown;
-  matomo: unknown;
-  crawlerUserAgents: unknown;
+  arcjet?: unknown;
+  aiRobotsTxt?: unknown;
+  matomo?: unknown;
+  crawlerUserAgents?: unknown;
 }
 
-export interface MergeStats {
-  per_source: Record<BotSourceName, { entries: number; bad: number }>;
-  merged: number;
-  with_operator: number;
-  with_verification: number;
+/**
+ * A published crawler IP list as the IP dataset knows it: a data/sources.json crawler entry's
+ * `crawler` ({id, operator}, which becomes IpFacts.crawler) plus the addresses it is published at.
+ */
+export interface CrawlerRangeRef {
+  id: string;
+  operator: string;
+  /** upstream and official addresses of the list (matched against arcjet's verification URLs). */
+  urls: string[];
 }
 
 /** Stable lowercase id: runs of anything but [a-z0-9] become one dash. */
@@ -157,6 +169,12 @@ function arcjetKind(categories: string[], id: string, name: string): BotKind | n
   return null;
 }
 
+/** The `url` of one arcjet verification source ({type, url, selector}), or null. */
+function sourceUrl(source: unknown): string | null {
+  const url = (source as { url?: unknown } | null)?.url;
+  return typeof url === "string" && url !== "" ? url : null;
+}
+
 /** Parse arcjet well-known-bots.json (array of {id, categories, pattern, verification, …}). */
 export function parseArcjet(doc: unknown): ParsedSource {
   const { ok, bad } = parseEntries("arcjet well-known-bots.json", doc, z.array(z.unknown()), arcjetEntry);
@@ -166,6 +184,7 @@ export function parseArcjet(doc: unknown): ParsedSource {
     const name = e.aliases?.[0] ?? literal ?? e.id;
     const operator = e.categories.map((c) => ARCJET_OPERATORS[c]).find((o) => o !== undefined) ?? null;
     const masks = e.verification.flatMap((v) => (v.type === "dns" ? v.masks : []));
+    const urls = e.verification.flatMap((v) => (v.type === "dns" ? [] : (v.sources ?? []).map(sourceUrl).filter((u): u is string => u !== null)));
     return {
       source: "arcjet",
       name,
@@ -173,7 +192,7 @@ export function parseArcjet(doc: unknown): ParsedSource {
       operator,
       kind: arcjetKind(e.categories, e.id, name),
       patterns: e.pattern.accepted,
-      verification: { ranges: e.verification.some((v) => v.type !== "dns"), rdns_masks: masks },
+      verification: { range_urls: urls, rdns_masks: masks },
       instances: e.instances.accepted,
     };
   });
@@ -224,11 +243,12 @@ export function parseAiRobotsTxt(doc: unknown): ParsedSource {
   const entries = ok.map(([token, e]): BotSource => ({
     source: "ai-robots-txt",
     name: token,
-    id: normaliseId(token),
+    // Some tokens carry a version ("MistralAI-User/1.0"); the bot is the same without it.
+    id: normaliseId(token.replace(/[\s/]v?[\d.]+$/, "")),
     operator: cleanOperator(e.operator),
     kind: aiRobotsKind(e.function, e.description),
     patterns: [escapeRegex(token)],
-    verification: { ranges: false, rdns_masks: [] },
+    verification: { range_urls: [], rdns_masks: [] },
     instances: [],
   }));
   return { entries, bad };
@@ -264,23 +284,52 @@ const MATOMO_KINDS: Record<string, BotKind> = {
   // "Crawler", "Service Agent", "Service bot": too broad to say anything; left to other sources.
 };
 
+/**
+ * The leading plain text of a regex alternative in its own case ("Yandex(?:Bot|Images)" ->
+ * "Yandex"), extended by the first option of a directly following group when that option is
+ * plain ("Google-(?:GeminiNotebook|NotebookLM)" -> "Google-GeminiNotebook"). null under 3 characters.
+ */
+function leadingName(alt: string): string | null {
+  const prefix = /^(?:[A-Za-z0-9 _.-]|\\[.\- /])*/.exec(alt)?.[0] ?? "";
+  let name = prefix.replace(/\\(.)/g, "$1");
+  const rest = alt.slice(prefix.length);
+  if (rest.startsWith("(?:")) {
+    const first = splitTopLevel(rest.slice(3, rest.indexOf(")") < 0 ? undefined : rest.indexOf(")")))[0] ?? "";
+    if (/^[A-Za-z0-9]+$/.test(first)) name += first;
+  }
+  name = name.replace(/[\s._-]+$/, "");
+  return name.length >= 3 ? name : null;
+}
+
+/**
+ * matomo names some entries "$1": the bot is whatever the capture group matched, so one entry
+ * stands for several bots ("(360Spider(?:-Image)?|GoGuidesCrawler)"). Such an entry is split
+ * into one entry per alternative of the group, each named after its own text; other entries
+ * keep their single regex.
+ */
+function matomoVariants(regex: string, name: string): Array<{ name: string; pattern: string }> {
+  if (!name.includes("$")) return [{ name, pattern: regex }];
+  const group = /^\((?!\?)(.*)\)$/.exec(regex);
+  const whole = group ? null : regex;
+  const alternatives = whole === null ? splitTopLevel(group![1]!) : [whole];
+  return alternatives.map((alt) => ({ name: leadingName(alt) ?? literalOrNull(alt) ?? alt, pattern: alt }));
+}
+
 /** Parse matomo regexes/bots.yml (a YAML list of {regex, name, category, url, producer}). */
 export function parseMatomo(doc: unknown): ParsedSource {
   const { ok, bad } = parseEntries("matomo bots.yml", doc, z.array(z.unknown()).min(1), matomoEntry);
-  const entries = ok.map((e): BotSource => {
-    // "$1" names come from the capture group; fall back to the regex's literal.
-    const name = e.name.includes("$") ? (literalOrNull(e.regex) ?? e.name) : e.name;
-    return {
+  const entries = ok.flatMap((e): BotSource[] =>
+    matomoVariants(e.regex, e.name).map(({ name, pattern }) => ({
       source: "matomo",
       name,
       id: normaliseId(name),
       operator: e.producer?.name?.trim() || null,
       kind: e.category !== undefined ? (MATOMO_KINDS[e.category] ?? null) : null,
-      patterns: [e.regex],
-      verification: { ranges: false, rdns_masks: [] },
+      patterns: [pattern],
+      verification: { range_urls: [], rdns_masks: [] },
       instances: [],
-    };
-  });
+    })),
+  );
   return { entries, bad };
 }
 
@@ -331,7 +380,7 @@ export function parseCrawlerUserAgents(doc: unknown): ParsedSource {
       operator: null,
       kind: tag !== undefined ? (CUA_KINDS[tag] ?? null) : null,
       patterns: [e.pattern],
-      verification: { ranges: false, rdns_masks: [] },
+      verification: { range_urls: [], rdns_masks: [] },
       instances: e.instances,
     };
   });
@@ -339,6 +388,45 @@ export function parseCrawlerUserAgents(doc: unknown): ParsedSource {
 }
 
 // ---- merge -----------------------------------------------------------------------------------
+
+/** Legal-form words dropped before comparing operator names ("Google LLC" = "Google Inc." = "Google"). */
+const LEGAL_FORMS = new Set([
+  "inc", "incorporated", "llc", "ltd", "limited", "corp", "corporation", "co", "company", "gmbh", "ag", "sa", "sas",
+  "sarl", "srl", "spa", "bv", "nv", "oy", "ab", "as", "plc", "pty", "pte", "llp", "lp", "kk", "ooo", "se",
+]);
+
+/** Names for the same operator that no normalisation can join. */
+const OPERATOR_ALIASES: Record<string, string> = {
+  facebook: "meta",
+  metaplatforms: "meta",
+  twitter: "x",
+  xcorp: "x",
+  alphabet: "google",
+  googlecloud: "google",
+};
+
+/**
+ * Normalised operator name: lowercase, trailing legal forms (Inc, LLC, Corporation, Ltd, GmbH …)
+ * and a leading "the" dropped, then only letters and digits, then the alias table.
+ * @example operatorKey("Meta Platforms, Inc.") // "meta"
+ */
+export function operatorKey(name: string): string {
+  const words = name
+    .toLowerCase()
+    .replace(/\([^)]*\)/g, " ")
+    .replace(/\./g, "")
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w !== "");
+  if (words[0] === "the") words.shift();
+  while (words.length > 1 && LEGAL_FORMS.has(words[words.length - 1]!)) words.pop();
+  const key = words.join("");
+  return OPERATOR_ALIASES[key] ?? key;
+}
+
+/** A URL compared without scheme, "www." and trailing slash. */
+function urlKey(url: string): string {
+  return url.toLowerCase().replace(/^https?:\/\/(www\.)?/, "").replace(/\/+$/, "");
+}
 
 const OPERATOR_ORDER: BotSourceName[] = ["arcjet", "ai-robots-txt", "matomo", "crawler-user-agents"];
 /** Kind: matomo's categories are the most specific, then the npm tags, ai-robots-txt, arcjet. */
@@ -356,20 +444,31 @@ function pick<T>(group: BotSource[], order: BotSourceName[], get: (e: BotSource)
   return null;
 }
 
+const EMPTY_SOURCE: ParsedSource = { entries: [], bad: 0 };
+
 /**
  * Merge parsed sources into one registry. Entries with the same merge key (normalised id or name)
  * merge; crawler-user-agents entries without a key match join the bot that already classifies
  * their example UAs. Operator: arcjet, then ai-robots-txt, then matomo. Kind: the most specific
- * source category (see KIND_ORDER). Verification: arcjet's.
+ * source category (see KIND_ORDER). Reverse-DNS masks: arcjet's.
  *
- * @returns bots sorted by bot_id, and per-source counts.
+ * Range ids: a published crawler list (`crawlers`) belongs to a bot when its operator is one a
+ * source names for the bot (compared with operatorKey), when its id is the bot's id, or when its
+ * address is one of arcjet's verification URLs for the bot (lists in SERVICE_ONLY_LISTS: id and URL
+ * only). So every Google bot lists every Google crawler list, and no OpenAI list.
+ *
+ * @param inputs decoded source documents; absent ones are skipped (counted as 0 entries).
+ * @param crawlers the published crawler lists a build has (none: every `range_ids` is empty).
+ * @returns bots sorted by bot_id, and counts.
+ * @throws Error naming the source when a present document has drifted.
  */
-export function mergeBotRegistry(inputs: BotSourceInputs): { bots: BotEntry[]; stats: MergeStats } {
+export function mergeBotRegistry(inputs: BotSourceInputs, crawlers: readonly CrawlerRangeRef[] = []): { bots: BotEntry[]; stats: MergeStats } {
+  const parseIf = (doc: unknown, parse: (d: unknown) => ParsedSource): ParsedSource => (doc === undefined ? EMPTY_SOURCE : parse(doc));
   const parsed: Record<BotSourceName, ParsedSource> = {
-    arcjet: parseArcjet(inputs.arcjet),
-    "ai-robots-txt": parseAiRobotsTxt(inputs.aiRobotsTxt),
-    matomo: parseMatomo(inputs.matomo),
-    "crawler-user-agents": parseCrawlerUserAgents(inputs.crawlerUserAgents),
+    arcjet: parseIf(inputs.arcjet, parseArcjet),
+    "ai-robots-txt": parseIf(inputs.aiRobotsTxt, parseAiRobotsTxt),
+    matomo: parseIf(inputs.matomo, parseMatomo),
+    "crawler-user-agents": parseIf(inputs.crawlerUserAgents, parseCrawlerUserAgents),
   };
 
   const groups = new Map<string, BotSource[]>();
@@ -384,8 +483,8 @@ export function mergeBotRegistry(inputs: BotSourceInputs): { bots: BotEntry[]; s
 
   // crawler-user-agents names are derived from regexes ("Ahrefs" for Ahrefs(Bot|SiteAudit)), so
   // besides the key, let its own example UAs say which known bot it is.
-  const known = compileBotRegistry([...groups.entries()].map(([key, g]) => toEntry(key, g)));
-  const byId = new Map([...groups.entries()].map(([key, g]) => [toEntry(key, g).bot_id, key]));
+  const known = compileBotRegistry([...groups.entries()].map(([key, g]) => toEntry(key, g, [])));
+  const byId = new Map([...groups.entries()].map(([key, g]) => [toEntry(key, g, []).bot_id, key]));
   for (const e of parsed["crawler-user-agents"].entries) {
     const key = mergeKey(e.id);
     if (groups.has(key)) {
@@ -397,40 +496,122 @@ export function mergeBotRegistry(inputs: BotSourceInputs): { bots: BotEntry[]; s
     const target = hit ? byId.get(hit.bot_id) : undefined;
     add(target ?? (key || e.name), e);
   }
+  absorbIndistinguishable(groups);
 
   const seen = new Set<string>();
   const bots = [...groups.entries()].map(([key, g]) => {
-    const entry = toEntry(key, g);
+    const entry = toEntry(key, g, crawlers);
     let id = entry.bot_id;
     for (let n = 2; seen.has(id); n++) id = `${entry.bot_id}-${n}`;
     seen.add(id);
     return { ...entry, bot_id: id };
   });
   bots.sort((a, b) => (a.bot_id < b.bot_id ? -1 : a.bot_id > b.bot_id ? 1 : 0));
+  return { bots, stats: mergeStats(bots, parsed) };
+}
 
-  const per = (s: BotSourceName): { entries: number; bad: number } => ({
-    entries: parsed[s].entries.length,
-    bad: parsed[s].bad,
+/**
+ * Joins groups the registry cannot tell apart: when an example UA of one source entry is won by
+ * another group whose deciding literal contains the entry's own literal (matomo's "Slackbot"
+ * regex lists "Slack-ImgProxy" verbatim), the entry's group joins the winner's, unless both groups
+ * hold entries of one source (that source tells them apart, as ai-robots-txt does ClaudeBot and
+ * Claude-Web). A UA that merely mentions another bot ("like FeedFetcher-Google") wins on a literal
+ * of its own and joins nothing.
+ */
+function absorbIndistinguishable(groups: Map<string, BotSource[]>): void {
+  const keys = [...groups.keys()];
+  const probe = compileBotRegistry(keys.map((key, i) => ({ ...toEntry(key, groups.get(key)!, []), bot_id: `g${i}` })));
+  const parent = keys.map((_, i) => i);
+  const sourcesOf = keys.map((key) => new Set(groups.get(key)!.map((e) => e.source)));
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
+    return i;
+  };
+  keys.forEach((key, i) => {
+    for (const e of groups.get(key)!) {
+      const own = e.patterns.flatMap((p) => requiredLiterals(p) ?? []);
+      for (const ua of e.instances) {
+        const hit = probe.explain(ua);
+        if (hit === null) continue;
+        const j = Number(hit.match.bot_id.slice(1));
+        const [a, b] = [find(i), find(j)];
+        if (a === b || !own.some((l) => hit.literal.includes(l))) continue;
+        if ([...sourcesOf[a]!].some((s) => sourcesOf[b]!.has(s))) continue;
+        parent[a] = b;
+        for (const s of sourcesOf[a]!) sourcesOf[b]!.add(s);
+      }
+    }
   });
+  const merged = new Map<number, BotSource[]>();
+  keys.forEach((key, i) => {
+    const root = find(i);
+    const members = groups.get(key)!;
+    const list = merged.get(root);
+    // The winner's own members first, so its name and operator lead.
+    if (!list) merged.set(root, [...members]);
+    else if (root === i) list.unshift(...members);
+    else list.push(...members);
+  });
+  groups.clear();
+  for (const [root, members] of merged) groups.set(keys[root]!, members);
+}
+
+function mergeStats(bots: BotEntry[], parsed: Record<BotSourceName, ParsedSource>): MergeStats {
+  const per = (s: BotSourceName): { entries: number; bad: number } => ({ entries: parsed[s].entries.length, bad: parsed[s].bad });
+  const verified = (b: BotEntry): boolean => b.verification.ranges || b.verification.rdns_masks.length > 0;
+  const operators = new Set<string>();
+  const verifiedOperators = new Set<string>();
+  for (const b of bots) {
+    if (b.operator === null) continue;
+    operators.add(operatorKey(b.operator));
+    if (verified(b)) verifiedOperators.add(operatorKey(b.operator));
+  }
   return {
-    bots,
-    stats: {
-      per_source: {
-        arcjet: per("arcjet"),
-        "ai-robots-txt": per("ai-robots-txt"),
-        matomo: per("matomo"),
-        "crawler-user-agents": per("crawler-user-agents"),
-      },
-      merged: bots.length,
-      with_operator: bots.filter((b) => b.operator !== null).length,
-      with_verification: bots.filter((b) => b.verification.ranges || b.verification.rdns_masks.length > 0).length,
+    per_source: {
+      arcjet: per("arcjet"),
+      "ai-robots-txt": per("ai-robots-txt"),
+      matomo: per("matomo"),
+      "crawler-user-agents": per("crawler-user-agents"),
     },
+    merged: bots.length,
+    with_operator: bots.filter((b) => b.operator !== null).length,
+    with_verification: bots.filter(verified).length,
+    with_ranges: bots.filter((b) => b.verification.ranges).length,
+    operators: operators.size,
+    operators_with_verification: verifiedOperators.size,
   };
 }
 
-function toEntry(key: string, group: BotSource[]): BotEntry {
+/**
+ * Published lists that cover one service of a large operator, not its crawlers: they join a bot
+ * only by id or by arcjet URL, never by operator. Linking them by operator would make every other
+ * bot of that operator "unverified" whenever it calls from the operator's real crawler addresses.
+ */
+export const SERVICE_ONLY_LISTS: ReadonlyMap<string, string> = new Map([
+  ["route53-health-check", "Amazon's Route 53 health checkers; Amazonbot and Amazon's other bots crawl from elsewhere (verified by reverse DNS)"],
+  ["datadog-synthetics", "Datadog's synthetic monitors only"],
+  ["stripe-webhook", "Stripe's webhook senders only"],
+  ["bingbot", "bingbot.json covers Bingbot and (by arcjet's URL) BingPreview, AdIdxBot, MicrosoftPreview, not Teams/Office/Skype link previews"],
+]);
+
+/** The crawler list ids that belong to a group of source entries (see mergeBotRegistry). */
+function rangeIds(key: string, group: BotSource[], crawlers: readonly CrawlerRangeRef[]): string[] {
+  if (crawlers.length === 0) return [];
+  const operators = new Set(group.flatMap((e) => (e.operator === null ? [] : [operatorKey(e.operator)])));
+  const ids = new Set([key, ...group.map((e) => mergeKey(e.id))]);
+  const urls = new Set(group.flatMap((e) => e.verification.range_urls.map(urlKey)));
+  const out = new Set<string>();
+  for (const c of crawlers) {
+    const byOperator = !SERVICE_ONLY_LISTS.has(c.id) && operators.has(operatorKey(c.operator));
+    if (byOperator || ids.has(mergeKey(normaliseId(c.id))) || c.urls.some((u) => urls.has(urlKey(u)))) out.add(c.id);
+  }
+  return [...out].sort();
+}
+
+function toEntry(key: string, group: BotSource[], crawlers: readonly CrawlerRangeRef[]): BotEntry {
   const name = pick(group, NAME_ORDER, (e) => e.name) ?? key;
   const patterns = [...new Set(group.flatMap((e) => e.patterns))];
+  const range_ids = rangeIds(key, group, crawlers);
   return {
     bot_id: normaliseId(name) || key,
     name,
@@ -438,7 +619,8 @@ function toEntry(key: string, group: BotSource[]): BotEntry {
     kind: pick(group, KIND_ORDER, (e) => e.kind) ?? "other",
     patterns,
     verification: {
-      ranges: group.some((e) => e.verification.ranges),
+      ranges: range_ids.length > 0,
+      range_ids,
       rdns_masks: [...new Set(group.flatMap((e) => e.verification.rdns_masks))],
     },
     sources: OPERATOR_ORDER.filter((s) => group.some((e) => e.source === s)),

@@ -8,6 +8,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { FileSource } from "./manifest.js";
 
+/** What acquiring needs of a source: range sources and the bot registry files both have it. */
+export type AcquirableSource = Pick<FileSource, "path" | "upstream" | "upstream_format" | "format">;
+
 /** Where the builder looks for file sources. */
 export interface AcquireOptions {
   /** A directory laid out like ../shared/data. With `fetch`, the fallback when a download fails. */
@@ -33,7 +36,7 @@ export type Acquired =
 export const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
 
 /** Reads one source from a sources directory. */
-export async function readLocal(source: FileSource, dir: string): Promise<Acquired> {
+export async function readLocal(source: AcquirableSource, dir: string): Promise<Acquired> {
   const path = join(dir, source.path);
   try {
     const bytes = await readFile(path);
@@ -47,7 +50,7 @@ export async function readLocal(source: FileSource, dir: string): Promise<Acquir
 }
 
 /** The address and format `--fetch` uses for a source. */
-export function fetchTarget(source: FileSource, mirror?: string): { url: string; format: string } {
+export function fetchTarget(source: AcquirableSource, mirror?: string): { url: string; format: string } {
   if (mirror) return { url: `${mirror.replace(/\/+$/, "")}/${source.path.split("/").map(encodeURIComponent).join("/")}`, format: source.format };
   return { url: source.upstream, format: source.upstream_format ?? source.format };
 }
@@ -59,7 +62,7 @@ export function fetchTarget(source: FileSource, mirror?: string): { url: string;
  * Other network errors (a reset connection, a socket closed mid-answer) are retried once and do
  * not condemn the host: one bad connection must not turn a whole rebuild into local fallbacks.
  */
-export async function download(source: FileSource, opts: AcquireOptions, down: Map<string, string> = new Map()): Promise<Acquired> {
+export async function download(source: AcquirableSource, opts: AcquireOptions, down: Map<string, string> = new Map()): Promise<Acquired> {
   const { url, format } = fetchTarget(source, opts.fetchMirror);
   const host = new URL(url).host;
   for (let attempt = 1; ; attempt++) {
@@ -105,7 +108,7 @@ const UNREACHABLE = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "EHOSTUNR
  * Gets every source, at most `concurrency` downloads at a time, in manifest order.
  * Without `sourcesDir` and `fetch`, every source is "missing" (not requested).
  */
-export async function acquireSources(sources: readonly FileSource[], opts: AcquireOptions): Promise<Acquired[]> {
+export async function acquireSources(sources: readonly AcquirableSource[], opts: AcquireOptions): Promise<Acquired[]> {
   const log = opts.log ?? (() => {});
   if (!opts.fetch && !opts.sourcesDir) {
     return sources.map(() => ({ status: "missing", reason: "not requested (no --sources or --fetch)", origin: null }));

@@ -9,11 +9,16 @@
  *   tor, vpn, proxy, scanner          src/datasets/ip-facts.ts for what each kind sets)
  *   hosting-asn, datacenter-asn,      ASN lists: every range announced by a listed ASN
  *   vpn-asn
+ *
+ * `bots` (a list of its own, beside `sources`): the four User-Agent registries merged into the
+ * build's bots.json (scripts/bots/registry.ts). Three are files of the snapshot layout (read from
+ * --sources, downloaded with --fetch, like range sources); crawler-user-agents comes from npm.
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { REPO_ROOT } from "../../src/config/index.js";
+import { BOT_SOURCE_NAMES, type BotSourceName } from "../../src/datasets/bot-registry.js";
 
 /** Where the manifest lives in the repository. */
 export const MANIFEST_PATH = resolve(REPO_ROOT, "data/sources.json");
@@ -99,10 +104,52 @@ const fileSourceSchema = z
     need(s.provider === undefined || ["cloud", "datacenter", "isp", "vpn", "vpn-asn"].includes(s.kind), `${s.kind} sources do not name a provider`);
   });
 
+/** Bot registry formats, and which registry each one is. */
+export const BOT_FORMATS = {
+  "arcjet-well-known-bots-json": "arcjet",
+  "ai-robots-txt-json": "ai-robots-txt",
+  "matomo-bots-yml": "matomo",
+  "crawler-user-agents-json": "crawler-user-agents",
+} as const satisfies Record<string, BotSourceName>;
+type BotFormat = keyof typeof BOT_FORMATS;
+const botFormat = z.enum(Object.keys(BOT_FORMATS) as [BotFormat, ...BotFormat[]]);
+
+const botFileSourceSchema = z
+  .object({
+    id,
+    /** Which registry this is (one entry per registry). */
+    source: z.enum(BOT_SOURCE_NAMES),
+    format: botFormat,
+    /** Path inside a sources directory laid out like ../shared/data; also the mirror path. */
+    path: relativePath,
+    /** What `--fetch` downloads (the registry's raw file in its repository). */
+    upstream: url,
+    licence: z.string().min(1),
+    note: z.string().optional(),
+  })
+  .strict();
+
+const botNpmSourceSchema = z
+  .object({
+    id,
+    source: z.enum(BOT_SOURCE_NAMES),
+    format: botFormat,
+    /** npm package that ships the registry; read from node_modules (installed by `npm ci`). */
+    package: z.string(),
+    file: relativePath,
+    upstream: url,
+    licence: z.string().min(1),
+    licence_files: z.array(z.object({ file: relativePath, must_contain: z.string().min(1) }).strict()),
+    note: z.string().optional(),
+  })
+  .strict();
+
 const manifestSchema = z
   .object({
     $comment: z.string().optional(),
     sources: z.array(z.union([npmSourceSchema, fileSourceSchema])).min(1),
+    /** The bot registries (absent: the build writes an empty registry). */
+    bots: z.array(z.union([botFileSourceSchema, botNpmSourceSchema])).default([]),
     /** Files of the snapshot layout that are deliberately not used, and why. */
     excluded: z.array(z.object({ path: relativePath, reason: z.string().min(1) }).strict()),
   })
@@ -113,12 +160,28 @@ const manifestSchema = z
       if (seen.has(s.id)) ctx.addIssue({ code: "custom", path: ["sources", i, "id"], message: `duplicate id ${s.id}` });
       seen.add(s.id);
     }
+    const registries = new Set<string>();
+    for (const [i, b] of m.bots.entries()) {
+      if (seen.has(b.id)) ctx.addIssue({ code: "custom", path: ["bots", i, "id"], message: `duplicate id ${b.id}` });
+      seen.add(b.id);
+      if (registries.has(b.source)) ctx.addIssue({ code: "custom", path: ["bots", i, "source"], message: `${b.source} is listed twice` });
+      registries.add(b.source);
+      if (BOT_FORMATS[b.format] !== b.source) ctx.addIssue({ code: "custom", path: ["bots", i, "format"], message: `${b.format} is not the ${b.source} format` });
+    }
   });
 
 export type NpmSource = z.infer<typeof npmSourceSchema>;
 export type FileSource = z.infer<typeof fileSourceSchema>;
 export type SourceEntry = NpmSource | FileSource;
 export type Manifest = z.infer<typeof manifestSchema>;
+export type BotFileSource = z.infer<typeof botFileSourceSchema>;
+export type BotNpmSource = z.infer<typeof botNpmSourceSchema>;
+export type BotRegistrySource = BotFileSource | BotNpmSource;
+
+/** True for a bot registry read from an npm package rather than a sources directory. */
+export function isBotNpmSource(s: BotRegistrySource): s is BotNpmSource {
+  return "package" in s;
+}
 
 /** True for the npm-registry inputs (asn, country). */
 export function isNpmSource(s: SourceEntry): s is NpmSource {

@@ -53,6 +53,23 @@ export const envSchema = z.object({
   FS_RDNS_NEGATIVE_TTL_SECONDS: positiveInt.default(300),
   /** Most addresses kept in the rdns cache (LRU). */
   FS_RDNS_CACHE_SIZE: positiveInt.default(100_000),
+  /**
+   * Reverse proxies in front of the service, comma-separated IPs or CIDR blocks. Requests from
+   * them take the client address from X-Forwarded-For (rightmost untrusted entry); empty = the
+   * socket's peer address is the client. Example: 127.0.0.1,10.0.0.0/8.
+   */
+  FS_TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, "each entry must be an IP address or CIDR block"))),
+  /** Seconds a beacon handshake token stays valid. Example: 1800. */
+  FS_BEACON_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(1800),
+  /** Serve the demo page at /demo (the demo org's project; see README). */
+  FS_DEMO: z
+    .enum(["true", "false", "1", "0"])
+    .default("true")
+    .transform((v) => v === "true" || v === "1"),
   /** Log level: error, warn, info or debug. */
   FS_LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
   /**

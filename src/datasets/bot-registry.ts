@@ -32,19 +32,55 @@ export interface BotEntry {
   operator: string | null;
   kind: BotKind;
   patterns: string[];
-  /** `ranges`: the operator publishes IP ranges (or IPs); `rdns_masks`: arcjet reverse-DNS masks. */
-  verification: { ranges: boolean; rdns_masks: string[] };
+  verification: BotVerification;
   /** Which inputs named this bot ("arcjet", "ai-robots-txt", "matomo", "crawler-user-agents"). */
   sources: string[];
 }
 
-/** The answer for a UA that names a registered bot. */
+/**
+ * How a client claiming to be this bot can be checked.
+ *
+ * - `range_ids`: the `crawler.id` values (data/sources.json crawler entries, IpFacts.crawler.id at
+ *   runtime) of published IP ranges of this bot's operator. A request with this bot's UA is
+ *   verified when its address's `IpFacts.crawler.id` is one of them. Sorted, no duplicates.
+ * - `ranges`: true exactly when `range_ids` is non-empty.
+ * - `rdns_masks`: reverse-DNS masks from arcjet (e.g. "crawl-***-***-***-***.googlebot.com");
+ *   `*` is one label character or more, checked with a forward-confirmed lookup.
+ */
+export interface BotVerification {
+  ranges: boolean;
+  range_ids: string[];
+  rdns_masks: string[];
+}
+
+/** The answer for a UA that names a registered bot. Frozen and shared between calls. */
 export interface BotMatch {
   bot_id: string;
   bot_name: string;
   bot_operator: string | null;
   bot_kind: BotKind;
+  /** What would prove the claim; both lists empty when nothing can. */
+  verification: { range_ids: string[]; rdns_masks: string[] };
 }
+
+/** Counts of one merge (stored in bots.json and the build's manifest.json). */
+export interface MergeStats {
+  /** Per source: entries parsed and entries skipped for failing their schema (0/0 when the source was not read). */
+  per_source: Record<BotSourceName, { entries: number; bad: number }>;
+  merged: number;
+  with_operator: number;
+  /** Bots with at least one range id or reverse-DNS mask. */
+  with_verification: number;
+  /** Bots with at least one range id. */
+  with_ranges: number;
+  /** Distinct operators, and those with at least one verified bot. */
+  operators: number;
+  operators_with_verification: number;
+}
+
+/** The four registries merged into one. */
+export const BOT_SOURCE_NAMES = ["arcjet", "ai-robots-txt", "matomo", "crawler-user-agents"] as const;
+export type BotSourceName = (typeof BOT_SOURCE_NAMES)[number];
 
 export interface BotClassifierStats {
   bots: number;
@@ -58,12 +94,19 @@ export interface BotClassifierStats {
 export interface BotClassifier {
   /** Classify a User-Agent; null when it names no registered bot. Cached by UA string. */
   classify(ua: string): BotMatch | null;
+  /**
+   * The same decision, uncached, with the pattern literal that decided it (lowercase; "" for an
+   * unindexed pattern). For the registry builder and tests.
+   */
+  explain(ua: string): { match: BotMatch; literal: string } | null;
   readonly stats: BotClassifierStats;
 }
 
 interface CompiledPattern {
   re: RegExp;
   literal: string;
+  /** Top-level alternatives of the pattern: between equal literals, a narrower pattern is more specific. */
+  alternatives: number;
   /** Tie-break between equally specific matches: bots named by more sources, then registry order. */
   sourceCount: number;
   rank: number;
@@ -92,7 +135,8 @@ export function requiredLiterals(source: string): string[] | null {
   return out;
 }
 
-function splitTopLevel(source: string): string[] {
+/** The top-level alternatives of a regex source ("a|b(c|d)" -> ["a", "b(c|d)"]). */
+export function splitTopLevel(source: string): string[] {
   const parts: string[] = [];
   let start = 0;
   walkRegex(source, 0, (c, i, depth) => {
@@ -198,8 +242,9 @@ function longestRun(alt: string): string {
  * Compile the merged registry into a classifier.
  *
  * When several bots match, the one whose pattern literal found in the UA is longest wins (so
- * "AdsBot-Google" beats "Google", and "Googlebot" beats a generic "bot"); ties go to the bot named by
- * more sources, then to the earlier entry.
+ * "AdsBot-Google" beats "Google", and "Googlebot" beats a generic "bot"); ties go to the pattern
+ * with fewer top-level alternatives (a bot's own pattern beats a catch-all list naming it), then
+ * to the bot named by more sources, then to the earlier entry.
  *
  * @param bots registry entries.
  * @param cacheSize most UA strings kept in the result cache (oldest evicted first).
@@ -211,12 +256,16 @@ export function compileBotRegistry(bots: BotEntry[], cacheSize = DEFAULT_CACHE_S
   const stats: BotClassifierStats = { bots: bots.length, patterns: 0, invalid: 0, unindexed: 0 };
 
   bots.forEach((bot, rank) => {
-    const match: BotMatch = {
+    const match: BotMatch = Object.freeze({
       bot_id: bot.bot_id,
       bot_name: bot.name,
       bot_operator: bot.operator,
       bot_kind: bot.kind,
-    };
+      verification: Object.freeze({
+        range_ids: Object.freeze([...bot.verification.range_ids]) as string[],
+        rdns_masks: Object.freeze([...bot.verification.rdns_masks]) as string[],
+      }),
+    });
     for (const source of bot.patterns) {
       let re: RegExp;
       try {
@@ -227,15 +276,16 @@ export function compileBotRegistry(bots: BotEntry[], cacheSize = DEFAULT_CACHE_S
       }
       stats.patterns++;
       const literals = requiredLiterals(source);
+      const alternatives = splitTopLevel(source).length;
       if (literals === null) {
         stats.unindexed++;
-        always.push({ re, literal: "", sourceCount: bot.sources.length, rank, match });
+        always.push({ re, literal: "", alternatives, sourceCount: bot.sources.length, rank, match });
         continue;
       }
       for (const literal of new Set(literals)) {
         const key = literal.slice(0, KEY_LEN);
         const list = index.get(key);
-        const p: CompiledPattern = { re, literal, sourceCount: bot.sources.length, rank, match };
+        const p: CompiledPattern = { re, literal, alternatives, sourceCount: bot.sources.length, rank, match };
         if (list) list.push(p);
         else index.set(key, [p]);
       }
@@ -244,14 +294,16 @@ export function compileBotRegistry(bots: BotEntry[], cacheSize = DEFAULT_CACHE_S
 
   const cache = new Map<string, BotMatch | null>();
 
-  const evaluate = (ua: string): BotMatch | null => {
+  const evaluate = (ua: string): CompiledPattern | null => {
     const lower = ua.toLowerCase();
     let best: CompiledPattern | null = null;
     const tried = new Set<CompiledPattern>();
     const better = (p: CompiledPattern, q: CompiledPattern): boolean =>
       p.literal.length !== q.literal.length
         ? p.literal.length > q.literal.length
-        : p.sourceCount !== q.sourceCount
+        : p.alternatives !== q.alternatives
+          ? p.alternatives < q.alternatives
+          : p.sourceCount !== q.sourceCount
           ? p.sourceCount > q.sourceCount
           : p.rank < q.rank;
     const test = (p: CompiledPattern): void => {
@@ -268,15 +320,19 @@ export function compileBotRegistry(bots: BotEntry[], cacheSize = DEFAULT_CACHE_S
     }
     // Unindexed patterns (literal "") only win when nothing indexed matched.
     for (const p of always) test(p);
-    return (best as CompiledPattern | null)?.match ?? null;
+    return best as CompiledPattern | null;
   };
 
   return {
     stats,
+    explain(ua: string): { match: BotMatch; literal: string } | null {
+      const p = evaluate(ua);
+      return p === null ? null : { match: p.match, literal: p.literal };
+    },
     classify(ua: string): BotMatch | null {
       const hit = cache.get(ua);
       if (hit !== undefined || cache.has(ua)) return hit ?? null;
-      const result = evaluate(ua);
+      const result = evaluate(ua)?.match ?? null;
       if (cache.size >= cacheSize) {
         // Map keeps insertion order: drop the oldest entry.
         const oldest = cache.keys().next();
@@ -302,4 +358,9 @@ const AUTOMATION_RE =
  */
 export function detectAutomation(ua: string): boolean {
   return AUTOMATION_RE.test(ua);
+}
+
+/** A classifier that knows no bots: what a dataset without a registry answers with. */
+export function emptyBotClassifier(): BotClassifier {
+  return compileBotRegistry([], 1);
 }

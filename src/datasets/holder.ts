@@ -18,7 +18,8 @@ export interface SwitchResult {
  * Switching opens the new build completely (tables loaded and validated) before one assignment
  * makes it current; a request in flight keeps the object it already has, and the replaced one is
  * closed a minute later. A build that fails to open leaves the service on the old one.
- * Rollback is activating an older version that is still on disk.
+ * Rollback is activating an older version that is still on disk. The bot registry is part of a
+ * build (`get().bots`), so it switches and rolls back with the IP tables.
  */
 export class IpDatasetHolder {
   private dataset: IpDataset;

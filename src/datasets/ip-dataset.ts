@@ -4,7 +4,8 @@
  * compiled from the sources in data/sources.json (the rules are in ip-facts.ts).
  *
  * Layout contract, shared with scripts/data-build.ts and anything that switches datasets:
- *   <dataDir>/datasets/ip/<version>/          an lmdb environment (data.mdb) plus manifest.json
+ *   <dataDir>/datasets/ip/<version>/          an lmdb environment (data.mdb) plus manifest.json and
+ *                                             bots.json (the merged bot registry, see bot-file.ts)
  *   <dataDir>/datasets/ip/current             text file naming the active version, replaced by rename
  *
  * Opening copies the tables out of lmdb into typed arrays once and closes the environment, so a
@@ -17,6 +18,8 @@ import { join } from "node:path";
 import { open } from "lmdb";
 import { z } from "zod";
 import type { ParsedIp } from "../shared/ip.js";
+import { readBotRegistryFile } from "./bot-file.js";
+import { compileBotRegistry, type BotClassifier } from "./bot-registry.js";
 import {
   COMPANY_CATEGORIES, RISK_FLAGS, TYPE_FLAGS,
   type IpBase, type IpCompany, type IpCrawler, type IpFacts, type IpProvenance, type IpRiskFlags, type IpTypeFlags,
@@ -76,6 +79,11 @@ export interface IpDataset {
   /** Directory of the build this handle was opened from. */
   readonly dir: string;
   /**
+   * The bot registry of this build (its bots.json), compiled. Switching datasets switches the
+   * registry with the IP tables.
+   */
+  readonly bots: BotClassifier;
+  /**
    * Looks up one address. Mapped IPv4 (`::ffff:a.b.c.d`) arrives as version 4 and uses the IPv4 table.
    * The returned object is deeply frozen and shared: every address of one table entry gets the
    * same object, so callers may cache what they derive from it in a WeakMap. An address that no
@@ -87,8 +95,8 @@ export interface IpDataset {
   close(): void;
 }
 
-/** Storage format of the lmdb keys below; bump when any of them changes shape. */
-export const IP_DATASET_FORMAT = 2;
+/** Storage format of the lmdb keys below and of bots.json beside them; bump when any changes shape (3: bots.json required). */
+export const IP_DATASET_FORMAT = 3;
 
 /** lmdb keys of a build (all values binary; JSON values are UTF-8 JSON text). */
 export const IP_KEYS = {
@@ -226,8 +234,10 @@ const factSetSchema = z.object({
 });
 
 /**
- * Opens one specific build directory (for example the one a dataset switch is about to adopt).
- * @throws Error when the directory is not a complete build of this format.
+ * Opens one specific build directory (for example the one a dataset switch is about to adopt),
+ * with its bot registry when the build has one.
+ * @throws Error when the directory is not a complete build of this format, or its bots.json is
+ *   present but unreadable.
  */
 export function openIpDatasetDir(dir: string): IpDataset {
   if (!existsSync(join(dir, "data.mdb"))) throw new Error(`${dir} is not an IP dataset build (no data.mdb)`);
@@ -244,7 +254,11 @@ export function openIpDatasetDir(dir: string): IpDataset {
     // Everything is copied out; holding the environment open would only pin a reader slot.
     void env.close();
   }
-  return makeDataset(dir, loaded);
+  // Format 3 builds always carry bots.json; without it bot detection would be silently off.
+  const registry = readBotRegistryFile(dir);
+  if (!registry) throw new Error(`${dir}: bots.json is missing; rebuild the dataset`);
+  const bots = compileBotRegistry(registry.bots);
+  return makeDataset(dir, loaded, bots);
 }
 
 /** A fact set decoded once at open; its parts are shared by every record that uses it. */
@@ -350,7 +364,7 @@ const EMPTY: IpFacts = Object.freeze({
   provenance: Object.freeze({}),
 });
 
-function makeDataset(dir: string, loaded: Loaded): IpDataset {
+function makeDataset(dir: string, loaded: Loaded, bots: BotClassifier): IpDataset {
   let { v4, v6, words } = loaded;
   const { orgs, countries, factSets } = loaded;
   // One slot per record, filled on first use. Holey, so untouched records cost one pointer.
@@ -395,6 +409,7 @@ function makeDataset(dir: string, loaded: Loaded): IpDataset {
   return {
     meta: loaded.meta,
     dir,
+    bots,
     lookup(ip: ParsedIp): IpFacts {
       if (isClosed) throw new Error("IpDataset.lookup called after close()");
       const index = ip.version === 4 ? findIpv4(v4, ip.v4) : findIpv6(v6, ip.words);

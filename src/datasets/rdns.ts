@@ -305,3 +305,32 @@ export function reverseName(ip: string): string {
   }
   return `${nibbles.join(".")}.ip6.arpa`;
 }
+
+/**
+ * Whether a (forward-confirmed) hostname matches one of a bot operator's reverse-DNS masks, as
+ * the arcjet registry writes them: `*` runs stand for one or more letters, digits or dashes
+ * within a label (`crawl-***-***-***-***.googlebot.com` matches `crawl-66-249-66-1.googlebot.com`),
+ * and a leading `*.` for any subdomain. Case-insensitive; compiled masks are cached.
+ */
+export function hostnameMatchesMask(hostname: string, masks: readonly string[]): boolean {
+  const h = hostname.toLowerCase();
+  for (const mask of masks) if (maskRegExp(mask).test(h)) return true;
+  return false;
+}
+
+const maskCache = new Map<string, RegExp>();
+
+function maskRegExp(mask: string): RegExp {
+  let re = maskCache.get(mask);
+  if (!re) {
+    const m = mask.toLowerCase();
+    const sub = m.startsWith("*.");
+    const body = (sub ? m.slice(2) : m)
+      .split(/\*+/)
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join("[a-z0-9-]+");
+    re = new RegExp(`^${sub ? "(?:[a-z0-9-]+\\.)+" : ""}${body}$`);
+    maskCache.set(mask, re);
+  }
+  return re;
+}

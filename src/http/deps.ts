@@ -3,6 +3,8 @@ import type { IpDatasetHolder } from "../datasets/holder.js";
 import type { RdnsResolver } from "../datasets/rdns.js";
 import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/client.js";
+import type { StateDbs } from "../store/state-env.js";
+import type { BeaconServices } from "./beacon/hits.js";
 import type { ScoringPool } from "../workers/pool.js";
 import type { Authenticator } from "./auth.js";
 import type { QuotaGate } from "./quota.js";
@@ -24,4 +26,10 @@ export interface AppDeps {
   rdns: RdnsResolver;
   /** The IP dataset in service now; swappable without a restart (hot switch, rollback). */
   ipDatasets: IpDatasetHolder;
+  /** The state environment, read-only (the writer thread owns every write). */
+  state: StateDbs;
+  /** Beacon: projects, tokens, trusted proxies, the observation journal. */
+  beacon: BeaconServices;
+  /** Sends observations gathered on the front to the writer now (before a read of them). */
+  flushObservations(): void;
 }

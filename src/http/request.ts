@@ -15,6 +15,13 @@ export interface RequestSnapshot {
   requestId: string;
   /** X-FS-Test-Now header; honoured only with FS_TEST_CLOCK=true. */
   testNow: string;
+  /** Beacon routes only (empty elsewhere): Origin, User-Agent, X-Forwarded-For, peer address. */
+  origin: string;
+  userAgent: string;
+  forwardedFor: string;
+  peer: string;
+  /** If-None-Match, for routes that answer with an ETag. */
+  ifNoneMatch: string;
 }
 
 /**
@@ -22,7 +29,7 @@ export interface RequestSnapshot {
  * body headers are read only for routes with a body and the test clock header only when enabled
  * (each getHeader is a native call on the hot path).
  */
-export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, testClock = true): RequestSnapshot {
+export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, testClock = true, client = false): RequestSnapshot {
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? "");
   const incomingId = req.getHeader("x-request-id");
@@ -34,6 +41,11 @@ export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, t
     contentLength: hasBody ? req.getHeader("content-length") : "",
     requestId: acceptRequestId(incomingId),
     testNow: testClock ? req.getHeader("x-fs-test-now") : "",
+    origin: client ? req.getHeader("origin") : "",
+    userAgent: client ? req.getHeader("user-agent") : "",
+    forwardedFor: client ? req.getHeader("x-forwarded-for") : "",
+    peer: "",
+    ifNoneMatch: "",
   };
 }
 

@@ -27,6 +27,8 @@ export interface ResponseState {
   aborted: boolean;
   requestId: string;
   startedAt: number;
+  /** CORS headers for every answer of this request (beacon routes). */
+  cors?: Record<string, string>;
 }
 
 /** Milliseconds since `startedAt`, rounded to microseconds. */
@@ -71,18 +73,19 @@ export function writeData(
   data: unknown,
   metadata?: Record<string, unknown>,
   metadataJson?: string,
+  headers?: Record<string, string>,
 ): void {
   if (data instanceof RawJson && metadata === undefined) {
     const extra = metadataJson ? `,${metadataJson}` : "";
     const body = `{"version":"${ENVELOPE_VERSION}","data":${data.json},"error":null,"metadata":{"request_id":"${state.requestId}","processing_time_ms":${elapsedMs(state.startedAt)}${extra}}}`;
-    writeBody(res, state, status, body);
+    writeBody(res, state, status, body, headers);
     return;
   }
   const meta = { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...metadata };
   const base = JSON.stringify({ version: ENVELOPE_VERSION, data: data instanceof RawJson ? null : data, error: null, metadata: meta });
   // RawJson data with object metadata: splice the raw text in place of the null placeholder.
   const body = data instanceof RawJson ? base.replace('"data":null', `"data":${data.json}`) : base;
-  writeBody(res, state, status, metadataJson ? `${body.slice(0, -2)},${metadataJson}}}` : body);
+  writeBody(res, state, status, metadataJson ? `${body.slice(0, -2)},${metadataJson}}}` : body, headers);
 }
 
 /** Answers a HEAD request: status and headers, no body. */
@@ -98,7 +101,7 @@ export function writeHead(res: HttpResponse, state: ResponseState, status: numbe
 }
 
 /** Writes an error envelope from an ApiError (its headers and metadata included). */
-export function writeError(res: HttpResponse, state: ResponseState, err: ApiError, extra?: Record<string, unknown>): void {
+export function writeError(res: HttpResponse, state: ResponseState, err: ApiError, extra?: Record<string, unknown>, headers?: Record<string, string>): void {
   writeEnvelope(
     res,
     state,
@@ -109,6 +112,6 @@ export function writeError(res: HttpResponse, state: ResponseState, err: ApiErro
       error: { code: err.code, message: err.message },
       metadata: { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...err.metadata, ...extra },
     },
-    err.headers,
+    headers ? { ...headers, ...err.headers } : err.headers,
   );
 }

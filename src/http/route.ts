@@ -25,6 +25,8 @@ export interface RouteResult {
   credits?: number;
   /** Beacon endpoints: counted but never refused for quota (SPEC 7 rule 2). */
   neverBlock?: boolean;
+  /** Extra response headers. */
+  headers?: Record<string, string>;
 }
 
 /** One endpoint: method, uWS pattern, who may call it, its body schema, and the handler. */
@@ -38,6 +40,13 @@ export interface Route<B = unknown> {
    * to be out of quota, before doing the work; the writer's check at charge time is the exact one.
    */
   minCredits?: number;
+  /**
+   * A beacon endpoint called from browsers: the snapshot carries Origin, User-Agent,
+   * X-Forwarded-For and the peer address; CORS preflights are answered and every answer carries
+   * Access-Control-Allow-Origin for the caller's origin (the handler refuses origins the project
+   * does not allow, with ORIGIN_NOT_ALLOWED, which goes out without it).
+   */
+  beacon?: boolean;
   handle(ctx: RouteContext<B>): RouteResult | Promise<RouteResult>;
 }
 

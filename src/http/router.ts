@@ -37,12 +37,39 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
-      const snap = snapshot(req, paramCount, route.body !== undefined, deps.testClock);
+      const snap = snapshot(req, paramCount, route.body !== undefined, deps.testClock, route.beacon === true);
+      if (route.beacon) {
+        snap.peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+        state.cors = corsHeaders(snap.origin);
+      }
       state.requestId = snap.requestId;
       res.onAborted(() => {
         state.aborted = true;
       });
       handle(route, res, state, snap, deps);
+    });
+  }
+  // CORS preflights of the beacon routes. A preflight carries no key, so it cannot know the
+  // project: it is answered for any origin, and the real request is refused (without
+  // Access-Control-Allow-Origin) when the project does not allow the origin.
+  const preflighted = new Set<string>();
+  for (const route of routes) {
+    if (!route.beacon || preflighted.has(route.pattern)) continue;
+    preflighted.add(route.pattern);
+    const methods = routes.filter((r) => r.pattern === route.pattern).map((r) => HTTP_NAME[r.method]).join(", ");
+    app.options(route.pattern, (res, req) => {
+      const origin = req.getHeader("origin");
+      res.cork(() => {
+        res.writeStatus("204 No Content");
+        if (origin) {
+          res.writeHeader("access-control-allow-origin", origin);
+          res.writeHeader("access-control-allow-methods", methods);
+          res.writeHeader("access-control-allow-headers", "authorization, content-type, x-request-id");
+          res.writeHeader("access-control-max-age", "7200");
+        }
+        res.writeHeader("vary", "Origin");
+        res.endWithoutBody();
+      });
     });
   }
   // HEAD where GET works, for the unauthenticated routes (load-balancer health checks). Metered
@@ -131,6 +158,7 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
   let metadata = result.metadata;
   let metadataJson = result.metadataJson;
   const status = result.status ?? 200;
+  const headers = state.cors ? (result.headers ? { ...state.cors, ...result.headers } : state.cors) : result.headers;
   if (principal && result.credits !== undefined) {
     if (state.aborted) return; // the client left before the work was charged: nothing to bill
     if (metadataJson !== undefined && metadata === undefined) metadataJson += `,"credits":${result.credits}`;
@@ -140,12 +168,12 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
       const m = metadata;
       const mj = metadataJson;
       deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false, (err) =>
-        err ? writeError(res, state, err) : writeData(res, state, status, result.data, m, mj),
+        err ? writeError(res, state, err, undefined, state.cors) : writeData(res, state, status, result.data, m, mj, headers),
       );
       return;
     }
   }
-  writeData(res, state, status, result.data, metadata, metadataJson);
+  writeData(res, state, status, result.data, metadata, metadataJson, headers);
 }
 
 /** The central error answer: our errors as they are, anything else a logged, generic 500. */
@@ -155,7 +183,13 @@ function failRequest(route: Route<any>, res: HttpResponse, state: ResponseState,
     deps.log.error("request failed", { request_id: state.requestId, route: route.pattern, err: errorText(err) });
   }
   // Metered routes state what a failure charged: nothing (SPEC 8: credits are stated in metadata).
-  writeError(res, state, apiErr, route.minCredits ? { credits: 0 } : undefined);
+  const cors = apiErr.code === "ORIGIN_NOT_ALLOWED" ? undefined : state.cors;
+  writeError(res, state, apiErr, route.minCredits || route.beacon ? { credits: 0 } : undefined, cors);
+}
+
+/** Access-Control-Allow-Origin for a beacon route's caller (none without an Origin header). */
+function corsHeaders(origin: string): Record<string, string> | undefined {
+  return origin ? { "access-control-allow-origin": origin, vary: "Origin" } : undefined;
 }
 
 function clockFor(snap: RequestSnapshot, testClock: boolean): number {

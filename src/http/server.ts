@@ -2,6 +2,7 @@ import { App, us_listen_socket_close, us_socket_local_port } from "uWebSockets.j
 import type { AppDeps } from "./deps.js";
 import { mountRoutes } from "./router.js";
 import { allRoutes } from "./routes/index.js";
+import { mountStatic, type BeaconAsset } from "./static.js";
 
 export interface RunningServer {
   port: number;
@@ -9,8 +10,9 @@ export interface RunningServer {
 }
 
 /** Creates the one uWS app, mounts the routing table and listens. */
-export function listen(deps: AppDeps): Promise<RunningServer> {
+export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null): Promise<RunningServer> {
   const app = App();
+  mountStatic(app, deps, beaconAsset);
   mountRoutes(app, allRoutes(deps), {
     auth: deps.auth,
     quota: deps.quota,

@@ -1,7 +1,8 @@
 import { PLAN_RULES } from "../shared/plans.js";
 import { periodEndMs, periodOf } from "../shared/period.js";
 import type { ChargeRecord } from "./charge-journal.js";
-import type { Ack, Intent, OrgRecord, UsageRecord, UsageStanding } from "./messages.js";
+import type { Ack, Intent, OrgRecord, SessionRecord, UsageRecord, UsageStanding } from "./messages.js";
+import type { ObservationRecord } from "./observation-journal.js";
 import type { StateDbs } from "./state-env.js";
 
 /**
@@ -51,6 +52,24 @@ export class IntentApplier {
         if (!this.org(intent.project.org_id)) return notFound("org", intent.project.org_id);
         this.dbs.projects.putSync(intent.project.id, intent.project);
         return { ok: true, project: intent.project };
+      case "project.update": {
+        const project = this.dbs.projects.get(intent.projectId);
+        if (!project || project.org_id !== intent.orgId) return notFound("project", intent.projectId);
+        const next = { ...project, ...definedOnly(intent.patch) };
+        this.dbs.projects.putSync(project.id, next);
+        return { ok: true, project: next };
+      }
+      case "observations.apply":
+        this.applyObservations(intent.records);
+        return { ok: true };
+      case "meta.ensure": {
+        const stored = this.dbs.meta.get(intent.key);
+        if (stored !== undefined) return { ok: true, value: stored };
+        this.dbs.meta.putSync(intent.key, intent.value);
+        return { ok: true, value: intent.value };
+      }
+      case "meta.get":
+        return { ok: true, value: this.dbs.meta.get(intent.key) ?? null };
       case "key.create": {
         const { key } = intent;
         if (!this.org(key.org_id)) return notFound("org", key.org_id);
@@ -109,6 +128,34 @@ export class IntentApplier {
     if (applied !== start) this.dbs.meta.putSync("journal_applied_seq", applied);
   }
 
+  /** Highest observation-journal sequence number stored. */
+  appliedObservationSeq(): number {
+    const v = this.dbs.meta.get("observations_applied_seq");
+    return typeof v === "number" ? v : 0;
+  }
+
+  /**
+   * Stores journaled observations and keeps their sessions. Records at or below the applied
+   * sequence number are skipped, so a replay or a resend stores nothing twice.
+   */
+  applyObservations(records: ObservationRecord[]): void {
+    const start = this.appliedObservationSeq();
+    let applied = start;
+    for (const r of records) {
+      if (r.seq <= applied) continue;
+      applied = r.seq;
+      this.dbs.observations.putSync([r.project_id, r.seq], r);
+      const key: [string, string] = [r.project_id, r.session_id];
+      const prev = this.dbs.sessions.get(key);
+      const last = { id: r.id, kind: r.kind, score: r.score, decision: r.decision, reasons: r.reasons };
+      const next: SessionRecord = prev
+        ? { ...prev, first_seen: Math.min(prev.first_seen, r.ts), last_seen: Math.max(prev.last_seen, r.ts), observation_count: prev.observation_count + 1, last }
+        : { project_id: r.project_id, session_id: r.session_id, first_seen: r.ts, last_seen: r.ts, observation_count: 1, last };
+      this.dbs.sessions.putSync(key, next);
+    }
+    if (applied !== start) this.dbs.meta.putSync("observations_applied_seq", applied);
+  }
+
   private addUsage(r: ChargeRecord): void {
     const org = this.org(r.orgId);
     const usage = this.usage(r.orgId, r.period);
@@ -130,6 +177,7 @@ export class IntentApplier {
     this.putOrg(intent.org);
     this.dbs.projects.putSync(intent.project.id, intent.project);
     for (const key of intent.keys) this.dbs.keys.putSync(key.id, key);
+    this.dbs.meta.putSync("demo", intent.demo);
     return { ok: true, created: true, adminTokenHash: intent.adminTokenHash };
   }
 

@@ -34,7 +34,8 @@ export async function bootstrap(store: StoreClient, envAdminToken: string | unde
     { id: secret.id, org_id: org.id, project_id: null, type: "secret", scopes: ["sessions", "billing"], hash: secret.hash, created_at: now, expires_at: null, disabled_at: null },
     { id: pub.id, org_id: org.id, project_id: project.id, type: "publishable", scopes: [], hash: pub.hash, created_at: now, expires_at: null, disabled_at: null },
   ];
-  const ack = await store.send({ op: "init", adminTokenHash: hashKey(adminToken), adminTokenFromEnv: envAdminToken !== undefined, org, project, keys });
+  const demo = { org_id: org.id, project_id: project.id, publishable_key: pub.plain };
+  const ack = await store.send({ op: "init", adminTokenHash: hashKey(adminToken), adminTokenFromEnv: envAdminToken !== undefined, org, project, keys, demo });
   if (!ack.ok) throw new Error(`bootstrap failed: ${ack.message}`);
   const adminTokenHash = ack.adminTokenHash!;
   if (!ack.created) return { adminTokenHash, firstStart: null };

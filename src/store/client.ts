@@ -24,6 +24,9 @@ export class StoreClient {
   journalSeq = 0;
   /** Journal records the writer replayed at start. */
   replayed = 0;
+  /** Highest observation-journal sequence number known at start. */
+  observationSeq = 0;
+  observationsReplayed = 0;
 
   private constructor(private readonly worker: Worker) {}
 
@@ -38,6 +41,8 @@ export class StoreClient {
           client.alive = true;
           client.journalSeq = msg.journalSeq;
           client.replayed = msg.replayed;
+          client.observationSeq = msg.observationSeq;
+          client.observationsReplayed = msg.observationsReplayed;
           resolve(client);
         } else client.onAcks(msg.items);
       });

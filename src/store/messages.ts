@@ -5,6 +5,7 @@
 import type { KeyType, Scope } from "../shared/api-keys.js";
 import type { Plan, SubscriptionStatus } from "../shared/plans.js";
 import type { ChargeRecord } from "./charge-journal.js";
+import type { ObservationRecord } from "./observation-journal.js";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -22,6 +23,26 @@ export interface ProjectRecord {
   org_id: string;
   name: string;
   created_at: string;
+  /**
+   * Origins (`scheme://host[:port]`, or `https://*.example.com`) whose pages may call the beacon
+   * endpoints with this project's publishable key. Absent or empty: any origin.
+   */
+  allowed_origins?: string[];
+  /** The bot policy document as the site owner last PUT it (merged over the defaults when used). */
+  bot_policy?: Record<string, unknown> | null;
+  bot_policy_updated_at?: string | null;
+}
+
+/** A beacon session of one project, kept by the writer as observations arrive. */
+export interface SessionRecord {
+  project_id: string;
+  session_id: string;
+  /** Epoch ms of the first and the latest observation. */
+  first_seen: number;
+  last_seen: number;
+  observation_count: number;
+  /** The latest observation, for verdicts. */
+  last: { id: string; kind: string; score: number; decision: string; reasons: string[] };
 }
 
 export interface KeyRecord {
@@ -74,6 +95,26 @@ export type Intent =
   | { op: "org.create"; org: OrgRecord }
   | { op: "org.update"; orgId: string; patch: { plan?: Plan; name?: string } }
   | { op: "project.create"; project: ProjectRecord }
+  | {
+      /** Change a project's settings; `orgId` must own it. */
+      op: "project.update";
+      orgId: string;
+      projectId: string;
+      patch: { allowed_origins?: string[]; bot_policy?: Record<string, unknown> | null; bot_policy_updated_at?: string | null };
+    }
+  | {
+      /** Record beacon observations already written to the observation journal (see charges.apply). */
+      op: "observations.apply";
+      records: ObservationRecord[];
+      upToSeq: number;
+    }
+  | {
+      /** Store `value` under `key` unless a value is there; answers with the stored one. */
+      op: "meta.ensure";
+      key: string;
+      value: unknown;
+    }
+  | { op: "meta.get"; key: string }
   | { op: "key.create"; key: KeyRecord }
   | { op: "key.disable"; keyId: string; nowMs: number }
   | {
@@ -88,12 +129,21 @@ export type Intent =
       org: OrgRecord;
       project: ProjectRecord;
       keys: KeyRecord[];
+      /** The demo page's project and publishable key (publishable keys are public by design). */
+      demo: DemoInfo;
     };
+
+/** Stored at first start so GET /demo can embed the beacon with the demo project's key. */
+export interface DemoInfo {
+  org_id: string;
+  project_id: string;
+  publishable_key: string;
+}
 
 export type AckError = "NOT_FOUND" | "CONFLICT" | "STORE_FAILED";
 
 export type Ack =
-  | { ok: true; usage?: UsageStanding; org?: OrgRecord; project?: ProjectRecord; key?: KeyRecord; created?: boolean; adminTokenHash?: string }
+  | { ok: true; usage?: UsageStanding; org?: OrgRecord; project?: ProjectRecord; key?: KeyRecord; created?: boolean; adminTokenHash?: string; value?: unknown }
   | { ok: false; error: AckError; message: string };
 
 /** Front -> writer: one message per event-loop turn carrying every intent of that turn. */
@@ -116,6 +166,10 @@ export interface WriterReady {
   journalSeq: number;
   /** Records replayed from the journal at this start (0 after a clean stop). */
   replayed: number;
+  /** Highest observation-journal sequence number anywhere (journal or store). */
+  observationSeq: number;
+  /** Observations replayed from their journal at this start. */
+  observationsReplayed: number;
 }
 
 export type WriterMessage = AckBatch | WriterReady;

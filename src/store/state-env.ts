@@ -1,10 +1,11 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
-import type { KeyRecord, OrgRecord, ProjectRecord, UsageRecord } from "./messages.js";
+import type { KeyRecord, OrgRecord, ProjectRecord, SessionRecord, UsageRecord } from "./messages.js";
+import type { ObservationRecord } from "./observation-journal.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -22,6 +23,10 @@ export interface StateDbs {
   /** key `${orgId}:${YYYYMM}` */
   usage: Database<UsageRecord, string>;
   meta: Database<unknown, string>;
+  /** key [project_id, seq]: a project's observations in arrival order. */
+  observations: Database<ObservationRecord, [string, number]>;
+  /** key [project_id, session_id] */
+  sessions: Database<SessionRecord, [string, string]>;
 }
 
 /** Path of the state environment under DATA_DIR. */
@@ -40,5 +45,7 @@ export function openState(stateDir: string, readOnly: boolean): StateDbs {
     keys: root.openDB<KeyRecord, string>({ name: "keys" }),
     usage: root.openDB<UsageRecord, string>({ name: "usage" }),
     meta: root.openDB<unknown, string>({ name: "meta" }),
+    observations: root.openDB<ObservationRecord, [string, number]>({ name: "observations" }),
+    sessions: root.openDB<SessionRecord, [string, string]>({ name: "sessions" }),
   };
 }

@@ -8,6 +8,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { IntentApplier } from "./apply.js";
 import { listSegments, pruneSegments, readSegment, truncateTornTail } from "./charge-journal.js";
+import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments, readJournalSegment } from "./journal.js";
+import { OBSERVATION_CODEC } from "./observation-journal.js";
 import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "./messages.js";
 import { openState } from "./state-env.js";
 
@@ -23,10 +25,13 @@ const dbs = openState(data.stateDir, false);
 // from read-only transactions can race with their creation).
 dbs.root.transactionSync(() => {
   for (const db of [dbs.orgs, dbs.projects, dbs.keys, dbs.usage, dbs.meta]) db.get("__init__");
+  dbs.observations.get(["__init__", 0]);
+  dbs.sessions.get(["__init__", ""]);
   dbs.meta.putSync("schema_version", 1);
 });
 const applier = new IntentApplier(dbs);
 const replayed = replayJournal();
+const observationsReplayed = replayObservations();
 
 /**
  * Applies every journaled charge the ledger does not have yet (the process may have been killed
@@ -43,6 +48,21 @@ function replayJournal(): number {
     count += records.length;
   }
   pruneSegments(data.journalDir, applier.appliedSeq());
+  return count;
+}
+
+/** Same for observations: each answered hit is in the journal; store the ones LMDB lacks. */
+function replayObservations(): number {
+  const before = applier.appliedObservationSeq();
+  let count = 0;
+  for (const seg of listJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix)) {
+    truncateTornTail(seg.path);
+    const records = readJournalSegment(seg.path, OBSERVATION_CODEC).filter((r) => r.seq > before);
+    if (records.length === 0) continue;
+    dbs.root.transactionSync(() => applier.applyObservations(records));
+    count += records.length;
+  }
+  pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
   return count;
 }
 
@@ -88,9 +108,17 @@ function maybePrune(): void {
   if (now - lastPrune < 10_000) return;
   lastPrune = now;
   pruneSegments(data.journalDir, applier.appliedSeq());
+  pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
 }
 
-const ready: WriterReady = { kind: "ready", protocolVersion: PROTOCOL_VERSION, journalSeq: lastJournalSeq(), replayed };
+const ready: WriterReady = {
+  kind: "ready",
+  protocolVersion: PROTOCOL_VERSION,
+  journalSeq: lastJournalSeq(),
+  replayed,
+  observationSeq: lastSeqOf(data.journalDir, OBSERVATION_CODEC, applier.appliedObservationSeq()),
+  observationsReplayed,
+};
 port.postMessage(ready);
 
 /** The highest sequence number anywhere in the journal or the ledger, so the front continues after it. */

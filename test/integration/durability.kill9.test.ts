@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admin, api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { admin, api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 
 /** Keeps `clients` connections calling a metered endpoint until `stop()`; counts what came back. */
 function load(server: TestServer, key: string, clients: number) {
@@ -101,6 +101,39 @@ describe("durability", () => {
         expect(r.status).toBe(403);
         expect(r.body.error.code).toBe("KEY_DISABLED");
       }
+    } finally {
+      await server.stop();
+      server.cleanup();
+    }
+  });
+});
+
+describe("observation durability", () => {
+  it("kill -9 after answering: every answered observation is stored after the restart", async () => {
+    const server = await startServer({ FS_LEDGER_FLUSH_MS: "1000" });
+    try {
+      const p = await createBeaconProject(server);
+      const answered: string[] = [];
+      const send = async (): Promise<void> => {
+        for (let i = 0; i < 40; i++) {
+          const r = await api(server, "POST", "/v1/collect", { key: p.publishableKey, body: { action: `hit${i}` } });
+          if (r.status === 200) answered.push(r.body.data.observation_id);
+        }
+      };
+      await Promise.all([send(), send(), send()]);
+      await server.kill9();
+      await server.restart();
+      expect(server.output()).toMatch(/replayed observation journal after an unclean stop/);
+      const seen = new Set<string>();
+      let cursor: string | null = "";
+      while (cursor !== null) {
+        const page: { body: { data: { items: Array<{ id: string }>; next_cursor: string | null } } } = await api(server, "GET", `/v1/projects/${p.projectId}/observations?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { key: p.secretKey });
+        for (const o of page.body.data.items) seen.add(o.id);
+        cursor = page.body.data.next_cursor;
+      }
+      expect(answered).toHaveLength(120);
+      for (const id of answered) expect(seen.has(id)).toBe(true);
+      expect(seen.size).toBe(120);
     } finally {
       await server.stop();
       server.cleanup();

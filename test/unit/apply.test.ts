@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IntentApplier, overageFor } from "../../src/store/apply.js";
 import type { OrgRecord } from "../../src/store/messages.js";
+import type { ObservationRecord } from "../../src/store/observation-journal.js";
 import { openState, type StateDbs } from "../../src/store/state-env.js";
 
 let dir: string;
@@ -55,7 +56,7 @@ describe("IntentApplier (writer side, real LMDB)", () => {
 
   it("initialises once; a generated token stays, a token from the environment replaces it", () => {
     const init = (hash: string, fromEnv: boolean) =>
-      tx(() => applier.apply({ op: "init", adminTokenHash: hash, adminTokenFromEnv: fromEnv, org: org("org_demo", "free"), project: { id: "prj_d", org_id: "org_demo", name: "d", created_at: "" }, keys: [] }));
+      tx(() => applier.apply({ op: "init", adminTokenHash: hash, adminTokenFromEnv: fromEnv, org: org("org_demo", "free"), project: { id: "prj_d", org_id: "org_demo", name: "d", created_at: "" }, keys: [], demo: { org_id: "org_demo", project_id: "prj_d", publishable_key: "fs_pub_live_x" } }));
     expect(init("aa", false)).toMatchObject({ ok: true, created: true, adminTokenHash: "aa" });
     expect(init("bb", false)).toMatchObject({ ok: true, created: false, adminTokenHash: "aa" });
     expect(init("cc", true)).toMatchObject({ ok: true, created: false, adminTokenHash: "cc" });
@@ -67,5 +68,32 @@ describe("IntentApplier (writer side, real LMDB)", () => {
     expect(overageFor(55, 50, false)).toBe(5);
     expect(overageFor(55, 50, true)).toBe(0);
     expect(overageFor(10 ** 9, null, false)).toBe(0);
+  });
+
+  it("stores observations once under [project, seq], keeps sessions, and updates projects of their org only", () => {
+    const obs = (seq: number, session: string, ts: number, score = 0.1): ObservationRecord => ({
+      seq, id: `obs_${seq}`, org_id: "org_free", project_id: "prj_1", session_id: session, kind: "page.view", action: "pageview", ts,
+      score, decision: "allow", reasons: [], ua: { browser: null, os: null, device: null, bot_kind: null, bot_name: null },
+      bot_id: null, bot_operator: null, bot_verified: null, policy: null, ip: null, country: null, page: null, fingerprint: null, token_valid: true, tells: [],
+    });
+    const batch = [obs(1, "s_a", 100), obs(2, "s_a", 200, 0.9), obs(3, "s_b", 150)];
+    tx(() => applier.applyObservations(batch));
+    tx(() => applier.applyObservations(batch)); // a replay stores nothing twice
+    expect(applier.appliedObservationSeq()).toBe(3);
+    expect([...dbs.observations.getRange({ start: ["prj_1", 0], end: ["prj_1", Number.MAX_SAFE_INTEGER] })].map((e) => e.value.id)).toEqual(["obs_1", "obs_2", "obs_3"]);
+    expect(dbs.sessions.get(["prj_1", "s_a"])).toMatchObject({ first_seen: 100, last_seen: 200, observation_count: 2, last: { id: "obs_2", score: 0.9 } });
+    expect(dbs.sessions.get(["prj_1", "s_b"])).toMatchObject({ observation_count: 1 });
+
+    tx(() => applier.apply({ op: "project.create", project: { id: "prj_1", org_id: "org_free", name: "p", created_at: "" } }));
+    const other = tx(() => applier.apply({ op: "project.update", orgId: "org_pro", projectId: "prj_1", patch: { allowed_origins: ["*"] } }));
+    expect(other).toMatchObject({ ok: false, error: "NOT_FOUND" });
+    const mine = tx(() => applier.apply({ op: "project.update", orgId: "org_free", projectId: "prj_1", patch: { allowed_origins: ["https://a.test"] } }));
+    expect(mine).toMatchObject({ ok: true, project: { allowed_origins: ["https://a.test"], name: "p" } });
+  });
+
+  it("meta.ensure keeps the first value", () => {
+    expect(tx(() => applier.apply({ op: "meta.ensure", key: "k", value: "one" }))).toMatchObject({ value: "one" });
+    expect(tx(() => applier.apply({ op: "meta.ensure", key: "k", value: "two" }))).toMatchObject({ value: "one" });
+    expect(tx(() => applier.apply({ op: "meta.get", key: "k" }))).toMatchObject({ value: "one" });
   });
 });

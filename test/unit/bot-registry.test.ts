@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   mergeBotRegistry,
@@ -8,8 +9,12 @@ import {
   parseCrawlerUserAgents,
   parseMatomo,
   readBotSources,
+  operatorKey,
   type BotSourceInputs,
+  type CrawlerRangeRef,
+  type MergeStats,
 } from "../../scripts/bots/registry.js";
+import { loadManifest } from "../../scripts/sources/manifest.js";
 import { REPO_ROOT } from "../../src/config/index.js";
 import {
   compileBotRegistry,
@@ -20,6 +25,68 @@ import {
 } from "../../src/datasets/bot-registry.js";
 
 const SHARED_DATA = resolve(REPO_ROOT, "../shared/data");
+const require = createRequire(import.meta.url);
+
+/** The published crawler lists of data/sources.json, as a build with every source has them. */
+const CRAWLERS: CrawlerRangeRef[] = loadManifest().sources.flatMap((s) =>
+  "crawler" in s && s.crawler ? [{ id: s.crawler.id, operator: s.crawler.operator, urls: [s.upstream, ...(s.official ? [s.official] : [])] }] : [],
+);
+
+/**
+ * Example UAs that the merged registry gives to another bot than the one their own source entry
+ * went into, keyed by that entry's name (arcjet) or pattern (crawler-user-agents), with the bot
+ * that wins instead. Each is a UA that carries a longer token of another registered bot or tool,
+ * or a bot that two entries of the same source both claim; no other miss is allowed.
+ */
+const OTHER_WINNER: Record<string, { winners: string[]; why: string }> = {
+  // The UA carries a longer token of another registered bot or tool.
+  Feedly: { winners: ["feedfetcher-google"], why: "the UA says 'like FeedFetcher-Google'" },
+  Feedspot: { winners: ["feedfetcher-google"], why: "the UA says 'like FeedFetcher-Google'" },
+  Gwene: { winners: ["googlebot"], why: "the UA ends in 'Googlebot'" },
+  centurybot: { winners: ["go-http-client"], why: "the UA is Go-http-client with a contact address" },
+  YextBot: { winners: ["headlesschrome"], why: "HeadlessChrome with a YextBot suffix: the automation token is longer" },
+  "YextBot\\/": { winners: ["headlesschrome"], why: "as YextBot" },
+  Nutch: { winners: ["istellabot"], why: "'istellabot-nutch/Nutch': istellabot runs on Nutch and names itself first" },
+  "imessage-preview": { winners: ["facebookexternalhit"], why: "iMessage sends a facebookexternalhit UA" },
+  FacebookBot: { winners: ["imessage-preview"], why: "bare 'Facebot' is also arcjet's iMessage-preview pattern, the narrower one" },
+  exabot: { winners: ["alexa-crawler"], why: "the example is an Alexabot UA ('Alexabot' contains 'exabot')" },
+  "James BOT": { winners: ["generic-bot"], why: "'WebCrawler' (matomo's generic bot literal) is longer than 'James BOT'" },
+  PingdomBot: { winners: ["generic-bot"], why: "Chromium UA with a 'PingdomPageSpeed'-style suffix; matomo's generic literal is longer" },
+  "[pP]ingdom": { winners: ["generic-bot"], why: "as PingdomBot" },
+  "siteimprove-crawler": { winners: ["generic-bot"], why: "'SiteCheck-sitecrawl': matomo's generic literal is longer" },
+  "Siteimprove\\.com": { winners: ["generic-bot"], why: "as siteimprove-crawler" },
+  "Archive-It": { winners: ["archiveorgbot"], why: "'special_archiver' is archive.org's token; Archive-It is its service" },
+  // One source lists a bot's UAs under another of its own entries, which the other sources keep apart.
+  BingBot: { winners: ["adidxbot"], why: "arcjet lists adidxbot (Bing Ads) UAs under BingBot and as its own entry" },
+  bingbot: { winners: ["adidxbot"], why: "the same adidxbot UAs in crawler-user-agents' bingbot instances" },
+  MsnBot: { winners: ["adidxbot", "bingbot"], why: "adidxbot and msnbot-media UAs: arcjet's Adidxbot and matomo's Bingbot regex name them" },
+  msnbot: { winners: ["adidxbot", "bingbot"], why: "as MsnBot" },
+  "anthropic-crawler": { winners: ["claude-web"], why: "arcjet lumps Claude-Web into one Anthropic entry; ai-robots-txt keeps ClaudeBot and Claude-Web apart" },
+  "Ahrefs(Bot|SiteAudit)": { winners: ["ahrefssiteaudit"], why: "one pattern for two bots that arcjet and ai-robots-txt keep apart" },
+  "pinterest-crawler": { winners: ["pinterestbot"], why: "arcjet's entry and matomo/ai-robots-txt Pinterestbot stay apart (two arcjet entries)" },
+  Hatena: { winners: ["hatena-bookmark"], why: "HatenaBookmark is matomo's own entry for the bookmark fetcher" },
+  // The same bot under two names that no id normalisation joins.
+  Gigabot: { winners: ["gigablast"], why: "Gigabot is Gigablast's crawler; matomo names it Gigablast" },
+  TinEye: { winners: ["tineye-crawler"], why: "'TinEye-bot' vs arcjet's narrower TinEye crawler entry" },
+  Sogou: { winners: ["spider"], why: "'Sogou web spider': matomo's Sogou regex names it 'Spider' ($1 group) on a longer literal" },
+  "apple-feedfetcher": { winners: ["itms"], why: "bare 'iTMS' UAs: the iTunes Store token is its own registered bot" },
+  adbeat_bot: { winners: ["adbeat"], why: "matomo registers 'adbeat.com', longer than 'adbeat_bot'" },
+  AwarioRssBot: { winners: ["awario"], why: "matomo's Awario entry covers all Awario bots on a longer literal" },
+  "Better Stack": { winners: ["better-uptime-bot"], why: "'Better Uptime Bot' is matomo's entry for the same monitor" },
+  ValveSteamBot: { winners: ["steam-chat-url-lookup"], why: "SteamChatURLLookup is its own matomo entry" },
+  "builtwith-crawler": { winners: ["builtwith"], why: "'BW/1.1' UAs: matomo's BuiltWith entry has the longer literal" },
+  "^BW\\/": { winners: ["builtwith"], why: "as builtwith-crawler" },
+  "Bark[rR]owler": { winners: ["exensa-crawler"], why: "Barkrowler is exensa's crawler; arcjet's entry wins on 'exensa.com/crawl'" },
+  "rss-parser": { winners: ["buttondown"], why: "'rss-parser / Buttondown': Buttondown's entry has the longer literal" },
+  GoogleDocs: { winners: ["google-sheets"], why: "'GoogleDocs; apps-spreadsheets' is matomo's Google Sheets entry" },
+  nyt_scraping: { winners: ["scraping-nytimes-com"], why: "matomo registers scraping@nytimes.com on a longer literal" },
+  "s4a\\/": { winners: ["seo4ajax-com"], why: "matomo registers the seo4ajax.com URL, longer than 's4a/'" },
+};
+
+/** The merged bot that a source entry went into: it carries the entry's source and all its patterns. */
+function ownerOf(bots: BotEntry[], source: string, patterns: string[]): BotEntry[] {
+  return bots.filter((b) => b.sources.includes(source as BotEntry["sources"][number]) && patterns.every((p) => b.patterns.includes(p)));
+}
 const HAVE_DATA = existsSync(join(SHARED_DATA, "bots/arcjet-well-known-bots/well-known-bots.json"));
 
 const BROWSERS = [
@@ -102,11 +169,13 @@ describe.skipIf(!HAVE_DATA)("merged bot registry (shared/data)", () => {
   let inputs: BotSourceInputs;
   let bots: BotEntry[];
   let classifier: BotClassifier;
+  let stats: MergeStats;
 
   beforeAll(() => {
     inputs = readBotSources(SHARED_DATA);
-    const merged = mergeBotRegistry(inputs);
+    const merged = mergeBotRegistry(inputs, CRAWLERS);
     bots = merged.bots;
+    stats = merged.stats;
     classifier = compileBotRegistry(bots);
     console.log("bot registry", JSON.stringify({ ...merged.stats, classifier: classifier.stats }));
   });
@@ -142,6 +211,90 @@ describe.skipIf(!HAVE_DATA)("merged bot registry (shared/data)", () => {
     expect(google?.verification.ranges).toBe(true);
     expect(google?.verification.rdns_masks.some((m) => m.includes("googlebot.com"))).toBe(true);
     expect(bots.find((b) => b.bot_id === "gptbot")?.verification.ranges).toBe(true);
+  });
+
+  it("links each bot to its operator's published ranges, and only those (spoof checks)", () => {
+    const ids = (id: string) => bots.find((b) => b.bot_id === id)?.verification.range_ids ?? [];
+    expect(ids("googlebot")).toEqual(["google-special-crawlers", "google-user-triggered-fetchers", "googlebot"]);
+    expect(ids("googlebot")).not.toContain("gptbot");
+    expect(ids("gptbot")).toContain("gptbot");
+    expect(ids("gptbot")).not.toContain("googlebot");
+    expect(ids("chatgpt-user")).toContain("chatgpt-user");
+    expect(ids("bingbot")).toEqual(["bingbot"]);
+    expect(ids("applebot")).toContain("applebot");
+    expect(ids("claudebot")).toEqual(["claudebot"]);
+    // Through the classifier, as the beacon sees it: a Googlebot UA is verified by Google ranges only.
+    const hit = classifier.classify(KNOWN[0]![0]);
+    expect(hit?.verification.range_ids).toContain("googlebot");
+    expect(hit?.verification.range_ids).not.toContain("gptbot");
+    // ranges says whether range_ids is non-empty, for every bot.
+    for (const b of bots) expect(b.verification.ranges, b.bot_id).toBe(b.verification.range_ids.length > 0);
+    // A list covering one service of an operator links by id or URL only.
+    expect(bots.filter((b) => b.verification.range_ids.includes("route53-health-check")).map((b) => b.bot_id)).not.toContain("amazonbot");
+    // Every published crawler list that a registered bot claims is linked to some bot.
+    const linked = new Set(bots.flatMap((b) => b.verification.range_ids));
+    const unlinked = CRAWLERS.filter((c) => !linked.has(c.id)).map((c) => c.id);
+    expect(unlinked).toEqual(["pulsetic"]); // the registries name Pulsetic's UA without an operator or id to link by
+    expect(stats.with_ranges).toBeGreaterThan(100);
+    expect(stats.operators_with_verification).toBeGreaterThan(20);
+  });
+
+  it("normalises operator names before linking", () => {
+    expect(operatorKey("Google Inc.")).toBe("google");
+    expect(operatorKey("Google LLC")).toBe("google");
+    expect(operatorKey("Microsoft Corporation")).toBe("microsoft");
+    expect(operatorKey("Meta Platforms, Inc.")).toBe("meta");
+    expect(operatorKey("Ahrefs Pte Ltd")).toBe("ahrefs");
+    expect(operatorKey("Uptime Robot")).toBe(operatorKey("UptimeRobot"));
+  });
+
+  it("gives every arcjet example UA to the bot its arcjet entry merged into", () => {
+    const misses: string[] = [];
+    for (const e of parseArcjet(inputs.arcjet).entries) {
+      const own = ownerOf(bots, "arcjet", e.patterns).map((b) => b.bot_id);
+      expect(own.length, e.name).toBeGreaterThan(0);
+      for (const ua of e.instances) {
+        const got = classifier.classify(ua)?.bot_id;
+        if (own.includes(got ?? "")) continue;
+        if (!OTHER_WINNER[e.name]?.winners.includes(got ?? "")) misses.push(`${e.name}: ${ua} -> ${got}`);
+      }
+    }
+    expect(misses).toEqual([]);
+  });
+
+  it("gives every crawler-user-agents example UA to the bot its entry merged into", () => {
+    const misses: string[] = [];
+    let count = 0;
+    for (const e of parseCrawlerUserAgents(inputs.crawlerUserAgents).entries) {
+      const own = ownerOf(bots, "crawler-user-agents", e.patterns).map((b) => b.bot_id);
+      expect(own.length, e.patterns[0]).toBeGreaterThan(0);
+      for (const ua of e.instances) {
+        count++;
+        const got = classifier.classify(ua)?.bot_id;
+        if (own.includes(got ?? "")) continue;
+        if (!OTHER_WINNER[e.patterns[0]!]?.winners.includes(got ?? "")) misses.push(`${e.patterns[0]}: ${ua} -> ${got}`);
+      }
+    }
+    expect(count).toBeGreaterThan(2000);
+    expect(misses).toEqual([]);
+  });
+
+  it("calls no browser UA of the user-agents package a bot (false-positive rate under 0.5%)", () => {
+    // The package's whole bundled data set (real browser UAs weighted by traffic), in file order.
+    const file = join(dirname(require.resolve("user-agents")), "user-agents.json");
+    const entries = JSON.parse(readFileSync(file, "utf8")) as Array<{ userAgent: string }>;
+    const uas = [...new Set(entries.map((u) => u.userAgent))];
+    expect(entries.length).toBeGreaterThanOrEqual(10_000);
+    expect(uas.length).toBeGreaterThan(500);
+    const flagged = uas.filter((ua) => classifier.classify(ua) !== null);
+    const rate = flagged.length / uas.length;
+    const entryRate = entries.filter((u) => classifier.classify(u.userAgent) !== null).length / entries.length;
+    console.log(
+      `user-agents: ${flagged.length} of ${uas.length} distinct browser UAs classified as bots (${(rate * 100).toFixed(3)}%); ` +
+        `${(entryRate * 100).toFixed(3)}% of ${entries.length} entries`,
+    );
+    expect(rate).toBeLessThan(0.005);
+    expect(entryRate).toBeLessThan(0.005);
   });
 
   it.each(KNOWN)("classifies %s", (ua, id, kind, operator) => {

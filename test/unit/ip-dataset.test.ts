@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { Reader, type CountryResponse } from "mmdb-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SPECIAL_PURPOSE_RANGES, buildIpDataset, cidrRanges, readIpSources, splitCsvLine } from "../../scripts/data-build.js";
-import { currentIpDatasetDir, openIpDataset, type IpDataset } from "../../src/datasets/ip-dataset.js";
+import { currentIpDatasetDir, openIpDataset, openIpDatasetDir, type IpDataset } from "../../src/datasets/ip-dataset.js";
 import { formatIpv4, formatIpv6, ipv6WordsFromBigInt, parseIp, type ParsedIp } from "../../src/shared/ip.js";
 
 // Builds the real dataset from node_modules once (a few seconds), then checks it against the
@@ -67,6 +67,29 @@ describe("buildIpDataset", () => {
     expect(others.length).toBeGreaterThan(100);
     for (const s of others) expect(s).toMatchObject({ status: "missing", reason: "not requested (no --sources or --fetch)", rows: 0, sha256: null });
     expect(lines.some((l) => l.startsWith("verified "))).toBe(true);
+  });
+
+  it("ships the bot registry of the build: crawler-user-agents from npm even without --sources", () => {
+    const manifest = JSON.parse(readFileSync(join(ds.dir, "manifest.json"), "utf8"));
+    const status = Object.fromEntries(manifest.bots.sources.map((s: { id: string; status: string }) => [s.id, s.status]));
+    expect(status).toEqual({ "arcjet-well-known-bots": "missing", "ai-robots-txt": "missing", "matomo-bots": "missing", "crawler-user-agents": "ok" });
+    expect(manifest.bots.stats.merged).toBe(ds.bots.stats.bots);
+    expect(ds.bots.stats.bots).toBeGreaterThan(500);
+    expect(ds.bots.classify("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)")).not.toBeNull();
+    // No published ranges in an npm-only build: nothing to verify a bot against.
+    expect(JSON.parse(readFileSync(join(ds.dir, "bots.json"), "utf8")).stats.with_ranges).toBe(0);
+  });
+
+  it("refuses a build without bots.json or with a malformed one (bot detection must not be silently off)", () => {
+    const copy = mkdtempSync(join(tmpdir(), "ip-dataset-nobots-"));
+    try {
+      for (const f of ["data.mdb", "manifest.json"]) writeFileSync(join(copy, f), readFileSync(join(ds.dir, f)));
+      expect(() => openIpDatasetDir(copy)).toThrow(/bots\.json is missing; rebuild/);
+      writeFileSync(join(copy, "bots.json"), JSON.stringify({ format: 1, stats: {}, bots: [] }));
+      expect(() => openIpDatasetDir(copy)).toThrow(/bots\.json: stats/);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it("describes its provenance in meta", () => {

@@ -62,8 +62,8 @@ const V4 = "192.0.2.1";
 const V6 = "2001:db8::1";
 
 describe("rdns module", () => {
-  it("exports RdnsResolver, systemDns and reverseName only", () => {
-    expect(Object.keys(rdns).sort()).toEqual(["RdnsResolver", "reverseName", "systemDns"]);
+  it("exports RdnsResolver, systemDns, reverseName and hostnameMatchesMask only", () => {
+    expect(Object.keys(rdns).sort()).toEqual(["RdnsResolver", "hostnameMatchesMask", "reverseName", "systemDns"]);
   });
 });
 

@@ -59,14 +59,37 @@ describe("data/sources.json", () => {
   });
 });
 
+describe("data/sources.json bots", () => {
+  it("lists the four bot registries once each, three as snapshot files and crawler-user-agents from npm", () => {
+    expect(manifest.bots.map((b) => b.source).sort()).toEqual(["ai-robots-txt", "arcjet", "crawler-user-agents", "matomo"]);
+    const npm = manifest.bots.filter((b) => "package" in b);
+    expect(npm.map((b) => b.id)).toEqual(["crawler-user-agents"]);
+    const upstream = (id: string) => manifest.bots.find((b) => b.id === id)?.upstream;
+    expect(upstream("arcjet-well-known-bots")).toBe("https://raw.githubusercontent.com/arcjet/well-known-bots/main/well-known-bots.json");
+    expect(upstream("matomo-bots")).toBe("https://raw.githubusercontent.com/matomo-org/device-detector/master/regexes/bots.yml");
+    expect(manifest.bots.find((b) => b.id === "matomo-bots")?.licence).toMatch(/^LGPL-3\.0-or-later/);
+  });
+
+  it("rejects a registry listed twice or with another registry's format", () => {
+    const base = manifest.sources.filter(isNpmSource);
+    const bot = { id: "b", source: "arcjet", format: "arcjet-well-known-bots-json", path: "bots/a.json", upstream: "https://example.test/a", licence: "MIT" };
+    expect(() => parseManifest({ sources: base, bots: [bot], excluded: [] })).not.toThrow();
+    expect(() => parseManifest({ sources: base, bots: [bot, { ...bot, id: "c" }], excluded: [] })).toThrow(/arcjet is listed twice/);
+    expect(() => parseManifest({ sources: base, bots: [{ ...bot, format: "matomo-bots-yml" }], excluded: [] })).toThrow(/not the arcjet format/);
+    expect(() => parseManifest({ sources: base, bots: [{ ...bot, id: "asn-ipv4" }], excluded: [] })).toThrow(/duplicate id asn-ipv4/);
+  });
+});
+
 describe.skipIf(!existsSync(SHARED))("data/sources.json against ../shared/data", () => {
   it("lists only paths that exist there", () => {
     for (const s of manifest.sources) if (!isNpmSource(s)) expect(existsSync(join(SHARED, s.path)), `${s.id}: ${s.path}`).toBe(true);
     for (const e of manifest.excluded) expect(existsSync(join(SHARED, e.path)), e.path).toBe(true);
+    for (const b of manifest.bots) if ("path" in b) expect(existsSync(join(SHARED, b.path)), b.id).toBe(true);
   });
 
   it("accounts for every IP-range, bot and ASN file: used or excluded with a reason", () => {
-    const listed = new Set([...manifest.sources.flatMap((s) => (isNpmSource(s) ? [] : [s.path])), ...manifest.excluded.map((e) => e.path)]);
+    const botPaths = manifest.bots.flatMap((b) => ("path" in b ? [b.path] : []));
+    const listed = new Set([...manifest.sources.flatMap((s) => (isNpmSource(s) ? [] : [s.path])), ...botPaths, ...manifest.excluded.map((e) => e.path)]);
     const files = ["asn", "bots", "cloud", "proxy", "scanner", "tor", "vpn"].flatMap((d) => walk(join(SHARED, d), SHARED));
     expect(files.length).toBeGreaterThan(250);
     expect(files.filter((f) => !listed.has(f))).toEqual([]);

@@ -1,3 +1,4 @@
+import { collect } from "./collect.js";
 import { healthz } from "./healthz.js";
 import { hello } from "./hello.js";
 import { ipInvalidKey } from "./ip-invalid-key.js";
@@ -5,4 +6,4 @@ import { ipEnriched, ipLookup } from "./ip-lookup.js";
 import type { Scenario } from "./types.js";
 
 /** Every scenario, in the order each round runs them; the baseline first. */
-export const scenarios: readonly Scenario[] = [hello, ipLookup, ipEnriched, ipInvalidKey, healthz];
+export const scenarios: readonly Scenario[] = [hello, ipLookup, ipEnriched, ipInvalidKey, healthz, collect];

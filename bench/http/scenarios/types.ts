@@ -15,6 +15,10 @@ export interface ServerHandle {
 export interface Prepared {
   paths: string[];
   headers: Record<string, string>;
+  /** Default GET. */
+  method?: "GET" | "POST";
+  /** Request bodies, one per path (same index), for POST scenarios. */
+  bodies?: string[];
   /**
    * Optional check once every run is over. `expectedResponses`: responses with the expected status
    * counted by the runner (verification, warm-up and measured runs); `inFlight`: how many more the

@@ -7,6 +7,10 @@ import { adminKeysPost } from "./admin/keys.post.js";
 import { adminOrgPatch } from "./admin/org.patch.js";
 import { adminOrgsPost } from "./admin/orgs.post.js";
 import { adminProjectsPost } from "./admin/projects.post.js";
+import { adminProjectPatch } from "./admin/project.patch.js";
+import { collectPost, handshakePost, probeGet, reportPost } from "./beacon.post.js";
+import { botPolicyGet, botPolicyPut } from "./bot-policy.js";
+import { observationsGet } from "./observations.get.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { healthz, readyz } from "./health.get.js";
 import { ipGet } from "./ip.get.js";
@@ -19,9 +23,17 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     readyz(deps),
     ipGet(deps),
     usageGet(deps),
+    handshakePost(deps),
+    probeGet(deps),
+    collectPost(deps),
+    reportPost(deps),
+    observationsGet(deps),
+    botPolicyGet(deps),
+    botPolicyPut(deps),
     adminOrgsPost(deps),
     adminOrgPatch(deps),
     adminProjectsPost(deps),
+    adminProjectPatch(deps),
     adminKeysPost(deps),
     adminKeyDisablePost(deps),
     adminUsageAdjustPost(deps),

@@ -41,3 +41,20 @@ export const adjustUsageBody = z.strictObject({
 
 /** POST /v1/admin/datasets/activate */
 export const activateDatasetBody = z.strictObject({ version: z.string().regex(/^ip-[0-9A-Za-z-]{1,80}$/, "a build version name such as ip-20261120T221129Z-a7a70652") });
+
+/** An origin as browsers send it (`scheme://host[:port]`), `*`, or `scheme://*.domain[:port]`. */
+const origin = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .transform((o) => o.replace(/\/+$/, ""))
+  .pipe(
+    z.union([
+      z.literal("*"),
+      z.string().regex(/^https?:\/\/(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$/, "an origin such as https://shop.example.com, https://*.example.com or *"),
+      z.string().regex(/^https?:\/\/\[[0-9a-f:.]+\](:\d{1,5})?$/, "an origin such as https://shop.example.com, https://*.example.com or *"),
+    ]),
+  );
+
+/** PATCH /v1/admin/orgs/{orgId}/projects/{projectId} */
+export const patchProjectBody = z.strictObject({ allowed_origins: z.array(origin).max(100) });

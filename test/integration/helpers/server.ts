@@ -208,3 +208,16 @@ export function useServer(onStarted: (server: TestServer) => void, env?: Record<
     started.cleanup();
   });
 }
+
+/** An org with one project, a secret key and a publishable key for that project (beacon tests). */
+export async function createBeaconProject(
+  server: Pick<TestServer, "url">,
+  plan = "free",
+): Promise<{ orgId: string; projectId: string; secretKey: string; publishableKey: string }> {
+  const { orgId, key } = await createOrgWithKey(server, plan, ["sessions"]);
+  const project = await admin(server, "POST", `/v1/admin/orgs/${orgId}/projects`, { name: "site" });
+  if (project.status !== 201) throw new Error(`create project: ${JSON.stringify(project.body)}`);
+  const pub = await admin(server, "POST", `/v1/admin/orgs/${orgId}/keys`, { type: "publishable", project_id: project.body.data.id });
+  if (pub.status !== 201) throw new Error(`create publishable key: ${JSON.stringify(pub.body)}`);
+  return { orgId, projectId: project.body.data.id, secretKey: key, publishableKey: pub.body.data.key };
+}

@@ -1,0 +1,83 @@
+/**
+ * Builds the browser beacon (beacon/src, SPEC 4.9) into one minified IIFE, `dist/beacon/fs.js`,
+ * plus `fs.meta.json` ({ bytes, gzip_bytes, sha256 }) beside it. The service serves the file at
+ * `GET /js/fs.js`. Run: `node dist/scripts/build-beacon.js [outDir]`.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
+import { REPO_ROOT } from "../src/config/index.js";
+
+/** The beacon's size budget, gzipped (bytes). The unit test fails past it. */
+export const BEACON_GZIP_BUDGET = 5120;
+
+/** What one build produced. */
+export interface BeaconBuild {
+  /** Absolute path of the written fs.js. */
+  path: string;
+  /** Size of fs.js in bytes. */
+  bytes: number;
+  /** Size after gzip -9 (what a compressing front end sends, near enough). */
+  gzipBytes: number;
+  /** A strong ETag for the file, quoted: the first 32 hex characters of its sha256. */
+  etag: string;
+  /** Full sha256 of the file, hex. */
+  sha256: string;
+}
+
+/**
+ * Bundles beacon/src/index.ts with esbuild (iife, es2019, minified, no source map) and writes it
+ * into `outDir` by temp file and rename, so a running server never reads half a file.
+ * @param outDir defaults to `<repo>/dist/beacon`
+ * @example const { gzipBytes } = await buildBeacon();
+ */
+export async function buildBeacon(outDir = join(REPO_ROOT, "dist/beacon")): Promise<BeaconBuild> {
+  const result = await build({
+    entryPoints: [join(REPO_ROOT, "beacon/src/index.ts")],
+    tsconfig: join(REPO_ROOT, "beacon/tsconfig.json"),
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: "es2019",
+    minify: true,
+    sourcemap: false,
+    legalComments: "none",
+    charset: "utf8",
+    write: false,
+    logLevel: "silent",
+  });
+  const code = Buffer.from(result.outputFiles[0]!.contents);
+  const sha256 = createHash("sha256").update(code).digest("hex");
+  const gzipBytes = gzipSync(code, { level: 9 }).length;
+  mkdirSync(outDir, { recursive: true });
+  const path = join(outDir, "fs.js");
+  const meta = { bytes: code.length, gzip_bytes: gzipBytes, sha256 };
+  writeAtomic(path, code);
+  writeAtomic(join(outDir, "fs.meta.json"), JSON.stringify(meta, null, 2) + "\n");
+  return { path, bytes: code.length, gzipBytes, etag: `"${sha256.slice(0, 32)}"`, sha256 };
+}
+
+function writeAtomic(path: string, data: string | Buffer): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const outDir = process.argv[2] ? resolve(process.argv[2]) : undefined;
+  buildBeacon(outDir).then(
+    (b) => {
+      console.log(`[build-beacon] ${b.path}: ${b.bytes} bytes, ${b.gzipBytes} gzipped (budget ${BEACON_GZIP_BUDGET})`);
+      // The unit test is the gate; a build past the budget still serves, loudly.
+      if (b.gzipBytes > BEACON_GZIP_BUDGET) console.error(`[build-beacon] over the ${BEACON_GZIP_BUDGET}-byte gzip budget`);
+      process.exit(0);
+    },
+    (err: unknown) => {
+      console.error(`[build-beacon] failed: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,94 @@
+/**
+ * User-Agent classification for the beacon and scoring: browser, OS and device class from
+ * ua-parser-js 1.x, the registered bot the UA names (the dataset's bot registry, bot-registry.ts)
+ * and whether it carries automation tells (detectAutomation). One parser instance is reused and
+ * results are cached by UA string, because real traffic repeats a small set of UAs.
+ */
+import UAParser from "ua-parser-js";
+import { detectAutomation, type BotClassifier, type BotMatch } from "./bot-registry.js";
+
+/** Device classes reported in UaInfo.device. */
+export type DeviceClass = "desktop" | "mobile" | "tablet" | "smarttv" | "console" | "wearable" | "embedded";
+
+/** What one User-Agent says about its client. Frozen; the same object for every call with that UA while cached. */
+export interface UaInfo {
+  /** Browser name and major version, e.g. "Chrome 131", "Mobile Safari 17"; null when unknown. */
+  browser: string | null;
+  /** OS name and version, e.g. "Windows 10", "Mac OS 10.15.7", "Android 14"; null when unknown. */
+  os: string | null;
+  /**
+   * Device class. "desktop" when ua-parser-js names no device type but the UA is an ordinary
+   * browser (a known browser and rendering engine); null for empty or unrecognised UAs.
+   */
+  device: DeviceClass | null;
+  /** The registered bot the UA names; null when none. */
+  bot: BotMatch | null;
+  /**
+   * True when the UA carries automation or HTTP-library tells (HeadlessChrome, WebDriver,
+   * Playwright, curl, python-requests, Go-http-client …). `bot` may be set too (the registry knows
+   * curl): callers then report bot_kind "automation" and bot_name null but keep bot_id.
+   */
+  automation: boolean;
+}
+
+export interface UaClassifier {
+  /** Classifies one User-Agent header value; "" gives every field null and automation false. */
+  classify(ua: string): UaInfo;
+}
+
+const DEVICE_TYPES: ReadonlySet<string> = new Set<DeviceClass>(["mobile", "tablet", "smarttv", "console", "wearable", "embedded"]);
+
+const EMPTY: UaInfo = Object.freeze({ browser: null, os: null, device: null, bot: null, automation: false });
+
+/** "name version" with whichever parts are known; null when the name is unknown. */
+function label(name: string | undefined, version: string | undefined): string | null {
+  if (!name) return null;
+  return version ? `${name} ${version}` : name;
+}
+
+/**
+ * Creates a UA classifier over one bot registry (use one per dataset build, so a dataset switch
+ * switches the registry too).
+ *
+ * @param bots the compiled registry, e.g. `dataset.bots`.
+ * @param cacheSize most UA strings kept (oldest evicted first); at least 1.
+ * @example createUaClassifier(dataset.bots).classify(req.userAgent).browser // "Chrome 131"
+ */
+export function createUaClassifier(bots: BotClassifier, cacheSize = 10_000): UaClassifier {
+  if (!Number.isInteger(cacheSize) || cacheSize < 1) throw new Error(`createUaClassifier: cacheSize must be a positive integer, got ${cacheSize}`);
+  const parser = new UAParser();
+  const cache = new Map<string, UaInfo>();
+
+  const evaluate = (ua: string): UaInfo => {
+    parser.setUA(ua);
+    const browser = parser.getBrowser();
+    const os = parser.getOS();
+    const type = parser.getDevice().type;
+    let device: DeviceClass | null = null;
+    if (type !== undefined) device = DEVICE_TYPES.has(type) ? (type as DeviceClass) : null;
+    else if (browser.name && parser.getEngine().name) device = "desktop";
+    return Object.freeze({
+      browser: label(browser.name, browser.major),
+      os: label(os.name, os.version),
+      device,
+      bot: bots.classify(ua),
+      automation: detectAutomation(ua),
+    });
+  };
+
+  return {
+    classify(ua: string): UaInfo {
+      if (ua === "") return EMPTY;
+      const hit = cache.get(ua);
+      if (hit !== undefined) return hit;
+      const info = evaluate(ua);
+      if (cache.size >= cacheSize) {
+        // Map keeps insertion order: the first key is the oldest.
+        const oldest = cache.keys().next();
+        if (!oldest.done) cache.delete(oldest.value);
+      }
+      cache.set(ua, info);
+      return info;
+    },
+  };
+}

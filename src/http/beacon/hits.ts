@@ -1,0 +1,180 @@
+import type { IpDataset } from "../../datasets/ip-dataset.js";
+import { hostnameMatchesMask, type RdnsResolver } from "../../datasets/rdns.js";
+import { createUaClassifier, type UaClassifier, type UaInfo } from "../../datasets/ua.js";
+import { resolvePolicy, type BotPolicy } from "../../scoring/bot-policy.js";
+import { needsRdns, scoreHit, type HitInput } from "../../scoring/observation.js";
+import { formatIp } from "../../shared/ip.js";
+import { sequentialId } from "../../shared/ids.js";
+import type { ProjectRecord } from "../../store/messages.js";
+import type { ObservationJournal, ObservationKind, ObservationRecord } from "../../store/observation-journal.js";
+import { JournalClosedError } from "../../store/journal.js";
+import type { TrustedProxies } from "../client-address.js";
+import type { IpDatasetHolder } from "../../datasets/holder.js";
+import { ApiError } from "../errors.js";
+import type { KeyPrincipal } from "../auth.js";
+import type { RequestSnapshot } from "../request.js";
+import type { RouteResult } from "../route.js";
+import type { HitBody } from "../schemas/beacon.js";
+import { originAllowed, type ProjectDirectory } from "../projects.js";
+import { SESSION_ID, newSessionId, type BeaconTokens } from "./token.js";
+
+export interface BeaconServices {
+  projects: ProjectDirectory;
+  tokens: BeaconTokens;
+  trusted: TrustedProxies;
+  ipDatasets: IpDatasetHolder;
+  rdns: RdnsResolver;
+  journal: ObservationJournal;
+}
+
+/** UA classifiers per dataset build: the bot registry ships with the IP build and switches with it. */
+const uaClassifiers = new WeakMap<IpDataset, UaClassifier>();
+
+function uaClassifierFor(dataset: IpDataset): UaClassifier {
+  let c = uaClassifiers.get(dataset);
+  if (!c) {
+    c = createUaClassifier(dataset.bots);
+    uaClassifiers.set(dataset, c);
+  }
+  return c;
+}
+
+/** Resolved policies, recomputed only when a project's stored document changes. */
+const policies = new WeakMap<object, BotPolicy>();
+const DEFAULT_POLICY = resolvePolicy(null);
+
+function policyOf(project: ProjectRecord): BotPolicy {
+  const doc = project.bot_policy;
+  if (!doc) return DEFAULT_POLICY;
+  let p = policies.get(doc);
+  if (!p) {
+    p = resolvePolicy(doc);
+    policies.set(doc, p);
+  }
+  return p;
+}
+
+/**
+ * The project of a publishable key, checked against the page's origin.
+ * @throws ApiError FORBIDDEN (key without a project), ORIGIN_NOT_ALLOWED.
+ */
+export function beaconProject(services: BeaconServices, principal: KeyPrincipal, origin: string): ProjectRecord {
+  const id = principal.key.project_id;
+  const project = id ? services.projects.get(id) : undefined;
+  if (!project) throw new ApiError("FORBIDDEN", "This publishable key is not bound to a project.");
+  if (!originAllowed(project, origin)) {
+    throw new ApiError("ORIGIN_NOT_ALLOWED", `Origin ${origin} is not in this project's allowed_origins.`);
+  }
+  return project;
+}
+
+/**
+ * Scores one beacon hit and records it as an observation (SPEC 2.4). The answer goes out once
+ * the observation is in the observation journal (so it survives a crash); the writer stores it
+ * in LMDB shortly after. Synchronous up to the journal write, except for a bot whose operator
+ * is verified by reverse DNS (a cached lookup).
+ */
+export function recordHit(
+  services: BeaconServices,
+  principal: KeyPrincipal,
+  snap: RequestSnapshot,
+  body: HitBody,
+  kind: ObservationKind,
+  nowMs: number,
+): Promise<RouteResult> {
+  const project = beaconProject(services, principal, snap.origin);
+  if (body.kind !== undefined && body.kind !== kind) {
+    throw new ApiError("VALIDATION_ERROR", `body.kind: this endpoint records ${kind} hits.`);
+  }
+  const tokenSession = body.token ? services.tokens.verify(body.token, project.id, nowMs) : null;
+  const claimed = body.session_id !== undefined && SESSION_ID.test(body.session_id) ? body.session_id : null;
+  // A token is valid for the session it was issued to; a hit claiming another session is not vouched for.
+  const tokenValid = tokenSession !== null && (claimed === null || claimed === tokenSession);
+  const sessionId = tokenSession ?? claimed ?? newSessionId();
+
+  const ip = services.trusted.clientIp(snap.peer, snap.forwardedFor);
+  const dataset = services.ipDatasets.get();
+  const facts = ip ? dataset.lookup(ip) : null;
+  const ua = uaClassifierFor(dataset).classify(snap.userAgent);
+  const signals = body.signals;
+  const input: HitInput = {
+    ua: { browser: ua.browser, os: ua.os, device: ua.device },
+    automationUa: ua.automation,
+    bot: botOf(ua),
+    ip: facts,
+    tokenValid,
+    tells: signals?.tells ?? [],
+    clientUaMismatch: signals?.ua !== undefined && snap.userAgent !== "" && signals.ua !== snap.userAgent,
+    rdnsVerified: null,
+  };
+  const finish = (): Promise<RouteResult> => {
+    const scored = scoreHit(input, policyOf(project));
+    const fields: Omit<ObservationRecord, "seq"> = {
+      id: sequentialId("obs"),
+      org_id: project.org_id,
+      project_id: project.id,
+      session_id: sessionId,
+      kind,
+      action: body.action ?? (kind === "page.view" ? "pageview" : "submit"),
+      ts: nowMs,
+      score: scored.score,
+      decision: scored.decision,
+      reasons: scored.reasons,
+      ua: scored.ua,
+      bot_id: scored.bot_id,
+      bot_operator: scored.bot_operator,
+      bot_verified: scored.bot_verified,
+      policy: scored.policy,
+      ip: ip ? formatIp(ip) : null,
+      country: facts?.country ?? null,
+      page: body.page ? pathOnly(body.page) : null,
+      fingerprint: signals?.fp ?? null,
+      token_valid: tokenValid,
+      tells: signals?.tells ?? [],
+    };
+    return new Promise((resolve, reject) => {
+      try {
+        services.journal.appendRecord(fields, (err) => {
+          if (err) reject(notRecorded());
+          else resolve({ data: { observation_id: fields.id, session_id: sessionId }, credits: 0, neverBlock: true });
+        });
+      } catch (err) {
+        reject(err instanceof JournalClosedError ? notRecorded() : err);
+      }
+    });
+  };
+  if (input.bot && ip && needsRdns(input.bot, facts)) {
+    const masks = input.bot.rdns_masks;
+    return services.rdns.lookup(formatIp(ip)).then((r) => {
+      if (r.hostname !== null && r.verified !== null) input.rdnsVerified = r.verified && hostnameMatchesMask(r.hostname, masks);
+      else if (r.resolved) input.rdnsVerified = false; // no PTR record: cannot be the operator's crawler
+      return finish();
+    });
+  }
+  return finish();
+}
+
+function botOf(ua: UaInfo): HitInput["bot"] {
+  const b = ua.bot;
+  if (!b) return null;
+  return {
+    bot_id: b.bot_id,
+    bot_name: b.bot_name,
+    bot_operator: b.bot_operator,
+    bot_kind: b.bot_kind,
+    range_ids: b.verification.range_ids,
+    rdns_masks: b.verification.rdns_masks,
+  };
+}
+
+/** `location.pathname` only: a query or fragment (which may hold personal data) is cut off. */
+function pathOnly(page: string): string {
+  const cut = page.search(/[?#]/);
+  return (cut < 0 ? page : page.slice(0, cut)).slice(0, 512);
+}
+
+function notRecorded(): ApiError {
+  return new ApiError("NOT_READY", "The observation could not be recorded right now (the service is stopping or storage failed); retry shortly.", {
+    headers: { "retry-after": "1" },
+  });
+}

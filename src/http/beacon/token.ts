@@ -1,0 +1,61 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { randomBase62 } from "../../shared/ids.js";
+
+const VERIFIED_MAX = 50_000;
+
+/** `s_` plus 22 base62 characters (131 bits). */
+export const SESSION_ID = /^s_[0-9A-Za-z]{22}$/;
+
+export function newSessionId(): string {
+  return `s_${randomBase62(22)}`;
+}
+
+/**
+ * Handshake tokens: `v1.<session_id>.<expiry, base36 epoch ms>.<HMAC-SHA256, base64url, 128 bits>`
+ * over the project id, the session id and the expiry, keyed by a secret the store keeps
+ * (generated at first start). A token proves that a script fetched from this service ran the
+ * handshake for this project and session within its lifetime; it is not a secret from the page.
+ */
+export class BeaconTokens {
+  /**
+   * Tokens already verified, with what they proved: a session sends the same token on every hit
+   * for its lifetime, so the HMAC (~3 µs) is computed once. Bounded: cleared when full. Expiry
+   * is still checked on every call.
+   */
+  private readonly verified = new Map<string, { projectId: string; sessionId: string; expiresAt: number }>();
+
+  constructor(
+    private readonly secret: Buffer,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** A token for this project and session, valid from `nowMs` for the configured lifetime. */
+  issue(projectId: string, sessionId: string, nowMs: number): { token: string; expiresAt: number } {
+    const expiresAt = nowMs + this.ttlMs;
+    const exp = expiresAt.toString(36);
+    return { token: `v1.${sessionId}.${exp}.${this.mac(projectId, sessionId, exp)}`, expiresAt };
+  }
+
+  /** The session id a valid, unexpired token for this project is bound to; null otherwise. */
+  verify(token: string, projectId: string, nowMs: number): string | null {
+    const known = this.verified.get(token);
+    if (known !== undefined) return known.projectId === projectId && known.expiresAt > nowMs ? known.sessionId : null;
+    if (token.length > 120) return null;
+    const parts = token.split(".");
+    if (parts.length !== 4 || parts[0] !== "v1") return null;
+    const [, sessionId, exp, mac] = parts as [string, string, string, string];
+    if (!SESSION_ID.test(sessionId) || !/^[0-9a-z]{1,12}$/.test(exp)) return null;
+    const expiresAt = parseInt(exp, 36);
+    if (!(expiresAt > nowMs)) return null;
+    const want = Buffer.from(this.mac(projectId, sessionId, exp));
+    const got = Buffer.from(mac);
+    if (got.length !== want.length || !timingSafeEqual(got, want)) return null;
+    if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+    this.verified.set(token, { projectId, sessionId, expiresAt });
+    return sessionId;
+  }
+
+  private mac(projectId: string, sessionId: string, exp: string): string {
+    return createHmac("sha256", this.secret).update(`${projectId}\n${sessionId}\n${exp}`).digest("base64url").slice(0, 22);
+  }
+}

@@ -1,0 +1,107 @@
+import type { ObservationRecord } from "../../store/observation-journal.js";
+import type { AppDeps } from "../deps.js";
+import { ApiError } from "../errors.js";
+import { queryParam } from "../request.js";
+import { defineRoute } from "../route.js";
+import { ackOrThrow } from "./ack.js";
+import { ownedProject } from "./project-access.js";
+
+/** Most observations examined for one page when filtering (by session or kind). */
+const SCAN_LIMIT = 5000;
+
+/**
+ * GET /v1/projects/{projectId}/observations?limit=&cursor=&session_id=&kind=
+ * A project's observations, newest first (secret key of the owning org; free). `next_cursor`
+ * continues the listing; null at the end. Reads after everything answered so far is stored.
+ */
+export function observationsGet(deps: AppDeps) {
+  return defineRoute({
+    method: "get",
+    pattern: "/v1/projects/:projectId/observations",
+    auth: { kind: "secret" },
+    async handle({ principal, snap }) {
+      const project = ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
+      const q = readQuery(snap.query);
+      await syncObservations(deps);
+      const page = listObservations(deps, project.id, q);
+      return { data: { items: page.items.map(publicObservation), next_cursor: page.next }, credits: 0 };
+    },
+  });
+}
+
+interface ListQuery {
+  limit: number;
+  /** Only observations older than this sequence number. */
+  before: number;
+  sessionId: string | undefined;
+  kind: string | undefined;
+}
+
+function readQuery(query: string): ListQuery {
+  const limitText = queryParam(query, "limit");
+  const limit = limitText === undefined ? 50 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError("VALIDATION_ERROR", "query.limit: an integer from 1 to 100.");
+  const cursor = queryParam(query, "cursor");
+  let before = Number.MAX_SAFE_INTEGER;
+  if (cursor !== undefined) {
+    before = /^[0-9a-z]{1,11}$/.test(cursor) ? parseInt(cursor, 36) : NaN;
+    if (!Number.isSafeInteger(before)) throw new ApiError("VALIDATION_ERROR", "query.cursor: not a cursor this listing returned.");
+  }
+  const kind = queryParam(query, "kind");
+  if (kind !== undefined && kind !== "page.view" && kind !== "form.submit") throw new ApiError("VALIDATION_ERROR", "query.kind: page.view or form.submit.");
+  return { limit, before, sessionId: queryParam(query, "session_id"), kind };
+}
+
+/** Sends observations gathered on the front to the writer and waits until it has stored them. */
+export async function syncObservations(deps: AppDeps): Promise<void> {
+  deps.flushObservations();
+  ackOrThrow(await deps.store.send({ op: "ping" }));
+}
+
+/** One page of a project's observations, newest first. */
+export function listObservations(deps: AppDeps, projectId: string, q: ListQuery): { items: ObservationRecord[]; next: string | null } {
+  const items: ObservationRecord[] = [];
+  let scanned = 0;
+  let last = 0;
+  let truncated = false;
+  for (const { value } of deps.state.observations.getRange({ start: [projectId, q.before - 1], end: [projectId], reverse: true })) {
+    if (value.project_id !== projectId || value.seq >= q.before) continue;
+    if (scanned === SCAN_LIMIT) {
+      truncated = true;
+      break;
+    }
+    scanned++;
+    last = value.seq;
+    if (q.sessionId !== undefined && value.session_id !== q.sessionId) continue;
+    if (q.kind !== undefined && value.kind !== q.kind) continue;
+    items.push(value);
+    if (items.length === q.limit) break;
+  }
+  const next = (items.length === q.limit || truncated) && last > 1 ? last.toString(36) : null;
+  return { items, next };
+}
+
+/** The observation as the API shows it: SPEC 2.4 fields first, then where it came from. */
+export function publicObservation(o: ObservationRecord) {
+  return {
+    id: o.id,
+    kind: o.kind,
+    action: o.action,
+    session_id: o.session_id,
+    created_at: new Date(o.ts).toISOString(),
+    score: o.score,
+    decision: o.decision,
+    reasons: o.reasons,
+    ua: o.ua,
+    bot_id: o.bot_id,
+    bot_operator: o.bot_operator,
+    bot_verified: o.bot_verified,
+    policy: o.policy,
+    ip: o.ip,
+    country: o.country,
+    page: o.page,
+    fingerprint: o.fingerprint,
+    token_valid: o.token_valid,
+    client_tells: o.tells,
+  };
+}

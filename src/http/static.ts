@@ -1,0 +1,161 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
+import { readBody } from "./body.js";
+import type { AppDeps } from "./deps.js";
+import { ApiError, toApiError } from "./errors.js";
+import { acceptRequestId } from "./request.js";
+import { writeData, writeError, type ResponseState } from "./respond.js";
+import { listObservations, publicObservation, syncObservations } from "./routes/observations.get.js";
+import { demoPage, demoResultPage } from "./demo-page.js";
+import { SESSION_ID } from "./beacon/token.js";
+
+/** The built beacon, held in memory with its gzip form and ETag. */
+export interface BeaconAsset {
+  body: Buffer;
+  gzip: Buffer;
+  etag: string;
+}
+
+/** Loads dist/beacon/fs.js (built by `npm run build`); null when it has not been built. */
+export function loadBeaconAsset(path: string): BeaconAsset | null {
+  if (!existsSync(path)) return null;
+  const body = readFileSync(path);
+  return { body, gzip: gzipSync(body, { level: 9 }), etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"` };
+}
+
+/**
+ * Non-JSON routes: the beacon script and the demo page. Mounted before the API routes' catch-all.
+ *
+ * `GET /js/fs.js`: cached a day by browsers and CDNs and revalidated with its ETag afterwards
+ * (the URL is not versioned, so a longer max-age would keep an old beacon in browsers for that
+ * long); gzip when the client accepts it; CORS-readable so sites may use Subresource Integrity.
+ */
+export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset | null): void {
+  app.get("/js/fs.js", (res, req) => {
+    const state = stateFor(res, req.getHeader("x-request-id"));
+    if (!asset) {
+      writeError(res, state, new ApiError("NOT_READY", "The beacon script has not been built; run `npm run build`."));
+      return;
+    }
+    const inm = req.getHeader("if-none-match");
+    const gzip = /\bgzip\b/.test(req.getHeader("accept-encoding"));
+    res.cork(() => {
+      if (inm && inm.split(",").some((t) => t.trim().replace(/^W\//, "") === asset.etag)) res.writeStatus("304 Not Modified");
+      res.writeHeader("content-type", "application/javascript; charset=utf-8");
+      res.writeHeader("cache-control", "public, max-age=86400, stale-while-revalidate=604800");
+      res.writeHeader("etag", asset.etag);
+      res.writeHeader("vary", "Accept-Encoding");
+      res.writeHeader("access-control-allow-origin", "*");
+      res.writeHeader("cross-origin-resource-policy", "cross-origin");
+      res.writeHeader("x-content-type-options", "nosniff");
+      if (inm && inm.split(",").some((t) => t.trim().replace(/^W\//, "") === asset.etag)) {
+        res.endWithoutBody();
+        return;
+      }
+      if (gzip) res.writeHeader("content-encoding", "gzip");
+      res.end(gzip ? asset.gzip : asset.body);
+    });
+  });
+
+  if (!deps.config.FS_DEMO) return;
+
+  app.get("/demo", (res, req) => {
+    const state = stateFor(res, req.getHeader("x-request-id"));
+    void demoInfo(deps).then(
+      (demo) => html(res, state, demoPage(demo.publishable_key)),
+      (err: unknown) => writeError(res, state, failWith(deps, state, err)),
+    );
+  });
+
+  // The demo's "site backend": shows what a real backend receives in the hidden field, and the
+  // session's observations (a real backend would forward the field to POST /v1/check).
+  app.post("/demo/submit", (res, req) => {
+    const state = stateFor(res, req.getHeader("x-request-id"));
+    const length = req.getHeader("content-length");
+    readBody(res, deps.config.FS_MAX_BODY_BYTES, length)
+      .then(async (raw) => {
+        const demo = await demoInfo(deps);
+        const fields = new URLSearchParams(raw.toString("utf8"));
+        const signalsText = fields.get("_fs_signals");
+        const signals = parseSignals(signalsText);
+        const sessionId = typeof signals?.session_id === "string" && SESSION_ID.test(signals.session_id) ? signals.session_id : null;
+        const tokenSession = typeof signals?.token === "string" ? deps.beacon.tokens.verify(signals.token, demo.project_id, Date.now()) : null;
+        // Let the report sent on submit arrive before reading the session back.
+        await new Promise((r) => setTimeout(r, 300));
+        await syncObservations(deps);
+        const items = sessionId ? listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined }).items : [];
+        html(res, state, demoResultPage({ signalsText, tokenValid: tokenSession !== null && tokenSession === sessionId, observations: items.map(publicObservation) }));
+      })
+      .catch((err: unknown) => writeError(res, state, failWith(deps, state, err)));
+  });
+
+  app.get("/demo/observations", (res, req) => {
+    const state = stateFor(res, req.getHeader("x-request-id"));
+    const m = /(?:^|&)session_id=([^&]*)/.exec(req.getQuery() ?? "");
+    const sessionId = m ? decodeURIComponent(m[1]!) : "";
+    demoInfo(deps)
+      .then(async (demo) => {
+        if (!SESSION_ID.test(sessionId)) throw new ApiError("VALIDATION_ERROR", "query.session_id: a beacon session id (s_...).");
+        await syncObservations(deps);
+        const items = listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined }).items;
+        writeData(res, state, 200, { items: items.map(publicObservation) });
+      })
+      .catch((err: unknown) => writeError(res, state, failWith(deps, state, err)));
+  });
+}
+
+function parseSignals(text: string | null): { session_id?: unknown; token?: unknown } | null {
+  if (!text) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === "object" && v !== null ? (v as { session_id?: unknown; token?: unknown }) : null;
+  } catch {
+    return null;
+  }
+}
+
+interface DemoInfo {
+  org_id: string;
+  project_id: string;
+  publishable_key: string;
+}
+
+let demoCache: DemoInfo | null = null;
+
+/** The demo project recorded at first start. */
+async function demoInfo(deps: AppDeps): Promise<DemoInfo> {
+  if (demoCache) return demoCache;
+  const ack = await deps.store.send({ op: "meta.get", key: "demo" });
+  const v = ack.ok ? (ack.value as DemoInfo | null) : null;
+  if (!v) throw new ApiError("NOT_FOUND", "This installation has no demo project (it was initialised before the demo existed).");
+  demoCache = v;
+  return v;
+}
+
+function stateFor(res: HttpResponse, requestId: string): ResponseState {
+  const state: ResponseState = { aborted: false, requestId: acceptRequestId(requestId), startedAt: performance.now() };
+  res.onAborted(() => {
+    state.aborted = true;
+  });
+  return state;
+}
+
+function html(res: HttpResponse, state: ResponseState, page: string): void {
+  if (state.aborted) return;
+  state.aborted = true;
+  res.cork(() => {
+    res.writeHeader("content-type", "text/html; charset=utf-8");
+    res.writeHeader("cache-control", "no-store");
+    res.writeHeader("x-request-id", state.requestId);
+    res.end(page);
+  });
+}
+
+/** Our errors as they are; anything else a logged, generic 500. */
+function failWith(deps: AppDeps, state: ResponseState, err: unknown): ApiError {
+  const apiErr = toApiError(err);
+  if (apiErr.code === "INTERNAL_ERROR") deps.log.error("demo request failed", { request_id: state.requestId, err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  return apiErr;
+}

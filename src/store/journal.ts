@@ -1,0 +1,208 @@
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, truncateSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * An append-only journal of records, written by the front thread once per event-loop turn before
+ * that turn's answers go out. A write(2) that returned is in the kernel's page cache, so a killed
+ * process (kill -9) loses nothing that was answered. The writer thread applies the records to
+ * LMDB shortly after, records the last applied sequence number in the same transaction, and on
+ * start replays whatever the journal holds beyond it. See README, "Durability".
+ *
+ * Two journals use this: debits (charge-journal.ts) and beacon observations (observation-journal.ts).
+ */
+export interface JournalRecord {
+  seq: number;
+}
+
+/** How one journal writes and reads its lines. A line never contains a newline. */
+export interface JournalCodec<T extends JournalRecord> {
+  /** Segment file name prefix, e.g. "charges-". */
+  prefix: string;
+  /** Name used in errors ("charge journal"). */
+  name: string;
+  encode(rec: T): string;
+  /** Parses one complete line; returns null when it is malformed. */
+  decode(line: string): T | null;
+}
+
+const SEGMENT_SUFFIX = ".log";
+/** Start a new segment past this size, so applied segments can be deleted. */
+const SEGMENT_BYTES = 32 * 1024 * 1024;
+
+/** Front-thread side: appends records and hands each written batch on. */
+export class AppendJournal<T extends JournalRecord> {
+  private fd: number;
+  private segmentBytes = 0;
+  private nextSeq: number;
+  private lines: string[] = [];
+  private records: T[] = [];
+  private waiters: Array<(err?: Error) => void> = [];
+  private scheduled = false;
+  private closed = false;
+
+  /** Called with anything a waiter throws (main logs it). */
+  onCallbackError: ((err: unknown) => void) | undefined;
+
+  /**
+   * @param dir journal directory
+   * @param codec line format and segment prefix
+   * @param lastSeq highest sequence number already in the journal (from the writer's replay)
+   * @param onWritten receives every batch right after it reached the file
+   */
+  constructor(
+    private readonly dir: string,
+    private readonly codec: JournalCodec<T>,
+    lastSeq: number,
+    private readonly onWritten: (records: T[]) => void,
+  ) {
+    mkdirSync(dir, { recursive: true });
+    this.nextSeq = lastSeq + 1;
+    this.fd = this.openSegment();
+  }
+
+  /**
+   * Queues a record (its `seq` is assigned here). `onWritten` runs once the batch holding it
+   * reached the journal file, or with an error when that write failed (nothing of it counts then).
+   * @throws JournalClosedError after close() (the service is stopping): the caller answers 503.
+   */
+  appendRecord(fields: Omit<T, "seq">, onWritten: (err?: Error) => void): T {
+    if (this.closed) throw new JournalClosedError(this.codec.name);
+    const rec = { seq: this.nextSeq++, ...fields } as T;
+    this.records.push(rec);
+    this.lines.push(`${this.codec.encode(rec)}\n`);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+    this.waiters.push(onWritten);
+    return rec;
+  }
+
+  /** Writes what is queued now (also used at shutdown). */
+  flush = (): void => {
+    this.scheduled = false;
+    if (this.lines.length === 0) return;
+    const text = this.lines.join("");
+    const records = this.records;
+    const waiters = this.waiters;
+    this.lines = [];
+    this.records = [];
+    this.waiters = [];
+    let failure: Error | undefined;
+    try {
+      const buf = Buffer.from(text, "utf8");
+      writeAll(this.fd, buf);
+      this.segmentBytes += buf.length;
+    } catch (err) {
+      // Disk full or I/O error: the batch is not durable, so none of it is answered as done.
+      // A partial line may be on disk; the next start cuts it off (truncateTornTail).
+      failure = err instanceof Error ? err : new Error(String(err));
+    }
+    if (!failure) this.onWritten(records);
+    for (const w of waiters) {
+      try {
+        w(failure);
+      } catch (err) {
+        // One failing response must not keep the rest of the batch unanswered.
+        this.onCallbackError?.(err);
+      }
+    }
+    if (!failure && this.segmentBytes > SEGMENT_BYTES) {
+      closeSync(this.fd);
+      this.fd = this.openSegment();
+    }
+  };
+
+  /** Writes what is queued and closes the file; later appends throw. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    closeSync(this.fd);
+  }
+
+  private openSegment(): number {
+    this.segmentBytes = 0;
+    return openSync(join(this.dir, `${this.codec.prefix}${String(this.nextSeq).padStart(16, "0")}${SEGMENT_SUFFIX}`), "a");
+  }
+}
+
+function writeAll(fd: number, buf: Buffer): void {
+  let off = 0;
+  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+}
+
+/** Segments of one journal, in order, each with the first sequence number its name promises. */
+export function listJournalSegments(dir: string, prefix: string): Array<{ path: string; firstSeq: number }> {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.startsWith(prefix) && n.endsWith(SEGMENT_SUFFIX))
+    .map((n) => ({ path: join(dir, n), firstSeq: Number(n.slice(prefix.length, -SEGMENT_SUFFIX.length)) }))
+    .filter((s) => Number.isSafeInteger(s.firstSeq))
+    .sort((a, b) => a.firstSeq - b.firstSeq);
+}
+
+/**
+ * Parses a segment. A torn final line (no newline) is ignored: its write never returned, so no
+ * client was answered for it. A malformed complete line is a corrupt journal and throws.
+ */
+export function readJournalSegment<T extends JournalRecord>(path: string, codec: JournalCodec<T>): T[] {
+  const text = readFileSync(path, "utf8");
+  const out: T[] = [];
+  let start = 0;
+  for (;;) {
+    const nl = text.indexOf("\n", start);
+    if (nl < 0) break;
+    const line = text.slice(start, nl);
+    start = nl + 1;
+    const rec = codec.decode(line);
+    if (rec === null) throw new Error(`corrupt ${codec.name} ${path}: line ${JSON.stringify(line.slice(0, 80))}`);
+    out.push(rec);
+  }
+  return out;
+}
+
+/**
+ * Cuts a segment back to its last complete line. A write(2) cut short by a crash leaves a torn
+ * tail; nobody was answered for it, and appending after it would glue the next line onto it.
+ * @returns bytes removed
+ */
+export function truncateTornTail(path: string): number {
+  const buf = readFileSync(path);
+  const end = buf.lastIndexOf(0x0a) + 1;
+  if (end === buf.length) return 0;
+  truncateSync(path, end);
+  return buf.length - end;
+}
+
+/** Deletes segments whose every record is at or below `appliedSeq`; never the newest. */
+export function pruneJournalSegments(dir: string, prefix: string, appliedSeq: number): void {
+  const segs = listJournalSegments(dir, prefix);
+  for (let i = 0; i + 1 < segs.length; i++) {
+    if (segs[i + 1]!.firstSeq - 1 <= appliedSeq) unlinkSync(segs[i]!.path);
+  }
+}
+
+/** The highest sequence number in a journal's segments; `floor` when there is none higher. */
+export function lastJournalSeq<T extends JournalRecord>(dir: string, codec: JournalCodec<T>, floor: number): number {
+  let max = floor;
+  for (const seg of listJournalSegments(dir, codec.prefix)) {
+    const recs = readJournalSegment(seg.path, codec);
+    const last = recs[recs.length - 1];
+    if (last && last.seq > max) max = last.seq;
+  }
+  return max;
+}
+
+/** append() after close(): the service is shutting down. */
+export class JournalClosedError extends Error {
+  constructor(name = "charge journal") {
+    super(`${name} closed: the service is stopping`);
+    this.name = "JournalClosedError";
+  }
+}

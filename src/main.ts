@@ -11,6 +11,7 @@ import { ProjectDirectory } from "./http/projects.js";
 import { loadBeaconAsset } from "./http/static.js";
 import { BatchForwarder } from "./store/batch-forwarder.js";
 import { ObservationJournal, type ObservationRecord } from "./store/observation-journal.js";
+import { groupObservations } from "./store/observation-pages.js";
 import { IpDatasetHolder } from "./datasets/holder.js";
 import { RdnsResolver, systemDns } from "./datasets/rdns.js";
 import { Authenticator } from "./http/auth.js";
@@ -78,9 +79,10 @@ async function main(): Promise<void> {
   const journal = new ChargeJournal(journalDir, store.journalSeq, (records) => forwarder.add(records));
   journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
-  const obsForwarder = new BatchForwarder<ObservationRecord>((records) => {
-    const upToSeq = records.reduce((m, r) => Math.max(m, r.seq), 0);
-    void store.send({ op: "observations.apply", records, upToSeq }).then((ack) => {
+  const obsForwarder = new BatchForwarder<[ObservationRecord, string]>((batch) => {
+    const { pages, sessions } = groupObservations(batch.map((b) => b[0]), batch.map((b) => b[1]));
+    const upToSeq = batch[batch.length - 1]![0].seq;
+    void store.send({ op: "observations.apply", pages, sessions, upToSeq }).then((ack) => {
       if (ack.ok) return;
       // The observations are safe in their journal and are replayed at the next start.
       if (stopping) return log.warn("observations left for replay at next start", { up_to_seq: upToSeq });
@@ -88,7 +90,9 @@ async function main(): Promise<void> {
       process.exit(1);
     });
   }, config.FS_LEDGER_FLUSH_MS);
-  const observations = new ObservationJournal(journalDir, store.observationSeq, (records) => obsForwarder.add(records));
+  const observations = new ObservationJournal(journalDir, store.observationSeq, (records, lines) =>
+    obsForwarder.add(records.map((r, i) => [r, lines[i]!])),
+  );
   observations.onCallbackError = journal.onCallbackError;
   const secretAck = await store.send({ op: "meta.ensure", key: "beacon_secret", value: randomBytes(32).toString("hex") });
   if (!secretAck.ok || typeof secretAck.value !== "string") throw new Error("could not read or create the beacon token secret");

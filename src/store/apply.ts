@@ -1,7 +1,8 @@
 import { PLAN_RULES } from "../shared/plans.js";
 import { periodEndMs, periodOf } from "../shared/period.js";
 import type { ChargeRecord } from "./charge-journal.js";
-import type { Ack, Intent, OrgRecord, SessionRecord, UsageRecord, UsageStanding } from "./messages.js";
+import type { Ack, Intent, OrgRecord, UsageRecord, UsageStanding } from "./messages.js";
+import { groupObservations, mergeSession, type ObservationPage, type SessionDelta } from "./observation-pages.js";
 import type { ObservationRecord } from "./observation-journal.js";
 import type { StateDbs } from "./state-env.js";
 
@@ -60,7 +61,7 @@ export class IntentApplier {
         return { ok: true, project: next };
       }
       case "observations.apply":
-        this.applyObservations(intent.records);
+        this.applyObservationBatch(intent.pages, intent.sessions, intent.upToSeq);
         return { ok: true };
       case "meta.ensure": {
         const stored = this.dbs.meta.get(intent.key);
@@ -135,25 +136,29 @@ export class IntentApplier {
   }
 
   /**
-   * Stores journaled observations and keeps their sessions. Records at or below the applied
-   * sequence number are skipped, so a replay or a resend stores nothing twice.
+   * Stores a batch of journaled observations (pages) and merges its session deltas. A batch
+   * whose `upToSeq` is at or below the applied sequence number was stored already: skipped whole.
    */
-  applyObservations(records: ObservationRecord[]): void {
-    const start = this.appliedObservationSeq();
-    let applied = start;
-    for (const r of records) {
-      if (r.seq <= applied) continue;
-      applied = r.seq;
-      this.dbs.observations.putSync([r.project_id, r.seq], r);
-      const key: [string, string] = [r.project_id, r.session_id];
-      const prev = this.dbs.sessions.get(key);
-      const last = { id: r.id, kind: r.kind, score: r.score, decision: r.decision, reasons: r.reasons };
-      const next: SessionRecord = prev
-        ? { ...prev, first_seen: Math.min(prev.first_seen, r.ts), last_seen: Math.max(prev.last_seen, r.ts), observation_count: prev.observation_count + 1, last }
-        : { project_id: r.project_id, session_id: r.session_id, first_seen: r.ts, last_seen: r.ts, observation_count: 1, last };
-      this.dbs.sessions.putSync(key, next);
+  applyObservationBatch(pages: ObservationPage[], sessions: SessionDelta[], upToSeq: number): void {
+    if (upToSeq <= this.appliedObservationSeq()) return;
+    for (const p of pages) this.dbs.observations.putSync([p.project_id, p.first_seq], p.text);
+    for (const d of sessions) {
+      const key: [string, string] = [d.project_id, d.session_id];
+      this.dbs.sessions.putSync(key, mergeSession(this.dbs.sessions.get(key), d));
     }
-    if (applied !== start) this.dbs.meta.putSync("observations_applied_seq", applied);
+    this.dbs.meta.putSync("observations_applied_seq", upToSeq);
+  }
+
+  /**
+   * Replay: observations read back from the journal (records and their lines), of which those
+   * past the applied sequence number are stored as one batch.
+   */
+  applyObservations(records: ObservationRecord[], lines: string[]): void {
+    const applied = this.appliedObservationSeq();
+    const keep = records.map((r, i) => i).filter((i) => records[i]!.seq > applied);
+    if (keep.length === 0) return;
+    const { pages, sessions } = groupObservations(keep.map((i) => records[i]!), keep.map((i) => lines[i]!));
+    this.applyObservationBatch(pages, sessions, records[keep[keep.length - 1]!]!.seq);
   }
 
   private addUsage(r: ChargeRecord): void {

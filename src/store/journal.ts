@@ -47,13 +47,13 @@ export class AppendJournal<T extends JournalRecord> {
    * @param dir journal directory
    * @param codec line format and segment prefix
    * @param lastSeq highest sequence number already in the journal (from the writer's replay)
-   * @param onWritten receives every batch right after it reached the file
+   * @param onWritten receives every batch right after it reached the file, with its lines as written (same order)
    */
   constructor(
     private readonly dir: string,
     private readonly codec: JournalCodec<T>,
     lastSeq: number,
-    private readonly onWritten: (records: T[]) => void,
+    private readonly onWritten: (records: T[], lines: string[]) => void,
   ) {
     mkdirSync(dir, { recursive: true });
     this.nextSeq = lastSeq + 1;
@@ -82,7 +82,8 @@ export class AppendJournal<T extends JournalRecord> {
   flush = (): void => {
     this.scheduled = false;
     if (this.lines.length === 0) return;
-    const text = this.lines.join("");
+    const lines = this.lines;
+    const text = lines.join("");
     const records = this.records;
     const waiters = this.waiters;
     this.lines = [];
@@ -98,7 +99,7 @@ export class AppendJournal<T extends JournalRecord> {
       // A partial line may be on disk; the next start cuts it off (truncateTornTail).
       failure = err instanceof Error ? err : new Error(String(err));
     }
-    if (!failure) this.onWritten(records);
+    if (!failure) this.onWritten(records, lines);
     for (const w of waiters) {
       try {
         w(failure);

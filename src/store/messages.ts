@@ -5,7 +5,7 @@
 import type { KeyType, Scope } from "../shared/api-keys.js";
 import type { Plan, SubscriptionStatus } from "../shared/plans.js";
 import type { ChargeRecord } from "./charge-journal.js";
-import type { ObservationRecord } from "./observation-journal.js";
+import type { ObservationPage, SessionDelta } from "./observation-pages.js";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -103,9 +103,14 @@ export type Intent =
       patch: { allowed_origins?: string[]; bot_policy?: Record<string, unknown> | null; bot_policy_updated_at?: string | null };
     }
   | {
-      /** Record beacon observations already written to the observation journal (see charges.apply). */
+      /**
+       * Store beacon observations already written to the observation journal (see
+       * charges.apply), as pages of journal lines plus what they change in each session (see
+       * observation-pages.ts). A batch at or below the applied sequence number is skipped whole.
+       */
       op: "observations.apply";
-      records: ObservationRecord[];
+      pages: ObservationPage[];
+      sessions: SessionDelta[];
       upToSeq: number;
     }
   | {

@@ -57,7 +57,7 @@ export const OBSERVATION_CODEC: JournalCodec<ObservationRecord> = {
 
 /** Front-thread side of the observation journal: a hit is answered once its line is written. */
 export class ObservationJournal extends AppendJournal<ObservationRecord> {
-  constructor(dir: string, lastSeq: number, onWritten: (records: ObservationRecord[]) => void) {
+  constructor(dir: string, lastSeq: number, onWritten: (records: ObservationRecord[], lines: string[]) => void) {
     super(dir, OBSERVATION_CODEC, lastSeq, onWritten);
   }
 }

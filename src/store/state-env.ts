@@ -2,7 +2,6 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { KeyRecord, OrgRecord, ProjectRecord, SessionRecord, UsageRecord } from "./messages.js";
-import type { ObservationRecord } from "./observation-journal.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
 export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions"] as const;
@@ -23,8 +22,11 @@ export interface StateDbs {
   /** key `${orgId}:${YYYYMM}` */
   usage: Database<UsageRecord, string>;
   meta: Database<unknown, string>;
-  /** key [project_id, seq]: a project's observations in arrival order. */
-  observations: Database<ObservationRecord, [string, number]>;
+  /**
+   * key [project_id, first seq]: pages of a project's observations in arrival order, each the
+   * JSON lines of one batch (observation-pages.ts).
+   */
+  observations: Database<string, [string, number]>;
   /** key [project_id, session_id] */
   sessions: Database<SessionRecord, [string, string]>;
 }
@@ -45,7 +47,7 @@ export function openState(stateDir: string, readOnly: boolean): StateDbs {
     keys: root.openDB<KeyRecord, string>({ name: "keys" }),
     usage: root.openDB<UsageRecord, string>({ name: "usage" }),
     meta: root.openDB<unknown, string>({ name: "meta" }),
-    observations: root.openDB<ObservationRecord, [string, number]>({ name: "observations" }),
+    observations: root.openDB<string, [string, number]>({ name: "observation_pages", encoding: "string" }),
     sessions: root.openDB<SessionRecord, [string, string]>({ name: "sessions" }),
   };
 }

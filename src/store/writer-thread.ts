@@ -57,10 +57,12 @@ function replayObservations(): number {
   let count = 0;
   for (const seg of listJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix)) {
     truncateTornTail(seg.path);
-    const records = readJournalSegment(seg.path, OBSERVATION_CODEC).filter((r) => r.seq > before);
-    if (records.length === 0) continue;
-    dbs.root.transactionSync(() => applier.applyObservations(records));
-    count += records.length;
+    const records = readJournalSegment(seg.path, OBSERVATION_CODEC);
+    const fresh = records.filter((r) => r.seq > before).length;
+    if (fresh === 0) continue;
+    // The lines as stored: re-encoding gives the same text (the codec is JSON.stringify of the record).
+    dbs.root.transactionSync(() => applier.applyObservations(records, records.map((r) => `${OBSERVATION_CODEC.encode(r)}\n`)));
+    count += fresh;
   }
   pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
   return count;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IntentApplier, overageFor } from "../../src/store/apply.js";
 import type { OrgRecord } from "../../src/store/messages.js";
 import type { ObservationRecord } from "../../src/store/observation-journal.js";
+import { groupObservations, lineSeq, pageLinesNewestFirst } from "../../src/store/observation-pages.js";
 import { openState, type StateDbs } from "../../src/store/state-env.js";
 
 let dir: string;
@@ -70,19 +71,26 @@ describe("IntentApplier (writer side, real LMDB)", () => {
     expect(overageFor(10 ** 9, null, false)).toBe(0);
   });
 
-  it("stores observations once under [project, seq], keeps sessions, and updates projects of their org only", () => {
+  it("stores observation pages once under [project, first seq], merges sessions, and updates projects of their org only", () => {
     const obs = (seq: number, session: string, ts: number, score = 0.1): ObservationRecord => ({
       seq, id: `obs_${seq}`, org_id: "org_free", project_id: "prj_1", session_id: session, kind: "page.view", action: "pageview", ts,
       score, decision: "allow", reasons: [], ua: { browser: null, os: null, device: null, bot_kind: null, bot_name: null },
       bot_id: null, bot_operator: null, bot_verified: null, policy: null, ip: null, country: null, page: null, fingerprint: null, token_valid: true, tells: [],
     });
-    const batch = [obs(1, "s_a", 100), obs(2, "s_a", 200, 0.9), obs(3, "s_b", 150)];
-    tx(() => applier.applyObservations(batch));
-    tx(() => applier.applyObservations(batch)); // a replay stores nothing twice
-    expect(applier.appliedObservationSeq()).toBe(3);
-    expect([...dbs.observations.getRange({ start: ["prj_1", 0], end: ["prj_1", Number.MAX_SAFE_INTEGER] })].map((e) => e.value.id)).toEqual(["obs_1", "obs_2", "obs_3"]);
-    expect(dbs.sessions.get(["prj_1", "s_a"])).toMatchObject({ first_seen: 100, last_seen: 200, observation_count: 2, last: { id: "obs_2", score: 0.9 } });
-    expect(dbs.sessions.get(["prj_1", "s_b"])).toMatchObject({ observation_count: 1 });
+    const line = (o: ObservationRecord) => `${JSON.stringify(o)}\n`;
+    const first = [obs(1, "s_a", 100), obs(2, "s_a", 200, 0.9), obs(3, "s_b", 150)];
+    const g = groupObservations(first, first.map(line));
+    tx(() => applier.apply({ op: "observations.apply", pages: g.pages, sessions: g.sessions, upToSeq: 3 }));
+    tx(() => applier.apply({ op: "observations.apply", pages: g.pages, sessions: g.sessions, upToSeq: 3 })); // a resend stores nothing twice
+    // A replay of the journal (records 1-4, of which 1-3 are stored) stores only 4.
+    const replay = [...first, obs(4, "s_a", 300)];
+    tx(() => applier.applyObservations(replay, replay.map(line)));
+    expect(applier.appliedObservationSeq()).toBe(4);
+    const stored = [...dbs.observations.getRange({ start: ["prj_1", 0], end: ["prj_1", Number.MAX_SAFE_INTEGER] })];
+    expect(stored.map((e) => e.key)).toEqual([["prj_1", 1], ["prj_1", 4]]);
+    expect(stored.flatMap((e) => pageLinesNewestFirst(e.value).map(lineSeq))).toEqual([3, 2, 1, 4]);
+    expect(dbs.sessions.get(["prj_1", "s_a"])).toMatchObject({ first_seen: 100, last_seen: 300, observation_count: 3, last: { id: "obs_4" } });
+    expect(dbs.sessions.get(["prj_1", "s_b"])).toMatchObject({ observation_count: 1, last: { id: "obs_3" } });
 
     tx(() => applier.apply({ op: "project.create", project: { id: "prj_1", org_id: "org_free", name: "p", created_at: "" } }));
     const other = tx(() => applier.apply({ op: "project.update", orgId: "org_pro", projectId: "prj_1", patch: { allowed_origins: ["*"] } }));

@@ -1,4 +1,5 @@
 import type { ObservationRecord } from "../../store/observation-journal.js";
+import { lineSeq, pageLinesNewestFirst } from "../../store/observation-pages.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { queryParam } from "../request.js";
@@ -64,18 +65,27 @@ export function listObservations(deps: AppDeps, projectId: string, q: ListQuery)
   let scanned = 0;
   let last = 0;
   let truncated = false;
-  for (const { value } of deps.state.observations.getRange({ start: [projectId, q.before - 1], end: [projectId], reverse: true })) {
-    if (value.project_id !== projectId || value.seq >= q.before) continue;
-    if (scanned === SCAN_LIMIT) {
-      truncated = true;
-      break;
+  // Pages are keyed by their first sequence number: the first page at or below `before - 1`
+  // holds the newest observations older than the cursor.
+  pages: for (const { key, value: text } of deps.state.observations.getRange({ start: [projectId, q.before - 1], end: [projectId], reverse: true })) {
+    if (key[0] !== projectId) continue;
+    for (const line of pageLinesNewestFirst(text)) {
+      const seq = lineSeq(line);
+      if (!(seq < q.before)) continue;
+      if (scanned === SCAN_LIMIT) {
+        truncated = true;
+        break pages;
+      }
+      scanned++;
+      last = seq;
+      // Cheap text prefilter before parsing (a session id cannot occur by chance in other fields).
+      if (q.sessionId !== undefined && !line.includes(q.sessionId)) continue;
+      const value = JSON.parse(line) as ObservationRecord;
+      if (q.sessionId !== undefined && value.session_id !== q.sessionId) continue;
+      if (q.kind !== undefined && value.kind !== q.kind) continue;
+      items.push(value);
+      if (items.length === q.limit) break pages;
     }
-    scanned++;
-    last = value.seq;
-    if (q.sessionId !== undefined && value.session_id !== q.sessionId) continue;
-    if (q.kind !== undefined && value.kind !== q.kind) continue;
-    items.push(value);
-    if (items.length === q.limit) break;
   }
   const next = (items.length === q.limit || truncated) && last > 1 ? last.toString(36) : null;
   return { items, next };

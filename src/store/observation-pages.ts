@@ -1,0 +1,72 @@
+import type { SessionRecord } from "./messages.js";
+import type { ObservationRecord } from "./observation-journal.js";
+
+/**
+ * Observations are stored in pages: all of one project's observations from one batch (the
+ * front hands the writer a batch every FS_LEDGER_FLUSH_MS) as their journal lines, under
+ * [project_id, first seq]. Storing a page is one LMDB put instead of one per observation, which
+ * is what keeps the writer thread's CPU (on a 2-core machine, taken from the front and the load)
+ * small at tens of thousands of hits per second. Readers parse only the lines they return.
+ */
+export interface ObservationPage {
+  project_id: string;
+  first_seq: number;
+  /** Journal lines, each ending in a newline, in sequence order. */
+  text: string;
+}
+
+/** What a batch changes in one session (merged into the stored SessionRecord by the writer). */
+export type SessionDelta = Omit<SessionRecord, "session_id" | "project_id"> & { project_id: string; session_id: string };
+
+/** Pages and session deltas of a batch of journaled observations (records and their lines, same order). */
+export function groupObservations(records: readonly ObservationRecord[], lines: readonly string[]): { pages: ObservationPage[]; sessions: SessionDelta[] } {
+  const pages = new Map<string, { first: number; parts: string[] }>();
+  const sessions = new Map<string, SessionDelta>();
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    const page = pages.get(r.project_id);
+    if (page) page.parts.push(lines[i]!);
+    else pages.set(r.project_id, { first: r.seq, parts: [lines[i]!] });
+    const key = `${r.project_id}\t${r.session_id}`;
+    const last = { id: r.id, kind: r.kind, score: r.score, decision: r.decision, reasons: r.reasons };
+    const s = sessions.get(key);
+    if (s) {
+      s.first_seen = Math.min(s.first_seen, r.ts);
+      s.last_seen = Math.max(s.last_seen, r.ts);
+      s.observation_count++;
+      s.last = last;
+    } else {
+      sessions.set(key, { project_id: r.project_id, session_id: r.session_id, first_seen: r.ts, last_seen: r.ts, observation_count: 1, last });
+    }
+  }
+  return {
+    pages: [...pages].map(([project_id, p]) => ({ project_id, first_seq: p.first, text: p.parts.join("") })),
+    sessions: [...sessions.values()],
+  };
+}
+
+/** A session record after a batch's delta. */
+export function mergeSession(prev: SessionRecord | undefined, d: SessionDelta): SessionRecord {
+  if (!prev) return d;
+  return {
+    ...prev,
+    first_seen: Math.min(prev.first_seen, d.first_seen),
+    last_seen: Math.max(prev.last_seen, d.last_seen),
+    observation_count: prev.observation_count + d.observation_count,
+    last: d.last,
+  };
+}
+
+/** The sequence number of a journal line, read from its `{"seq":N,` prefix without parsing the rest. */
+export function lineSeq(line: string): number {
+  // JSON.stringify writes properties in insertion order and `seq` is the record's first.
+  const end = line.indexOf(",", 7);
+  return line.startsWith('{"seq":') && end > 7 ? Number(line.slice(7, end)) : NaN;
+}
+
+/** A page's lines, newest first. */
+export function pageLinesNewestFirst(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines.reverse();
+}

@@ -355,3 +355,23 @@ describe("allowed origins", () => {
     expect(items.map((o) => o.kind)).toEqual(["page.view"]);
   });
 });
+
+describe("demo page", () => {
+  it("shows this visit's page.view and, after sending the form, the injected signals with a valid token", async () => {
+    const page = await newPage();
+    await page.goto(`${server.url}/demo`);
+    await page.waitForFunction(() => document.getElementById("obs")?.textContent?.includes('"page.view"'), undefined, { timeout: 15_000 });
+    const shown = JSON.parse((await page.textContent("#obs")) ?? "[]") as Observation[];
+    expect(shown[0]).toMatchObject({ kind: "page.view", action: "demo" });
+    await page.fill('input[name="name"]', "Ada");
+    await page.fill('input[name="email"]', "ada@example.com");
+    await page.fill('textarea[name="message"]', "hello");
+    await Promise.all([page.waitForURL(`${server.url}/demo/submit`), page.click('button[type="submit"]')]);
+    const body = (await page.textContent("body")) ?? "";
+    expect(body).toContain("Token valid for this session:");
+    expect(await page.textContent("strong")).toBe("yes");
+    expect(body).toContain('"form.submit"');
+    expect(body).toContain('"contact"');
+    expect(body).not.toContain("ada@example.com"); // the beacon never reads field contents
+  });
+});

@@ -310,7 +310,8 @@ export function reverseName(ip: string): string {
  * Whether a (forward-confirmed) hostname matches one of a bot operator's reverse-DNS masks, as
  * the arcjet registry writes them: `*` runs stand for one or more letters, digits or dashes
  * within a label (`crawl-***-***-***-***.googlebot.com` matches `crawl-66-249-66-1.googlebot.com`),
- * and a leading `*.` for any subdomain. Case-insensitive; compiled masks are cached.
+ * and a leading `*.` or `@.` for any subdomain (`@.baidu.com` matches `a.b.baidu.com`, not
+ * `baidu.com`). Case-insensitive; compiled masks are cached.
  */
 export function hostnameMatchesMask(hostname: string, masks: readonly string[]): boolean {
   const h = hostname.toLowerCase();
@@ -324,7 +325,7 @@ function maskRegExp(mask: string): RegExp {
   let re = maskCache.get(mask);
   if (!re) {
     const m = mask.toLowerCase();
-    const sub = m.startsWith("*.");
+    const sub = m.startsWith("*.") || m.startsWith("@.");
     const body = (sub ? m.slice(2) : m)
       .split(/\*+/)
       .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))

@@ -109,5 +109,10 @@ describe("hostnameMatchesMask", () => {
     expect(hostnameMatchesMask("crawl-66-249-66-1.googlebot.com.evil.net", masks)).toBe(false);
     expect(hostnameMatchesMask("crawl-66.249.66.1.googlebot.com", ["crawl-***-***-***-***.googlebot.com"])).toBe(false);
     expect(hostnameMatchesMask("fakegooglebot.com", masks)).toBe(false);
+    expect(hostnameMatchesMask("baiduspider-1-2-3-4.crawl.baidu.com", ["@.baidu.com"])).toBe(true);
+    expect(hostnameMatchesMask("baidu.com", ["@.baidu.com"])).toBe(false);
+    expect(hostnameMatchesMask("notbaidu.com", ["@.baidu.com"])).toBe(false);
+    expect(hostnameMatchesMask("out.adyen.com", ["out.adyen.com"])).toBe(true);
+    expect(hostnameMatchesMask("x.out.adyen.com", ["out.adyen.com"])).toBe(false);
   });
 });

@@ -8,12 +8,15 @@ import { REPO_ROOT, loadConfigFromProcess, redactConfig } from "./config/index.j
 import { BeaconTokens } from "./http/beacon/token.js";
 import { TrustedProxies } from "./http/client-address.js";
 import { ProjectDirectory } from "./http/projects.js";
+import { createChallengeService, ensureChallengeSecret, storeSpender } from "./challenge/index.js";
 import { loadBeaconAsset } from "./http/static.js";
 import { BatchForwarder } from "./store/batch-forwarder.js";
 import { ObservationJournal, type ObservationRecord } from "./store/observation-journal.js";
 import { groupObservations } from "./store/observation-pages.js";
 import { IpDatasetHolder } from "./datasets/holder.js";
 import { RdnsResolver, systemDns } from "./datasets/rdns.js";
+import { MxResolver, systemMxDns } from "./datasets/mx.js";
+import { loadContentModel } from "./scoring/content/index.js";
 import { Authenticator } from "./http/auth.js";
 import type { AppDeps } from "./http/deps.js";
 import { QuotaGate } from "./http/quota.js";
@@ -96,6 +99,9 @@ async function main(): Promise<void> {
   observations.onCallbackError = journal.onCallbackError;
   const secretAck = await store.send({ op: "meta.ensure", key: "beacon_secret", value: randomBytes(32).toString("hex") });
   if (!secretAck.ok || typeof secretAck.value !== "string") throw new Error("could not read or create the beacon token secret");
+  const challengeSecret = await ensureChallengeSecret(store);
+  // One directory for every route: admin and owner routes hand it the records they change.
+  const projects = new ProjectDirectory(readDbs);
   const beaconAsset = loadBeaconAsset(join(REPO_ROOT, "dist/beacon/fs.js"));
   if (!beaconAsset) log.warn("beacon script not built; GET /js/fs.js answers 503 until `npm run build`");
 
@@ -117,7 +123,7 @@ async function main(): Promise<void> {
     ipDatasets,
     state: readDbs,
     beacon: {
-      projects: new ProjectDirectory(readDbs),
+      projects,
       tokens: new BeaconTokens(Buffer.from(secretAck.value, "hex"), config.FS_BEACON_TOKEN_TTL_SECONDS * 1000),
       trusted: new TrustedProxies(config.FS_TRUSTED_PROXIES),
       ipDatasets,
@@ -125,6 +131,17 @@ async function main(): Promise<void> {
       journal: observations,
     },
     flushObservations: obsForwarder.flush,
+    challenge: createChallengeService({ secret: challengeSecret, projects, spend: storeSpender(store) }),
+    content: loadContentModel(),
+    email: {
+      mx: new MxResolver({
+        dns: systemMxDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
+        timeoutMs: config.FS_RDNS_TIMEOUT_MS,
+        ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
+        negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,
+        maxEntries: config.FS_RDNS_CACHE_SIZE,
+      }),
+    },
     rdns,
   };
   const server = await listen(deps, beaconAsset);

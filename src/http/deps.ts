@@ -5,6 +5,9 @@ import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/client.js";
 import type { StateDbs } from "../store/state-env.js";
 import type { BeaconServices } from "./beacon/hits.js";
+import type { ChallengeService } from "../challenge/index.js";
+import type { EmailServices } from "../datasets/mx.js";
+import type { ContentModel } from "../scoring/content/index.js";
 import type { ScoringPool } from "../workers/pool.js";
 import type { Authenticator } from "./auth.js";
 import type { QuotaGate } from "./quota.js";
@@ -32,4 +35,10 @@ export interface AppDeps {
   beacon: BeaconServices;
   /** Sends observations gathered on the front to the writer now (before a read of them). */
   flushObservations(): void;
+  /** Proof-of-work challenges: issue, verify and spend (src/challenge). */
+  challenge: ChallengeService;
+  /** Email intelligence: the MX resolver (cached, with a timeout). */
+  email: EmailServices;
+  /** The trained content model (data/content-model), loaded once. */
+  content: ContentModel;
 }

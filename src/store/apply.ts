@@ -15,6 +15,7 @@ export class IntentApplier {
   private readonly usageCache = new Map<string, UsageRecord>();
   private readonly orgCache = new Map<string, OrgRecord>();
   private readonly dirty = new Set<string>();
+  private lastChallengePrune = 0;
 
   constructor(private readonly dbs: StateDbs) {}
 
@@ -71,6 +72,8 @@ export class IntentApplier {
       }
       case "meta.get":
         return { ok: true, value: this.dbs.meta.get(intent.key) ?? null };
+      case "challenge.spend":
+        return { ok: true, created: this.spendChallenge(intent.id, intent.expiresAt, Date.now()) };
       case "key.create": {
         const { key } = intent;
         if (!this.org(key.org_id)) return notFound("org", key.org_id);
@@ -92,6 +95,33 @@ export class IntentApplier {
       case "init":
         return this.init(intent);
     }
+  }
+
+  /**
+   * Records a challenge as spent; false if it was spent before. The writer is the only thread
+   * that runs this, so of two concurrent spends of one challenge exactly the first gets true.
+   * Every CHALLENGE_PRUNE_EVERY_MS (writer clock) a spend also prunes expired records.
+   */
+  spendChallenge(id: string, expiresAt: number, nowMs: number): boolean {
+    if (nowMs - this.lastChallengePrune >= CHALLENGE_PRUNE_EVERY_MS) this.pruneChallenges(nowMs);
+    const key: [number, string] = [expiresAt, id];
+    if (this.dbs.challenges.get(key) !== undefined) return false;
+    this.dbs.challenges.putSync(key, 1);
+    return true;
+  }
+
+  /**
+   * Deletes spent-challenge records that expired more than CHALLENGE_PRUNE_GRACE_MS ago (at most
+   * CHALLENGE_PRUNE_MAX per call, to keep the transaction short). A pruned challenge cannot be
+   * replayed: verification refuses it as expired before it asks whether it was spent; the grace
+   * covers a verification that passed the expiry check just before its spend reached the writer.
+   * Returns how many were deleted.
+   */
+  pruneChallenges(nowMs: number): number {
+    this.lastChallengePrune = nowMs;
+    const keys = [...this.dbs.challenges.getKeys({ end: [nowMs - CHALLENGE_PRUNE_GRACE_MS], limit: CHALLENGE_PRUNE_MAX })];
+    for (const k of keys) this.dbs.challenges.removeSync(k);
+    return keys.length;
   }
 
   /** Highest journal sequence number whose charge is in the ledger. */
@@ -228,6 +258,11 @@ export class IntentApplier {
     };
   }
 }
+
+/** How often a spend also prunes expired spent-challenge records, the limit per prune, and the grace after expiry. */
+const CHALLENGE_PRUNE_EVERY_MS = 60_000;
+const CHALLENGE_PRUNE_MAX = 1_000;
+const CHALLENGE_PRUNE_GRACE_MS = 5 * 60_000;
 
 /** Credits used beyond the included quota of a plan that bills overage (pro, business); 0 otherwise. */
 export function overageFor(used: number, quota: number | null, hardStop: boolean): number {

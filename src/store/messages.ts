@@ -120,6 +120,16 @@ export type Intent =
       value: unknown;
     }
   | { op: "meta.get"; key: string }
+  | {
+      /**
+       * Marks a solved proof-of-work challenge as used (src/challenge). Acks `created: true` for
+       * the first spend and `created: false` for a replay. `expiresAt` (epoch ms, from the signed
+       * challenge) is part of the record's key, so expired records are pruned by one range scan.
+       */
+      op: "challenge.spend";
+      id: string;
+      expiresAt: number;
+    }
   | { op: "key.create"; key: KeyRecord }
   | { op: "key.disable"; keyId: string; nowMs: number }
   | {

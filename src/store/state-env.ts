@@ -4,7 +4,7 @@ import { open, type Database, type RootDatabase } from "lmdb";
 import type { KeyRecord, OrgRecord, ProjectRecord, SessionRecord, UsageRecord } from "./messages.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -29,6 +29,11 @@ export interface StateDbs {
   observations: Database<string, [string, number]>;
   /** key [project_id, session_id] */
   sessions: Database<SessionRecord, [string, string]>;
+  /**
+   * Spent proof-of-work challenges, key [expires_at epoch ms, challenge id] -> 1. Ordered by
+   * expiry so the writer prunes expired ones with one range scan (src/challenge).
+   */
+  challenges: Database<number, [number, string]>;
 }
 
 /** Path of the state environment under DATA_DIR. */
@@ -49,5 +54,6 @@ export function openState(stateDir: string, readOnly: boolean): StateDbs {
     meta: root.openDB<unknown, string>({ name: "meta" }),
     observations: root.openDB<string, [string, number]>({ name: "observation_pages", encoding: "string" }),
     sessions: root.openDB<SessionRecord, [string, string]>({ name: "sessions" }),
+    challenges: root.openDB<number, [number, string]>({ name: "challenges" }),
   };
 }

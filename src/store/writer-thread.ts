@@ -27,6 +27,7 @@ dbs.root.transactionSync(() => {
   for (const db of [dbs.orgs, dbs.projects, dbs.keys, dbs.usage, dbs.meta]) db.get("__init__");
   dbs.observations.get(["__init__", 0]);
   dbs.sessions.get(["__init__", ""]);
+  dbs.challenges.get([0, ""]);
   dbs.meta.putSync("schema_version", 1);
 });
 const applier = new IntentApplier(dbs);

@@ -22,9 +22,12 @@ describe("BeaconTokens", () => {
   it("refuses tampered, foreign-secret and malformed tokens", () => {
     const { token } = tokens.issue("prj_a", sid, 1_000);
     const parts = token.split(".");
+    expect(parts[1]).toBe("prj_a");
     const other = newSessionId();
-    expect(tokens.verify([parts[0], other, parts[2], parts[3]].join("."), "prj_a", 1_000)).toBeNull();
-    expect(tokens.verify([parts[0], parts[1], "zzzzzz", parts[3]].join("."), "prj_a", 1_000)).toBeNull();
+    expect(tokens.verify([parts[0], parts[1], other, parts[3], parts[4]].join("."), "prj_a", 1_000)).toBeNull();
+    expect(tokens.verify([parts[0], parts[1], parts[2], "zzzzzz", parts[4]].join("."), "prj_a", 1_000)).toBeNull();
+    expect(tokens.inspect([parts[0], "prj_b", parts[2], parts[3], parts[4]].join("."), 1_000)).toBeNull();
+    expect(tokens.inspect(token, 1_000)).toEqual({ projectId: "prj_a", sessionId: sid, expiresAt: 61_000 });
     expect(new BeaconTokens(Buffer.alloc(32, 8), 60_000).verify(token, "prj_a", 1_000)).toBeNull();
     for (const t of ["", "v1", "v2.a.b.c", `${token}.x`, "x".repeat(500)]) expect(tokens.verify(t, "prj_a", 1_000)).toBeNull();
   });

@@ -1,3 +1,4 @@
+import { check } from "./check.js";
 import { collect } from "./collect.js";
 import { healthz } from "./healthz.js";
 import { hello } from "./hello.js";
@@ -6,4 +7,4 @@ import { ipEnriched, ipLookup } from "./ip-lookup.js";
 import type { Scenario } from "./types.js";
 
 /** Every scenario, in the order each round runs them; the baseline first. */
-export const scenarios: readonly Scenario[] = [hello, ipLookup, ipEnriched, ipInvalidKey, healthz, collect];
+export const scenarios: readonly Scenario[] = [hello, ipLookup, ipEnriched, ipInvalidKey, healthz, collect, check];

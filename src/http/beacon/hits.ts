@@ -30,7 +30,7 @@ export interface BeaconServices {
 /** UA classifiers per dataset build: the bot registry ships with the IP build and switches with it. */
 const uaClassifiers = new WeakMap<IpDataset, UaClassifier>();
 
-function uaClassifierFor(dataset: IpDataset): UaClassifier {
+export function uaClassifierFor(dataset: IpDataset): UaClassifier {
   let c = uaClassifiers.get(dataset);
   if (!c) {
     c = createUaClassifier(dataset.bots);

@@ -11,10 +11,12 @@ export function newSessionId(): string {
 }
 
 /**
- * Handshake tokens: `v1.<session_id>.<expiry, base36 epoch ms>.<HMAC-SHA256, base64url, 128 bits>`
- * over the project id, the session id and the expiry, keyed by a secret the store keeps
- * (generated at first start). A token proves that a script fetched from this service ran the
- * handshake for this project and session within its lifetime; it is not a secret from the page.
+ * Handshake tokens: `v1.<project_id>.<session_id>.<expiry, base36 epoch ms>.<HMAC-SHA256,
+ * base64url, 128 bits>` over the project id, the session id and the expiry, keyed by a secret the
+ * store keeps (generated at first start). A token proves that a script fetched from this service
+ * ran the handshake for this project and session within its lifetime; it is not a secret from the
+ * page. The project id travels in clear so a site's backend can hand the token to POST /v1/check,
+ * which finds the project from it.
  */
 export class BeaconTokens {
   /**
@@ -33,26 +35,33 @@ export class BeaconTokens {
   issue(projectId: string, sessionId: string, nowMs: number): { token: string; expiresAt: number } {
     const expiresAt = nowMs + this.ttlMs;
     const exp = expiresAt.toString(36);
-    return { token: `v1.${sessionId}.${exp}.${this.mac(projectId, sessionId, exp)}`, expiresAt };
+    return { token: `v1.${projectId}.${sessionId}.${exp}.${this.mac(projectId, sessionId, exp)}`, expiresAt };
   }
 
   /** The session id a valid, unexpired token for this project is bound to; null otherwise. */
   verify(token: string, projectId: string, nowMs: number): string | null {
+    const t = this.inspect(token, nowMs);
+    return t !== null && t.projectId === projectId ? t.sessionId : null;
+  }
+
+  /** The project and session a valid, unexpired token is bound to; null when it is not valid. */
+  inspect(token: string, nowMs: number): { projectId: string; sessionId: string } | null {
     const known = this.verified.get(token);
-    if (known !== undefined) return known.projectId === projectId && known.expiresAt > nowMs ? known.sessionId : null;
-    if (token.length > 120) return null;
+    if (known !== undefined) return known.expiresAt > nowMs ? known : null;
+    if (token.length > 160) return null;
     const parts = token.split(".");
-    if (parts.length !== 4 || parts[0] !== "v1") return null;
-    const [, sessionId, exp, mac] = parts as [string, string, string, string];
-    if (!SESSION_ID.test(sessionId) || !/^[0-9a-z]{1,12}$/.test(exp)) return null;
+    if (parts.length !== 5 || parts[0] !== "v1") return null;
+    const [, projectId, sessionId, exp, mac] = parts as [string, string, string, string, string];
+    if (!/^prj_[0-9A-Za-z]{1,40}$/.test(projectId) || !SESSION_ID.test(sessionId) || !/^[0-9a-z]{1,12}$/.test(exp)) return null;
     const expiresAt = parseInt(exp, 36);
     if (!(expiresAt > nowMs)) return null;
     const want = Buffer.from(this.mac(projectId, sessionId, exp));
     const got = Buffer.from(mac);
     if (got.length !== want.length || !timingSafeEqual(got, want)) return null;
     if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
-    this.verified.set(token, { projectId, sessionId, expiresAt });
-    return sessionId;
+    const proved = { projectId, sessionId, expiresAt };
+    this.verified.set(token, proved);
+    return proved;
   }
 
   private mac(projectId: string, sessionId: string, exp: string): string {

@@ -11,6 +11,10 @@ import { adminProjectPatch } from "./admin/project.patch.js";
 import { collectPost, handshakePost, probeGet, reportPost } from "./beacon.post.js";
 import { botPolicyGet, botPolicyPut } from "./bot-policy.js";
 import { observationsGet } from "./observations.get.js";
+import { challengeGet, challengeVerifyPost } from "./challenge.js";
+import { emailPost } from "./email.post.js";
+import { checkPost } from "./check.post.js";
+import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { healthz, readyz } from "./health.get.js";
 import { ipGet } from "./ip.get.js";
@@ -30,6 +34,11 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     observationsGet(deps),
     botPolicyGet(deps),
     botPolicyPut(deps),
+    checkPost(deps),
+    contentPost(deps),
+    emailPost(deps),
+    challengeGet(deps, deps.challenge),
+    challengeVerifyPost(deps, deps.challenge),
     adminOrgsPost(deps),
     adminOrgPatch(deps),
     adminProjectsPost(deps),

@@ -6,8 +6,10 @@ import { parseIp } from "../../../src/shared/ip.js";
  * - `ptr`: address text (IPv4 or IPv6, any valid form) -> host name; served as PTR of its
  *   in-addr.arpa / ip6.arpa name.
  * - `a`, `aaaa`: host name -> addresses (AAAA values in any valid IPv6 text form).
+ * - `mx`: domain -> mail exchangers, served as MX (type 15); an exchange of "." is a null MX (RFC 7505).
  * - `silent`: host names or addresses (meaning their reverse name) whose queries are counted but
  *   never answered, so clients time out.
+ * - `servfail`: host names or addresses whose queries get SERVFAIL (Node: ESERVFAIL).
  * A name present in some table but lacking the asked type gets NOERROR with no answers (NODATA,
  * which Node reports as ENODATA); any other name gets NXDOMAIN (ENOTFOUND).
  */
@@ -15,7 +17,9 @@ export interface DnsRecords {
   ptr?: Record<string, string>;
   a?: Record<string, string[]>;
   aaaa?: Record<string, string[]>;
+  mx?: Record<string, Array<{ exchange: string; priority: number }>>;
   silent?: string[];
+  servfail?: string[];
 }
 
 /** A running test DNS server on 127.0.0.1 (UDP). */
@@ -30,8 +34,10 @@ export interface TestDnsServer {
 const TYPE_A = 1;
 const TYPE_PTR = 12;
 const TYPE_AAAA = 28;
+const TYPE_MX = 15;
 const CLASS_IN = 1;
 const RCODE_FORMERR = 1;
+const RCODE_SERVFAIL = 2;
 const RCODE_NXDOMAIN = 3;
 const RCODE_NOTIMP = 4;
 const HEADER_BYTES = 12;
@@ -39,7 +45,7 @@ const HEADER_BYTES = 12;
 const NAME_POINTER = 0xc000 | HEADER_BYTES;
 
 /**
- * Starts a tiny authoritative DNS server over UDP for tests: PTR, A and AAAA from memory.
+ * Starts a tiny authoritative DNS server over UDP for tests: PTR, A, AAAA and MX from memory.
  * @example
  * const dns = await startDnsServer({ ptr: { "192.0.2.1": "host.test" }, a: { "host.test": ["192.0.2.1"] } });
  * systemDns([`127.0.0.1:${dns.port}`]); ... await dns.close();
@@ -74,6 +80,7 @@ interface Table {
   /** Lower-case name -> type -> record data (already encoded). */
   names: Map<string, Map<number, Buffer[]>>;
   silent: Set<string>;
+  servfail: Set<string>;
 }
 
 function buildTable(records: DnsRecords): Table {
@@ -89,8 +96,15 @@ function buildTable(records: DnsRecords): Table {
   for (const [ip, host] of Object.entries(records.ptr ?? {})) add(arpaName(ip), TYPE_PTR, encodeName(host));
   for (const [host, ips] of Object.entries(records.a ?? {})) for (const ip of ips) add(host, TYPE_A, addressBytes(ip, 4));
   for (const [host, ips] of Object.entries(records.aaaa ?? {})) for (const ip of ips) add(host, TYPE_AAAA, addressBytes(ip, 6));
-  const silent = new Set((records.silent ?? []).map((n) => normalise(parseIp(n) ? arpaName(n) : n)));
-  return { names, silent };
+  for (const [domain, mxs] of Object.entries(records.mx ?? {})) {
+    for (const { exchange, priority } of mxs) {
+      const pref = Buffer.alloc(2);
+      pref.writeUInt16BE(priority, 0);
+      add(domain, TYPE_MX, Buffer.concat([pref, encodeName(exchange)]));
+    }
+  }
+  const byName = (list: string[] | undefined): Set<string> => new Set((list ?? []).map((n) => normalise(parseIp(n) ? arpaName(n) : n)));
+  return { names, silent: byName(records.silent), servfail: byName(records.servfail) };
 }
 
 /** Builds the reply to one datagram, or null to stay silent. */
@@ -101,6 +115,7 @@ function answer(msg: Buffer, table: Table): Buffer | null {
   const q = msg.readUInt16BE(4) === 1 ? readQuestion(msg) : null;
   if (!q) return header(msg, flags, RCODE_FORMERR, 0, 0);
   if (table.silent.has(q.name)) return null;
+  if (table.servfail.has(q.name)) return header(msg, flags, RCODE_SERVFAIL, 1, 0, msg.subarray(HEADER_BYTES, q.end));
   if (((flags >>> 11) & 15) !== 0 || q.qclass !== CLASS_IN) return header(msg, flags, RCODE_NOTIMP, 1, 0, msg.subarray(HEADER_BYTES, q.end));
   const byType = table.names.get(q.name);
   if (!byType) return header(msg, flags, RCODE_NXDOMAIN, 1, 0, msg.subarray(HEADER_BYTES, q.end));

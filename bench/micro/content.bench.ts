@@ -1,0 +1,75 @@
+/**
+ * Content model: analyze() on 300-character form messages (target: at most 20 µs each), and
+ * its parts side by side (classifier, language, flags, cold-email, fraud) so a regression
+ * points at its cause.
+ *
+ *   node dist/bench/micro/content.bench.js
+ *
+ * Uses data/content-model (committed). The messages are built in this file (spam, outreach and
+ * ordinary contact-form text in English, Turkish and Indonesian), each cut to exactly 300
+ * characters; figures are per message.
+ */
+import { cpus } from "node:os";
+import { Bench } from "tinybench";
+import { CONTENT_MODEL_DIR, loadContentModel } from "../../src/scoring/content/index.js";
+import { spamProbability } from "../../src/scoring/content/classifier.js";
+import { coldEmailScore } from "../../src/scoring/content/cold-email.js";
+import { detectFlags } from "../../src/scoring/content/flags.js";
+import { fraudScore } from "../../src/scoring/content/fraud.js";
+import { detectLanguage } from "../../src/scoring/content/language.js";
+import { decodeModel } from "../../src/scoring/content/model-file.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+const TIME_MS = 1500;
+const WARMUP_MS = 300;
+const TARGET_US = 20;
+
+const SEEDS = [
+  "Hi, I came across your website and noticed it is not ranking on the first page of Google. Our agency offers affordable SEO, backlinks and guest posts that bring targeted traffic. Let me know if you are interested and I will send you a free audit and our price list. Best regards, Mark",
+  "Hello, I ordered a blue armchair from your shop two weeks ago (order 48213) and it still has not arrived. The tracking page has not changed since Monday. Could you check what happened and tell me when I can expect it? I am at home most afternoons. Thank you, Anna",
+  "URGENT! Your account has been suspended due to unusual activity. Verify your account within 24 hours at bit.ly/secure-verify or it will be closed. You have also WON a £1000 prize, call 09061701461 now to claim before it expires. Reply STOP to opt out.",
+  "Merhaba, geçen hafta web sitenizden bir masa sipariş ettim ama hâlâ kargoya verilmedi. Sipariş numaram 55120. Ne zaman gönderileceğini öğrenebilir miyim? Ayrıca fatura adresimi de değiştirmek istiyorum. Teşekkürler, iyi çalışmalar dilerim.",
+  "Selamat! Nomor Anda terpilih sebagai pemenang undian berhadiah mobil dan uang tunai Rp 100 juta. Segera hubungi kami dan kirim kode verifikasi yang masuk ke HP Anda untuk proses pencairan hadiah. Jangan beritahu siapa pun. Buruan sebelum hangus!",
+];
+const MESSAGES = SEEDS.map((s) => (s + " " + s).slice(0, 300));
+
+function main(): Promise<void> | void {
+  const model = loadContentModel();
+  const decoded = decodeModel(readFileSync(join(CONTENT_MODEL_DIR, "model.bin")));
+  console.log(`node ${process.version}, ${cpus()[0]?.model ?? "unknown CPU"} (${cpus().length} cores), ${process.platform}/${process.arch}`);
+  console.log(`model ${model.version}; ${MESSAGES.length} messages of 300 chars per iteration; tinybench ${TIME_MS} ms per task after ${WARMUP_MS} ms warm-up\n`);
+  const flags = MESSAGES.map(detectFlags);
+  let sink = 0;
+  const tasks: [string, () => void][] = [
+    ["analyze (all of it)", () => { for (const m of MESSAGES) sink += model.analyze(m).spam_probability; }],
+    ["spam_probability only", () => { for (const m of MESSAGES) sink += spamProbability(decoded, m); }],
+    ["language only (eld)", () => { for (const m of MESSAGES) sink += detectLanguage(m)?.length ?? 0; }],
+    ["flags only", () => { for (const m of MESSAGES) sink += detectFlags(m).length; }],
+    ["cold_email only", () => { for (const m of MESSAGES) sink += coldEmailScore(m); }],
+    ["fraud only", () => { MESSAGES.forEach((m, i) => (sink += fraudScore(m, flags[i]!))); }],
+  ];
+  const bench = new Bench({ time: TIME_MS, warmupTime: WARMUP_MS });
+  for (const [name, fn] of tasks) bench.add(name, fn);
+  return bench.run().then(() => {
+    const rows = bench.tasks.map((t) => {
+      const r = t.result;
+      if (r.state !== "completed") return { task: t.name, state: r.state };
+      return {
+        task: t.name,
+        "µs/message (mean)": +((r.latency.mean * 1000) / MESSAGES.length).toFixed(2),
+        "µs/message (p50)": +((r.latency.p50 * 1000) / MESSAGES.length).toFixed(2),
+        "rme %": +r.latency.rme.toFixed(2),
+        iterations: r.latency.samplesCount,
+      };
+    });
+    console.table(rows);
+    const analyze = bench.tasks[0]!.result;
+    if (analyze.state === "completed") {
+      const us = (analyze.latency.mean * 1000) / MESSAGES.length;
+      console.log(`analyze: ${us.toFixed(2)} µs per 300-char message (target <= ${TARGET_US} µs: ${us <= TARGET_US ? "met" : "MISSED"})${sink === -1 ? "" : ""}`);
+    }
+  });
+}
+
+await main();

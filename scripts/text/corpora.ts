@@ -1,0 +1,82 @@
+/**
+ * Loads the labelled text corpora of ../shared/data/text (see its SOURCES.md) into one row type,
+ * recording each file's sha256 and row counts for the model manifest.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseCsv } from "./csv.js";
+
+/** Corpus families; per-source metrics are reported by these names. */
+export type SourceName = "sms" | "youtube" | "enron" | "turkish" | "indonesian" | "contact_form" | "sms_mt";
+
+/** One labelled text. */
+export interface TextRow {
+  /** Unique across all corpora (the file's id column, or `<file>:<line>` when it has none). */
+  id: string;
+  text: string;
+  /** 1 = spam, 0 = ham. */
+  label: 0 | 1;
+  source: SourceName;
+  /** ISO 639-1 of the text where the corpus states it. */
+  lang: string | null;
+  /** Sub-collection: enron subset, YouTube video, Indonesian original class. */
+  group: string;
+}
+
+/** What the manifest records per file. */
+export interface SourceFile {
+  file: string;
+  source: SourceName;
+  sha256: string;
+  rows: number;
+  spam: number;
+  ham: number;
+}
+
+/** Files read, relative to `<shared>/text`. */
+export const CORPUS_FILES: readonly { file: string; source: SourceName }[] = [
+  { file: "sms_spam_collection.csv", source: "sms" },
+  { file: "youtube_spam_collection.csv", source: "youtube" },
+  { file: "enron_spam/enron1.csv", source: "enron" },
+  { file: "enron_spam/enron3.csv", source: "enron" },
+  { file: "enron_spam/enron4.csv", source: "enron" },
+  { file: "enron_spam/enron6.csv", source: "enron" },
+  { file: "multilingual/turkish_sms_collection.csv", source: "turkish" },
+  { file: "multilingual/indonesian_sms_spam.csv", source: "indonesian" },
+  { file: "contact_form_spam_phrases.csv", source: "contact_form" },
+  { file: "multilingual/sms_machine_translated_de_fr_hi.csv", source: "sms_mt" },
+];
+
+const LANG_BY_SOURCE: Partial<Record<SourceName, string>> = { sms: "en", youtube: "en", enron: "en", turkish: "tr", indonesian: "id" };
+
+/**
+ * Reads every corpus file under `<sharedDir>/text`. Throws when a file is missing or a label is
+ * not spam/ham (the builder refuses drifted input rather than training on it).
+ */
+export function loadCorpora(sharedDir: string, which: readonly SourceName[] = CORPUS_FILES.map((f) => f.source)): { rows: TextRow[]; files: SourceFile[] } {
+  const rows: TextRow[] = [];
+  const files: SourceFile[] = [];
+  for (const { file, source } of CORPUS_FILES) {
+    if (!which.includes(source)) continue;
+    const bytes = readFileSync(join(sharedDir, "text", file));
+    const records = parseCsv(bytes.toString("utf8"));
+    let spam = 0;
+    records.forEach((r, i) => {
+      const label = r.label === "spam" ? 1 : r.label === "ham" ? 0 : null;
+      if (label === null) throw new Error(`${file} row ${i + 2}: label ${JSON.stringify(r.label)} is not spam/ham`);
+      if (r.text === undefined) throw new Error(`${file}: no text column`);
+      spam += label;
+      rows.push({
+        id: r.id ?? r.comment_id ?? `${file}:${i + 2}`,
+        text: r.text,
+        label,
+        source,
+        lang: r.lang ?? LANG_BY_SOURCE[source] ?? null,
+        group: source === "enron" ? file.replace(/^.*\/|\.csv$/g, "") : (r.video ?? r.original_class ?? source),
+      });
+    });
+    files.push({ file, source, sha256: createHash("sha256").update(bytes).digest("hex"), rows: records.length, spam, ham: records.length - spam });
+  }
+  return { rows, files };
+}

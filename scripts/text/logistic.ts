@@ -1,0 +1,131 @@
+/**
+ * Trainer for the content model: L2-regularised logistic regression over the hashed features of
+ * src/scoring/content/features.ts, fit by AdaGrad in seeded order, then pruned and quantised to
+ * int8, and Platt calibration fit on separate data.
+ */
+import { NORM_FLOOR, extractFeatures, namespaceValue } from "../../src/scoring/content/features.js";
+import { seededShuffle } from "./split.js";
+
+/** One training example. */
+export interface Example {
+  text: string;
+  label: 0 | 1;
+  /** Sample weight (class and source balance). */
+  weight: number;
+}
+
+export interface TrainOptions {
+  bits: number;
+  epochs: number;
+  /** AdaGrad base learning rate. */
+  learningRate: number;
+  /** L2 penalty per update on the touched weights ("lazy" L2). */
+  l2: number;
+  seed: number;
+}
+
+export const DEFAULT_TRAIN_OPTIONS: TrainOptions = { bits: 20, epochs: 6, learningRate: 0.25, l2: 1e-6, seed: 20260618 };
+
+/** Float weights of a trained model. */
+export interface FloatModel {
+  bits: number;
+  bias: number;
+  weights: Float32Array;
+}
+
+/** Fits the model. Deterministic for equal examples and options. */
+export function trainLogistic(examples: readonly Example[], opts: TrainOptions = DEFAULT_TRAIN_OPTIONS): FloatModel {
+  const size = 2 ** opts.bits;
+  const w = new Float32Array(size);
+  const g2 = new Float32Array(size);
+  let bias = 0;
+  let biasG2 = 0;
+  const { learningRate: lr, l2 } = opts;
+  for (let epoch = 0; epoch < opts.epochs; epoch++) {
+    const order = seededShuffle(examples, opts.seed + epoch);
+    for (const ex of order) {
+      const f = extractFeatures(ex.text, opts.bits);
+      const idx = f.indices;
+      const nc = f.total - f.words;
+      const vw = namespaceValue(f.words, NORM_FLOOR.words);
+      const vc = namespaceValue(nc, NORM_FLOOR.chars);
+      let z = bias;
+      for (let i = 0; i < f.words; i++) z += w[idx[i]!]! * vw;
+      for (let i = f.words; i < f.total; i++) z += w[idx[i]!]! * vc;
+      const p = 1 / (1 + Math.exp(-z));
+      const g = (p - ex.label) * ex.weight;
+      for (let i = 0; i < f.total; i++) {
+        const j = idx[i]!;
+        const grad = g * (i < f.words ? vw : vc) + l2 * w[j]!;
+        const acc = g2[j]! + grad * grad;
+        g2[j] = acc;
+        w[j] = w[j]! - (lr * grad) / Math.sqrt(acc + 1e-8);
+      }
+      biasG2 += g * g;
+      bias -= (lr * g) / Math.sqrt(biasG2 + 1e-8);
+    }
+  }
+  return { bits: opts.bits, bias, weights: w };
+}
+
+/**
+ * Keeps the `keep` largest weights by magnitude and quantises them to int8 with a step that
+ * maps the 99.95th percentile of the kept magnitudes to 127 (the few larger ones are clipped).
+ * Returns the int8 weights and the step.
+ */
+export function quantise(model: FloatModel, keep: number): { weights: Int8Array; scale: number; kept: number } {
+  const mags: number[] = [];
+  for (let i = 0; i < model.weights.length; i++) if (model.weights[i] !== 0) mags.push(Math.abs(model.weights[i]!));
+  mags.sort((a, b) => b - a);
+  const cutoff = mags.length > keep ? mags[keep - 1]! : 0;
+  const top = mags.slice(0, keep);
+  const ref = top[Math.floor(top.length * 0.0005)] ?? 1;
+  const scale = ref / 127;
+  const out = new Int8Array(model.weights.length);
+  let kept = 0;
+  for (let i = 0; i < model.weights.length; i++) {
+    const v = model.weights[i]!;
+    if (v === 0 || Math.abs(v) < cutoff) continue;
+    const q = Math.max(-127, Math.min(127, Math.round(v / scale)));
+    out[i] = q;
+    if (q !== 0) kept++;
+  }
+  return { weights: out, scale, kept };
+}
+
+/**
+ * Platt scaling: fits p = 1 / (1 + exp(-(a z + b))) to raw logits z by Newton's method on the
+ * weighted log-loss, with Platt's smoothed targets (N+ + 1)/(N+ + 2) and 1/(N- + 2) against
+ * over-confidence on small sets.
+ */
+export function fitPlatt(z: readonly number[], y: readonly number[]): { a: number; b: number } {
+  const pos = y.filter((v) => v === 1).length;
+  const neg = y.length - pos;
+  const tPos = (pos + 1) / (pos + 2);
+  const tNeg = 1 / (neg + 2);
+  let a = 1;
+  let b = 0;
+  for (let iter = 0; iter < 100; iter++) {
+    let ga = 0, gb = 0, haa = 0, hab = 0, hbb = 0;
+    for (let i = 0; i < z.length; i++) {
+      const t = y[i] === 1 ? tPos : tNeg;
+      const p = 1 / (1 + Math.exp(-(a * z[i]! + b)));
+      const d = p - t;
+      const s = Math.max(p * (1 - p), 1e-12);
+      ga += d * z[i]!;
+      gb += d;
+      haa += s * z[i]! * z[i]!;
+      hab += s * z[i]!;
+      hbb += s;
+    }
+    haa += 1e-9;
+    hbb += 1e-9;
+    const det = haa * hbb - hab * hab;
+    const da = (hbb * ga - hab * gb) / det;
+    const db = (haa * gb - hab * ga) / det;
+    a -= da;
+    b -= db;
+    if (Math.abs(da) < 1e-10 && Math.abs(db) < 1e-10) break;
+  }
+  return { a, b };
+}

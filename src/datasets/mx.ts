@@ -1,0 +1,285 @@
+/**
+ * MX presence of an e-mail domain (POST /v1/email `signals.mx`). Like rdns.ts: network I/O, so
+ * asynchronous, bounded by a timeout, cached (LRU with TTLs) and single-flight per domain.
+ *
+ * Outcomes (RFC 5321 section 5.1, RFC 7505):
+ * - `found`: the domain has MX records (`hosts` = exchanges by preference), or it has none but has
+ *   an A or AAAA record: RFC 5321's implicit MX, under which mail is delivered to the domain's own
+ *   address (`implicit` true, `hosts` = [domain]). Scoring treats implicit MX as deliverable but
+ *   weaker evidence than a real MX.
+ * - `none`: the domain cannot receive mail: NXDOMAIN; or no MX and no A/AAAA (NODATA for all);
+ *   or a null MX (one MX record with exchange ".", RFC 7505: "this domain accepts no mail").
+ * - `unresolved`: the lookup timed out or failed (SERVFAIL, REFUSED, ...): nothing is known.
+ *
+ * What is cached, and for how long: `found` for `ttlMs`; `none` for `negativeTtlMs`; `unresolved`
+ * never (caching an outage would keep serving it after it ended).
+ */
+import { Resolver } from "node:dns/promises";
+
+/** One MX record as node:dns returns it. */
+export interface MxRecord {
+  exchange: string;
+  priority: number;
+}
+
+/**
+ * The DNS queries MxResolver needs; `systemMxDns()` is the real one, tests pass a fake.
+ * Each method resolves with the records, or rejects with an Error whose `code` is a Node dns code:
+ * ENOTFOUND (NXDOMAIN) and ENODATA (the name exists, no such record) are definitive and cached;
+ * "NXDOMAIN" is accepted as a synonym of ENOTFOUND; any other code is a transient failure.
+ */
+export interface MxDns {
+  resolveMx(domain: string): Promise<MxRecord[]>;
+  resolve4(host: string): Promise<string[]>;
+  resolve6(host: string): Promise<string[]>;
+}
+
+/** found / none / unresolved: see the module comment. */
+export type MxOutcome = "found" | "none" | "unresolved";
+
+/** One MX answer. */
+export interface MxResult {
+  outcome: MxOutcome;
+  /**
+   * Mail exchangers, lower-case without the trailing dot, by preference then name, at most
+   * MAX_MX_HOSTS; [domain] for an implicit MX; empty unless `found`.
+   */
+  hosts: string[];
+  /** true when `found` rests on an A/AAAA record alone (no MX record). */
+  implicit: boolean;
+  /** true when the domain publishes a null MX (RFC 7505); outcome is then `none`. */
+  nullMx: boolean;
+  /** "hit": served from cache or joined a lookup already in flight; "miss": this call queried DNS. */
+  cache: "hit" | "miss";
+}
+
+/** Options of MxResolver. All durations in milliseconds. */
+export interface MxOptions {
+  /** Where the queries go. */
+  dns: MxDns;
+  /** Bound on one whole lookup (MX, then A/AAAA when there is no MX), > 0. Example: 1500. */
+  timeoutMs: number;
+  /** How long a `found` answer is cached, >= 0; 0 caches nothing. Example: 3_600_000. */
+  ttlMs: number;
+  /** How long a `none` answer is cached, >= 0; 0 caches nothing. Example: 300_000. */
+  negativeTtlMs: number;
+  /** Most cached domains, an integer >= 0; least recently used goes first; 0 disables the cache. */
+  maxEntries: number;
+  /** Clock for cache expiry (epoch ms); defaults to Date.now. The timeout uses real timers. */
+  now?: () => number;
+}
+
+/** What POST /v1/email needs besides the lists: the MX resolver. AppDeps carries it as `email`. */
+export interface EmailServices {
+  mx: MxResolver;
+}
+
+/** Most exchanger names reported; big providers publish 5, nobody needs more than 10. */
+export const MAX_MX_HOSTS = 10;
+
+interface Answer {
+  outcome: MxOutcome;
+  hosts: string[];
+  implicit: boolean;
+  nullMx: boolean;
+}
+
+interface Entry extends Answer {
+  expiresAt: number;
+}
+
+const NO_RECORDS = new Set(["ENOTFOUND", "ENODATA", "NXDOMAIN"]);
+const NXDOMAIN = new Set(["ENOTFOUND", "NXDOMAIN"]);
+
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+}
+
+const UNRESOLVED: Answer = Object.freeze({ outcome: "unresolved", hosts: [], implicit: false, nullMx: false }) as Answer;
+const NONE: Answer = Object.freeze({ outcome: "none", hosts: [], implicit: false, nullMx: false }) as Answer;
+
+/**
+ * MX lookups with an LRU+TTL cache and single-flight per domain.
+ *
+ * @example
+ * const mx = new MxResolver({ dns: systemMxDns(), timeoutMs: 1500, ttlMs: 3_600_000, negativeTtlMs: 300_000, maxEntries: 100_000 });
+ * await mx.lookup("gmail.com"); // { outcome: "found", hosts: ["gmail-smtp-in.l.google.com", ...], implicit: false, nullMx: false, cache: "miss" }
+ */
+export class MxResolver {
+  readonly #dns: MxDns;
+  readonly #timeoutMs: number;
+  readonly #ttlMs: number;
+  readonly #negativeTtlMs: number;
+  readonly #maxEntries: number;
+  readonly #now: () => number;
+  // Insertion order is use order: a hit re-inserts its entry.
+  readonly #cache = new Map<string, Entry>();
+  readonly #inFlight = new Map<string, Promise<Answer>>();
+
+  constructor(opts: MxOptions) {
+    const { dns, timeoutMs, ttlMs, negativeTtlMs, maxEntries, now } = opts;
+    if (typeof dns?.resolveMx !== "function" || typeof dns.resolve4 !== "function" || typeof dns.resolve6 !== "function") {
+      throw new TypeError("options.dns must implement resolveMx, resolve4 and resolve6");
+    }
+    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new RangeError(`options.timeoutMs must be a finite number > 0, got ${timeoutMs}`);
+    if (!(Number.isFinite(ttlMs) && ttlMs >= 0)) throw new RangeError(`options.ttlMs must be a finite number >= 0, got ${ttlMs}`);
+    if (!(Number.isFinite(negativeTtlMs) && negativeTtlMs >= 0)) {
+      throw new RangeError(`options.negativeTtlMs must be a finite number >= 0, got ${negativeTtlMs}`);
+    }
+    if (!(Number.isInteger(maxEntries) && maxEntries >= 0)) throw new RangeError(`options.maxEntries must be an integer >= 0, got ${maxEntries}`);
+    if (now !== undefined && typeof now !== "function") throw new TypeError("options.now must be a function");
+    this.#dns = dns;
+    this.#timeoutMs = timeoutMs;
+    this.#ttlMs = ttlMs;
+    this.#negativeTtlMs = negativeTtlMs;
+    this.#maxEntries = maxEntries;
+    this.#now = now ?? Date.now;
+  }
+
+  /** Cached domains, including expired entries not yet looked at again. */
+  get size(): number {
+    return this.#cache.size;
+  }
+
+  /**
+   * The MX answer for a domain, from cache when possible. Never rejects for DNS trouble: a
+   * timeout or failure gives outcome "unresolved".
+   * @param domain an ASCII (A-label) domain name; case and a trailing dot are ignored.
+   * @throws TypeError (as a rejection) when `domain` is not a non-empty string of at most 253
+   *   characters; callers validate the address first.
+   */
+  async lookup(domain: string): Promise<MxResult> {
+    const key = keyOf(domain);
+    const cached = this.#get(key, true);
+    if (cached) return cached;
+    const pending = this.#inFlight.get(key);
+    if (pending) return { ...copy(await pending), cache: "hit" };
+    const flight = this.#resolve(key).finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, flight);
+    return { ...copy(await flight), cache: "miss" };
+  }
+
+  /** The cached answer (cache "hit"), or undefined; does not query or change the LRU order. */
+  peek(domain: string): MxResult | undefined {
+    return this.#get(keyOf(domain), false);
+  }
+
+  #get(key: string, touch: boolean): MxResult | undefined {
+    const e = this.#cache.get(key);
+    if (!e) return undefined;
+    if (this.#now() >= e.expiresAt) {
+      this.#cache.delete(key);
+      return undefined;
+    }
+    if (touch) {
+      this.#cache.delete(key);
+      this.#cache.set(key, e);
+    }
+    return { ...copy(e), cache: "hit" };
+  }
+
+  async #resolve(key: string): Promise<Answer> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<Answer>((res) => {
+      timer = setTimeout(() => res(UNRESOLVED), this.#timeoutMs);
+      timer.unref();
+    });
+    // After a timeout the queries run on (bounded by the MxDns's own timeouts); the late answer
+    // is dropped, not cached.
+    const a = await Promise.race([queryMx(this.#dns, key), timedOut]);
+    clearTimeout(timer);
+    const ttl = a.outcome === "found" ? this.#ttlMs : a.outcome === "none" ? this.#negativeTtlMs : 0;
+    if (ttl > 0 && this.#maxEntries > 0) {
+      this.#cache.delete(key);
+      this.#cache.set(key, { ...a, expiresAt: this.#now() + ttl });
+      for (const oldest of this.#cache.keys()) {
+        if (this.#cache.size <= this.#maxEntries) break;
+        this.#cache.delete(oldest);
+      }
+    }
+    return a;
+  }
+}
+
+function copy(a: Answer): Answer {
+  return { outcome: a.outcome, hosts: [...a.hosts], implicit: a.implicit, nullMx: a.nullMx };
+}
+
+function keyOf(domain: string): string {
+  if (typeof domain !== "string") throw new TypeError("domain must be a string");
+  const key = (domain.endsWith(".") ? domain.slice(0, -1) : domain).toLowerCase();
+  if (key.length === 0 || key.length > 253) throw new TypeError(`not a domain name: ${domain.slice(0, 64)}`);
+  return key;
+}
+
+/** MX of the domain, then A/AAAA when it has none (implicit MX). Never rejects. */
+async function queryMx(dns: MxDns, domain: string): Promise<Answer> {
+  let records: MxRecord[];
+  try {
+    records = await dns.resolveMx(domain);
+  } catch (err) {
+    const code = codeOf(err);
+    if (NXDOMAIN.has(code)) return NONE;
+    if (code !== "ENODATA") return UNRESOLVED;
+    records = [];
+  }
+  const hosts = exchangers(records);
+  if (hosts === "null") return { outcome: "none", hosts: [], implicit: false, nullMx: true };
+  if (hosts.length > 0) return { outcome: "found", hosts, implicit: false, nullMx: false };
+  return implicitMx(dns, domain);
+}
+
+/** RFC 5321 5.1: without MX records, the domain's own A/AAAA address is the mail exchanger. */
+async function implicitMx(dns: MxDns, domain: string): Promise<Answer> {
+  const [v4, v6] = await Promise.allSettled([dns.resolve4(domain), dns.resolve6(domain)]);
+  const has = (r: PromiseSettledResult<string[]>): boolean => r.status === "fulfilled" && r.value.length > 0;
+  if (has(v4) || has(v6)) return { outcome: "found", hosts: [domain], implicit: true, nullMx: false };
+  const definitive = (r: PromiseSettledResult<string[]>): boolean => r.status === "fulfilled" || NO_RECORDS.has(codeOf(r.reason));
+  return definitive(v4) && definitive(v6) ? NONE : UNRESOLVED;
+}
+
+/**
+ * Exchanger names by preference (then name), deduplicated, capped; "null" for an RFC 7505 null
+ * MX (exchange "." or "", which is how node:dns reports the root name).
+ */
+function exchangers(records: MxRecord[]): string[] | "null" {
+  const valid = records.filter((r) => r !== null && typeof r === "object" && typeof r.exchange === "string");
+  if (valid.length > 0 && valid.every((r) => r.exchange === "" || r.exchange === ".")) return "null";
+  const sorted = valid
+    .map((r) => ({ host: (r.exchange.endsWith(".") ? r.exchange.slice(0, -1) : r.exchange).toLowerCase(), priority: Number(r.priority) || 0 }))
+    .filter((r) => r.host.length > 0)
+    .sort((a, b) => a.priority - b.priority || (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
+  const out: string[] = [];
+  for (const r of sorted) if (!out.includes(r.host) && out.push(r.host) >= MAX_MX_HOSTS) break;
+  return out;
+}
+
+/** Options of systemMxDns() besides the servers. */
+export interface SystemMxDnsOptions {
+  /** Milliseconds c-ares waits for one reply before retrying; default 1000. */
+  queryTimeoutMs?: number;
+  /** Attempts per server before a query fails with ETIMEOUT; default 2. */
+  tries?: number;
+}
+
+/**
+ * The real MxDns: a dedicated node:dns/promises Resolver (DNS only, never /etc/hosts).
+ * @param servers name servers as "ip" or "ip:port" ("[ipv6]:port"); default: the system's.
+ * @throws when a server string is invalid (from `Resolver#setServers`) or an option is out of range.
+ * @example systemMxDns(["127.0.0.1:5353"], { queryTimeoutMs: 200, tries: 1 })
+ */
+export function systemMxDns(servers?: string[], opts: SystemMxDnsOptions = {}): MxDns {
+  const { queryTimeoutMs = 1000, tries = 2 } = opts;
+  if (!(Number.isInteger(queryTimeoutMs) && queryTimeoutMs > 0)) {
+    throw new RangeError(`queryTimeoutMs must be an integer > 0, got ${queryTimeoutMs}`);
+  }
+  if (!(Number.isInteger(tries) && tries >= 1)) throw new RangeError(`tries must be an integer >= 1, got ${tries}`);
+  const resolver = new Resolver({ timeout: queryTimeoutMs, tries });
+  if (servers !== undefined) resolver.setServers(servers);
+  return {
+    resolveMx: (domain) => resolver.resolveMx(domain),
+    resolve4: (host) => resolver.resolve4(host),
+    resolve6: (host) => resolver.resolve6(host),
+  };
+}

@@ -1,0 +1,141 @@
+import { STRONG_TELLS } from "../../scoring/observation.js";
+import { fuseCheck, type CheckInput } from "../../scoring/check.js";
+import { parseIp } from "../../shared/ip.js";
+import { uaClassifierFor } from "../beacon/hits.js";
+import type { AppDeps } from "../deps.js";
+import { ApiError } from "../errors.js";
+import { defineRoute } from "../route.js";
+import { checkBody, type CheckBody } from "../schemas/check.js";
+import { formText } from "../../scoring/content/index.js";
+import { emailCheckSignals } from "../../scoring/email.js";
+import { verifyChallengeToken } from "../../challenge/index.js";
+
+/** The hidden field the beacon injects (its default name; sites may rename it with data-fs-field). */
+const BEACON_FIELD = "_fs_signals";
+const FUSION_METHOD = "log-odds sum: calibrated content probability + per-signal likelihood ratios (naive Bayes)";
+
+/**
+ * POST /v1/check (SPEC 4.1, 2 credits): scores a form submission. See README, "Form checks".
+ * Needs at least one of metadata.email, metadata.ip, form_data (422 otherwise).
+ */
+export function checkPost(deps: AppDeps) {
+  return defineRoute({
+    method: "post",
+    pattern: "/v1/check",
+    auth: { kind: "secret" },
+    body: checkBody,
+    minCredits: 2,
+    async handle({ principal, body, nowMs }) {
+      const md = body.metadata ?? {};
+      const { beaconField, fields } = splitBeaconField(body.form_data);
+      const hasForm = fields !== null && Object.values(fields).some((v) => v !== null && v !== "" && !(Array.isArray(v) && v.length === 0));
+      if (md.email === undefined && md.ip === undefined && !hasForm && beaconField === null) {
+        throw new ApiError("MISSING_REQUIRED_DATA", "Nothing to analyse: give at least one of metadata.email, metadata.ip or form_data.");
+      }
+
+      // IP: the datasets, inline (sub-microsecond).
+      let facts = null;
+      if (md.ip !== undefined) {
+        const ip = parseIp(md.ip.trim());
+        if (!ip) throw new ApiError("VALIDATION_ERROR", "metadata.ip: not an IPv4 or IPv6 address.");
+        facts = deps.ipDatasets.get().lookup(ip);
+      }
+      const dataset = deps.ipDatasets.get();
+
+      // Text of the form: the content model.
+      const text = fields ? formText(fields) : { text: "", fields: [] };
+      const content = text.text.length > 0 ? deps.content.analyze(text.text) : null;
+
+      // User agent.
+      const ua = md.user_agent !== undefined ? uaClassifierFor(dataset).classify(md.user_agent) : null;
+
+      // The beacon's field: token verified, its session's latest observation folded in.
+      const beacon = beaconField !== null ? beaconEvidence(deps, principal!.orgId, beaconField, nowMs) : null;
+
+      // Asynchronous parts, in parallel: MX lookup for the email, the challenge's spend.
+      const [email, challenge] = await Promise.all([
+        md.email !== undefined ? emailCheckSignals(deps.email, md.email) : Promise.resolve(null),
+        md.captcha_token !== undefined ? verifyChallengeToken(deps.challenge, principal!.orgId, md.captcha_token, nowMs) : Promise.resolve(null),
+      ]);
+
+      const loadedAt = md.form_loaded_at === undefined ? null : md.form_loaded_at < 1e11 ? md.form_loaded_at * 1000 : md.form_loaded_at;
+      const input: CheckInput = {
+        content: content ? { spam_probability: content.spam_probability, fraud: content.fraud, cold_email: content.cold_email, chars: text.text.length } : null,
+        email: email ? { reasons: email.reasons } : null,
+        ip: facts ? { datacenter: facts.type.datacenter || facts.type.hosting || facts.type.cloud, vpn: facts.risk.vpn, proxy: facts.risk.proxy || facts.risk.tor || facts.risk.residential_proxy, scanner: facts.risk.scanner } : null,
+        honeypotFilled: md.honeypot_field === undefined ? null : md.honeypot_field.trim() !== "",
+        elapsedMs: loadedAt === null ? null : nowMs - loadedAt,
+        ua: ua ? { present: md.user_agent!.trim() !== "", automation: ua.automation, bot: ua.bot !== null } : null,
+        challenge: challenge ? { valid: challenge.valid, reason: challenge.reason } : null,
+        beacon,
+      };
+      const fused = fuseCheck(input);
+      const ipRisk = fused.rule_matches.filter((m) => m.signal === "ip").reduce((s, m) => s + m.contribution, 0);
+      return {
+        data: {
+          score: fused.score,
+          confidence: fused.confidence,
+          decision: fused.decision,
+          categories: fused.categories,
+          signals: {
+            ip: facts
+              ? { risk: round(1 / (1 + Math.exp(-(Math.log(0.05 / 0.95) + ipRisk)))), country_code: facts.country, is_vpn: facts.risk.vpn, is_datacenter: input.ip!.datacenter }
+              : null,
+            email: email ? { risk: email.risk, disposable: email.disposable, domain: email.domain } : null,
+            content: content
+              ? { risk: round(content.spam_probability), spam_probability: round(content.spam_probability), language: content.language, flags: content.flags, fields: text.fields }
+              : null,
+          },
+          rule_matches: fused.rule_matches,
+          fusion: { method: FUSION_METHOD, model_version: `content:${deps.content.version}+fusion:1` },
+        },
+        credits: 2,
+      };
+    },
+  });
+}
+
+/** Separates the beacon's hidden field from the site's own fields. */
+type FormData = NonNullable<CheckBody["form_data"]>;
+
+function splitBeaconField(formData: CheckBody["form_data"]): { beaconField: string | null; fields: FormData | null } {
+  if (!formData) return { beaconField: null, fields: null };
+  const raw = formData[BEACON_FIELD];
+  if (typeof raw !== "string") return { beaconField: null, fields: formData };
+  const { [BEACON_FIELD]: _, ...rest } = formData;
+  return { beaconField: raw, fields: rest };
+}
+
+/**
+ * What the beacon's field proves: a valid handshake token of one of this org's projects, the
+ * client's strong automation tells, and the session's latest observation (its score).
+ */
+function beaconEvidence(deps: AppDeps, orgId: string, field: string, nowMs: number): CheckInput["beacon"] {
+  const parsed = parseField(field);
+  const tells = Array.isArray(parsed?.signals?.tells) ? (parsed!.signals!.tells as unknown[]).filter((t): t is string => typeof t === "string") : [];
+  const strongTells = tells.some((t) => STRONG_TELLS.has(t));
+  const proved = typeof parsed?.token === "string" ? deps.beacon.tokens.inspect(parsed.token, nowMs) : null;
+  const project = proved ? deps.beacon.projects.get(proved.projectId) : undefined;
+  if (!proved || !project || project.org_id !== orgId) return { tokenValid: false, strongTells, verdictScore: null };
+  const session = deps.state.sessions.get([proved.projectId, proved.sessionId]);
+  return { tokenValid: true, strongTells, verdictScore: session ? session.last.score : null };
+}
+
+interface BeaconField {
+  token?: unknown;
+  session_id?: unknown;
+  signals?: { tells?: unknown };
+}
+
+function parseField(text: string): BeaconField | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === "object" && v !== null ? (v as BeaconField) : null;
+  } catch {
+    return null;
+  }
+}
+
+function round(x: number): number {
+  return Math.round(x * 10_000) / 10_000;
+}

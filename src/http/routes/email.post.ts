@@ -1,0 +1,38 @@
+import { analyzeEmailWithMx } from "../../scoring/email.js";
+import { emailLists } from "../../datasets/email-lists.js";
+import type { EmailServices } from "../../datasets/mx.js";
+import { defineRoute } from "../route.js";
+import { emailBody } from "../schemas/email.js";
+
+/** SPEC 8: email intelligence costs 3 credits per call, whatever the answer. */
+const EMAIL_CREDITS = 3;
+
+/**
+ * POST /v1/email (secret key, 3 credits): risk of one e-mail address.
+ *
+ * Body `{ email: string }` (schemas/email.ts). Response `data` is scoring/email.ts's EmailAnalysis:
+ * `{ email, normalized, domain, score, decision, reasons, signals: { valid_syntax, syntax_error,
+ * disposable, free_provider, role_account, role_category, plus_address, typo_suggestion,
+ * mx: { found, outcome, hosts, implicit, null_mx } } }`.
+ * A syntactically invalid address is an answer, not an error: 200, decision block, reason
+ * invalid_syntax, no DNS query. A missing or non-string `email` is 400 VALIDATION_ERROR.
+ * The MX lookup waits at most the resolver's timeout; when DNS fails the answer still goes out
+ * (fail-open, reason mx_unresolved) and still costs 3 credits: the other signals were delivered.
+ * `metadata.mx_cache` says whether DNS was queried ("miss"), answered from cache ("hit"), or not
+ * asked ("skipped"); `metadata.credits` is added by the router.
+ */
+export function emailPost(deps: { email: EmailServices }) {
+  // Load the lists when the routing table is built, not on the first request (~100 ms).
+  emailLists();
+  return defineRoute({
+    method: "post",
+    pattern: "/v1/email",
+    auth: { kind: "secret" },
+    body: emailBody,
+    minCredits: EMAIL_CREDITS,
+    async handle({ body }) {
+      const { analysis, mxCache } = await analyzeEmailWithMx(deps.email, body.email);
+      return { data: analysis, credits: EMAIL_CREDITS, metadata: { mx_cache: mxCache } };
+    },
+  });
+}

@@ -1,0 +1,115 @@
+/**
+ * Content flags: cheap, independent checks on the raw text, each a regular expression or a
+ * single pass. The list (FLAGS) is fixed and documented; analyze() reports them in this order.
+ *
+ *   links          a URL, www. host, or bare domain with a common TLD
+ *   url_shortener  a link on a known URL shortener (bit.ly, tinyurl.com, t.co, ...)
+ *   html_links     HTML anchors or BBCode [url] tags (forum and comment spam)
+ *   email_address  an e-mail address in the text
+ *   phone_number   9+ digits written as a phone number (spaces, dots, dashes, parentheses, +)
+ *   money          an amount with a currency sign or name ($50, 1.000 EUR, Rp 35 ribu, £100)
+ *   all_caps       at least 12 ASCII letters and 70% or more of them upper case
+ *   obfuscation    zero-width characters, letters spaced out (f r e e), leet inside words
+ *                  (fr33, v1agra), or a word mixing Latin with Cyrillic/Greek look-alikes
+ *   mixed_scripts  letters of two or more scripts (Latin, Cyrillic, Greek, Arabic, Hebrew,
+ *                  Devanagari, Thai, Georgian, Hangul, CJK/kana)
+ *   crypto         cryptocurrency vocabulary (bitcoin, usdt, wallet address, ...)
+ *   seo            SEO and traffic offers (backlinks, guest post, rank on Google, ...)
+ *   loan           loans, credit, debt and financing (also Indonesian/Turkish terms)
+ *   prize          prizes, winnings, lotteries, free gifts (also Indonesian/Turkish terms)
+ *   urgency        pressure to act now (urgent, limited time, expires, last chance, ...)
+ *   credentials    requests for passwords, codes, account verification or card details
+ */
+
+export const FLAGS = [
+  "links", "url_shortener", "html_links", "email_address", "phone_number", "money", "all_caps", "obfuscation",
+  "mixed_scripts", "crypto", "seo", "loan", "prize", "urgency", "credentials",
+] as const;
+export type ContentFlag = (typeof FLAGS)[number];
+
+const TLDS = "com|net|org|info|biz|xyz|top|ru|cn|io|co|me|ly|link|click|shop|online|site|store|club|us|uk|de|in|id|tr|pw|tk|ml|ga|cf|gq|su|app|dev|live|icu|vip|win|bid|loan|work";
+const LINK = new RegExp(`https?:\\/\\/|\\bwww\\s?\\.\\s?[a-z0-9-]|[a-z0-9]\\.(?:${TLDS})\\b(?!\\.[a-z])`, "i");
+const SHORTENER = /\b(?:bit\.ly|tinyurl\.com|goo\.gl|t\.co|ow\.ly|is\.gd|buff\.ly|cutt\.ly|rebrand\.ly|shorturl\.at|tiny\.cc|rb\.gy|t\.ly|s\.id|bitly\.com|tr\.im|v\.gd|linktr\.ee|shorte\.st|adf\.ly)\/[\w-]/i;
+const HTML_LINK = /<a\s[^>]*href|\[url[=\]]|\[link[=\]]/i;
+const EMAIL = /[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/i;
+const PHONE = /(?:\+|\b)\d(?:[\s.()-]{0,2}\d){8,14}\b/;
+const MONEY = /[$£€¥₹₺]\s?\d|\d(?:[\d.,]*\d)?\s?(?:[$£€₺]|usd|eur|gbp|dollars?|euros?|pounds?|bucks|tl|lira|ribu|juta|rb|jt)\b|\b(?:rp|usd|eur|gbp|idr|inr|rs)\.?\s?\d/i;
+const CRYPTO = /\b(?:bitcoin|btc|ethereum|eth|usdt|tether|crypto(?:currency|currencies)?|blockchain|binance|coinbase|nft|altcoin|wallet address|metamask|defi|forex|trading bot)\b/i;
+const SEO = /\b(?:seo|backlinks?|guest posts?|link building|domain authority|da\s?\/\s?pa|(?:first|1st|top) page of google|google(?:'s)? (?:1st|first|top)|rank(?:ing|ings)? (?:on|in) google|google rankings?|(?:more|targeted|organic|website) (?:traffic|visitors)|drive traffic|search engine optimi[sz]ation|serp)\b/i;
+const LOAN = /\b(?:loans?|lender|credit score|bad credit|debt (?:relief|consolidation)|debts?|financing|funding|mortgage|payday|refinanc\w*|interest rate|pinjaman|pinjam|kredit|kredi|borç|faizsiz)\b/i;
+const PRIZE = /\b(?:you(?:'ve| have)? won|winner|won (?:a|an|the)|prize|lottery|jackpot|congratulations|congrats|claim (?:your|now)|free gift|gift card|selected to receive|hadiah|pemenang|menang|undian|selamat anda|kazandınız|kazandiniz|hediye|çekiliş|cekilis|ikramiye)\b/i;
+const URGENCY = /\b(?:urgent(?:ly)?|act now|immediately|limited time|expires?|expiring|last chance|today only|asap|within 24 hours|don'?t miss|hurry|final notice|segera|buruan|hemen|son gün|son gun|acil)\b/i;
+const CREDENTIALS = /\b(?:password|passcode|pin code|otp|one[- ]time code|verification code|verify your (?:account|identity|email)|confirm your (?:account|identity|details)|login details|log in to (?:your|verify)|account (?:suspended|locked|on hold)|ssn|social security|card (?:number|details)|cvv|bank details|kode verifikasi|kode otp|şifre|sifre|hesabınız)\b/i;
+const ZERO_WIDTH = /[\u200b-\u200f\u2060\ufeff\u00ad]/;
+const SPACED = /\b(?:[a-z][ .]){3,}[a-z]\b/i;
+// A short word with a look-alike digit or $ between letters (v1agra, c4sh, fr3e, ca$h); not
+// inside URLs, paths or codes (the look-behind/ahead refuse URL characters), not mp3/covid19/b2b.
+// LEET_HINT is the cheap pre-check; the exact pattern runs only when it matches.
+const LEET_HINT = /[a-z][013457$][a-z]/i;
+const LEET = /(?<![\w/.=?&@$-])[a-z]{1,8}[013457$]{1,2}[a-z]{1,8}(?![\w/.=?&@-])/i;
+const HOMOGLYPH = /[a-z][\u0400-\u04ff\u0370-\u03ff]|[\u0400-\u04ff\u0370-\u03ff][a-z]/i;
+/** Script of a letter code unit, as a bit: Latin (incl. Latin-1/Extended), Cyrillic, Greek, Arabic, Hebrew, Devanagari, Thai, Georgian, Hangul, CJK/kana; 0 otherwise. */
+function scriptBit(c: number): number {
+  if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7)) return 1;
+  if (c < 0x370) return 0;
+  if (c <= 0x3ff) return 2;
+  if (c >= 0x400 && c <= 0x4ff) return 4;
+  if (c >= 0x590 && c <= 0x5ff) return 8;
+  if (c >= 0x600 && c <= 0x6ff) return 16;
+  if (c >= 0x900 && c <= 0x97f) return 32;
+  if (c >= 0xe00 && c <= 0xe7f) return 64;
+  if (c >= 0x10a0 && c <= 0x10ff) return 128;
+  if (c >= 0xac00 && c <= 0xd7af) return 256;
+  if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x4e00 && c <= 0x9fff)) return 512;
+  return 0;
+}
+
+/** One pass: ASCII letter case counts and the set of scripts seen. */
+function scanLetters(text: string): { allCaps: boolean; scripts: number } {
+  let upper = 0;
+  let lower = 0;
+  let scripts = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 65 && c <= 90) upper++;
+    else if (c >= 97 && c <= 122) lower++;
+    else if (c < 128) continue;
+    scripts |= scriptBit(c);
+  }
+  return { allCaps: upper + lower >= 12 && upper >= 0.7 * (upper + lower), scripts };
+}
+
+function bitCount(v: number): number {
+  let n = 0;
+  for (; v; v &= v - 1) n++;
+  return n;
+}
+
+function isObfuscated(text: string): boolean {
+  if (ZERO_WIDTH.test(text) || HOMOGLYPH.test(text)) return true;
+  return SPACED.test(text) || (LEET_HINT.test(text) && LEET.test(text));
+}
+
+
+/** The flags raised by `text`, in FLAGS order. */
+export function detectFlags(text: string): ContentFlag[] {
+  const out: ContentFlag[] = [];
+  const hasLink = LINK.test(text);
+  if (hasLink) out.push("links");
+  if (hasLink && SHORTENER.test(text)) out.push("url_shortener");
+  if (HTML_LINK.test(text)) out.push("html_links");
+  if (text.includes("@") && EMAIL.test(text)) out.push("email_address");
+  if (PHONE.test(text)) out.push("phone_number");
+  if (MONEY.test(text)) out.push("money");
+  const letters = scanLetters(text);
+  if (letters.allCaps) out.push("all_caps");
+  if (isObfuscated(text)) out.push("obfuscation");
+  if (bitCount(letters.scripts) >= 2) out.push("mixed_scripts");
+  if (CRYPTO.test(text)) out.push("crypto");
+  if (SEO.test(text)) out.push("seo");
+  if (LOAN.test(text)) out.push("loan");
+  if (PRIZE.test(text)) out.push("prize");
+  if (URGENCY.test(text)) out.push("urgency");
+  if (CREDENTIALS.test(text)) out.push("credentials");
+  return out;
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { MAX_FORM_TEXT, formText } from "../../src/scoring/content/index.js";
+
+describe("formText", () => {
+  it("keeps free-text and name-like fields, subject and message first", () => {
+    const r = formText({ name: "Jane Smith", company: "Acme Ltd", message: "Please call me back about the invoice.", subject: "Invoice 42" });
+    expect(r.fields).toEqual(["message", "subject", "name", "company"]);
+    expect(r.text).toBe("Please call me back about the invoice.\nInvoice 42\nJane Smith\nAcme Ltd");
+  });
+
+  it("skips contact coordinates, secrets, tokens, honeypots and hidden fields", () => {
+    const r = formText({
+      email: "jane@example.com", phone: "+1 555 123 4567", website: "https://example.com", password: "hunter2hunter2",
+      _fs_signals: "eyJhbGciOi...", csrf_token: "abc def ghi", "g-recaptcha-response": "03AGdBq24...", honeypot: "buy now",
+      "bot-field": "spam text", user_id: "u_123456", message: "Real text here",
+    });
+    expect(r.fields).toEqual(["message"]);
+    expect(r.text).toBe("Real text here");
+  });
+
+  it("skips values that are lone e-mails, URLs, phone numbers, ids, numbers or too short", () => {
+    const r = formText({ a: "jane@example.com", b: "https://x.example/p", c: "(332) 208-1772", d: "5f2b8c7e9a1d4e6f8b0c", e: "Hi", f: 42, g: true, h: null, i: "12345", comment: "A real comment" });
+    expect(r.fields).toEqual(["comment"]);
+  });
+
+  it("joins string arrays and ignores nested objects", () => {
+    const r = formText({ interests: ["gardening", "cooking"], meta: { note: "nested text" } });
+    expect(r.text).toBe("gardening, cooking");
+  });
+
+  it("bounds the text", () => {
+    const r = formText({ message: "x ".repeat(5000), notes: "y ".repeat(5000), other: "z ".repeat(5000) });
+    expect(r.text.length).toBeLessThanOrEqual(MAX_FORM_TEXT);
+  });
+
+  it("returns empty text for a form without text", () => {
+    expect(formText({ email: "a@b.co", consent: true })).toEqual({ text: "", fields: [] });
+  });
+});

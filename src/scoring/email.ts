@@ -299,6 +299,21 @@ const TARGET_SET: ReadonlySet<string> = new Set(TYPO_TARGETS);
  * @example suggestDomain("email.com", lists) // null: a real provider on the free list
  */
 export function suggestDomain(domain: string, lists: EmailLists): string | null {
+  // Memoised per domain (real traffic repeats domains; the scan over the targets costs ~2 µs).
+  let memo = suggestionMemo.get(lists);
+  if (!memo) suggestionMemo.set(lists, (memo = new Map()));
+  const known = memo.get(domain);
+  if (known !== undefined) return known;
+  const found = suggestUncached(domain, lists);
+  if (memo.size >= SUGGESTION_MEMO_MAX) memo.clear();
+  memo.set(domain, found);
+  return found;
+}
+
+const suggestionMemo = new WeakMap<EmailLists, Map<string, string | null>>();
+const SUGGESTION_MEMO_MAX = 50_000;
+
+function suggestUncached(domain: string, lists: EmailLists): string | null {
   if (TARGET_SET.has(domain)) return null;
   if (lists.isFree(domain) && !LISTED_TYPO_DOMAINS.has(domain)) return null;
   const dot = domain.indexOf(".");

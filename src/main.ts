@@ -17,6 +17,7 @@ import { IpDatasetHolder } from "./datasets/holder.js";
 import { RdnsResolver, systemDns } from "./datasets/rdns.js";
 import { MxResolver, systemMxDns } from "./datasets/mx.js";
 import { loadContentModel } from "./scoring/content/index.js";
+import { Pseudonymizer } from "./shared/pseudonym.js";
 import { Authenticator } from "./http/auth.js";
 import type { AppDeps } from "./http/deps.js";
 import { QuotaGate } from "./http/quota.js";
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
 
   const stateDir = stateDirOf(config.DATA_DIR);
   const journalDir = journalDirOf(stateDir);
-  const store = await StoreClient.start(stateDir, journalDir);
+  const store = await StoreClient.start(stateDir, journalDir, { bindingRetentionMs: config.FS_BINDING_RETENTION_DAYS * 86_400_000 });
   if (store.replayed > 0) log.warn("replayed charge journal after an unclean stop", { records: store.replayed });
   if (store.observationsReplayed > 0) log.warn("replayed observation journal after an unclean stop", { records: store.observationsReplayed });
   store.onDeath((err) => {
@@ -100,6 +101,8 @@ async function main(): Promise<void> {
   const secretAck = await store.send({ op: "meta.ensure", key: "beacon_secret", value: randomBytes(32).toString("hex") });
   if (!secretAck.ok || typeof secretAck.value !== "string") throw new Error("could not read or create the beacon token secret");
   const challengeSecret = await ensureChallengeSecret(store);
+  const idAck = await store.send({ op: "meta.ensure", key: "identifier_secret", value: randomBytes(32).toString("hex") });
+  if (!idAck.ok || typeof idAck.value !== "string") throw new Error("could not read or create the identifier secret");
   // One directory for every route: admin and owner routes hand it the records they change.
   const projects = new ProjectDirectory(readDbs);
   const beaconAsset = loadBeaconAsset(join(REPO_ROOT, "dist/beacon/fs.js"));
@@ -133,6 +136,7 @@ async function main(): Promise<void> {
     flushObservations: obsForwarder.flush,
     challenge: createChallengeService({ secret: challengeSecret, projects, spend: storeSpender(store) }),
     content: loadContentModel(),
+    pseudonyms: new Pseudonymizer(idAck.value),
     email: {
       mx: new MxResolver({
         dns: systemMxDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),

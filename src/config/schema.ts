@@ -70,6 +70,16 @@ export const envSchema = z.object({
     .enum(["true", "false", "1", "0"])
     .default("true")
     .transform((v) => v === "true" || v === "1"),
+  /**
+   * Preview: serve POST /v1/meter (announced in the SPEC, not yet live). Off: the endpoint
+   * answers 404 saying it is not available yet.
+   */
+  FS_ENABLE_METER: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
+  /** Days a session-resolution binding counts towards shared-account figures. Example: 90. */
+  FS_BINDING_RETENTION_DAYS: positiveInt.max(3650).default(90),
   /** Log level: error, warn, info or debug. */
   FS_LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
   /**

@@ -8,6 +8,7 @@ import type { BeaconServices } from "./beacon/hits.js";
 import type { ChallengeService } from "../challenge/index.js";
 import type { EmailServices } from "../datasets/mx.js";
 import type { ContentModel } from "../scoring/content/index.js";
+import type { Pseudonymizer } from "../shared/pseudonym.js";
 import type { ScoringPool } from "../workers/pool.js";
 import type { Authenticator } from "./auth.js";
 import type { QuotaGate } from "./quota.js";
@@ -41,4 +42,6 @@ export interface AppDeps {
   email: EmailServices;
   /** The trained content model (data/content-model), loaded once. */
   content: ContentModel;
+  /** Keyed hashes for identifiers the store keeps (session resolution, metering). */
+  pseudonyms: Pseudonymizer;
 }

@@ -13,6 +13,8 @@ export interface RouteContext<B> {
   /** Epoch ms used for quota periods and expiry (injectable in test mode). */
   nowMs: number;
   requestId: string;
+  /** performance.now() when the request arrived (for answers that state their own time). */
+  startedAt: number;
 }
 
 /** A handler's answer. `credits` > 0 is debited from the caller's org before the response goes out. */

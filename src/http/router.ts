@@ -82,7 +82,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
         state.aborted = true;
       });
       const snap = snapshot(req, 0, false, false);
-      void Promise.resolve(route.handle({ snap, body: undefined, principal: null, nowMs: Date.now(), requestId: state.requestId })).then(
+      void Promise.resolve(route.handle({ snap, body: undefined, principal: null, nowMs: Date.now(), requestId: state.requestId, startedAt: state.startedAt })).then(
         () => writeHead(res, state, 200),
         (err: unknown) => writeHead(res, state, toApiError(err).status),
       );
@@ -137,7 +137,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */
 function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, body: unknown): void {
   if (principal && route.minCredits) deps.quota.precheck(principal.orgId, route.minCredits, nowMs);
-  const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId };
+  const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId, startedAt: state.startedAt };
   const pending = route.handle(ctx);
   if (pending instanceof Promise) {
     pending.then(

@@ -5,6 +5,7 @@ import type { Ack, Intent, OrgRecord, UsageRecord, UsageStanding } from "./messa
 import { groupObservations, mergeSession, type ObservationPage, type SessionDelta } from "./observation-pages.js";
 import type { ObservationRecord } from "./observation-journal.js";
 import type { StateDbs } from "./state-env.js";
+import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
 
 /**
  * Applies intents inside the writer's write transaction. Runs only on the writer thread, so a
@@ -17,7 +18,14 @@ export class IntentApplier {
   private readonly dirty = new Set<string>();
   private lastChallengePrune = 0;
 
-  constructor(private readonly dbs: StateDbs) {}
+  readonly bindings: BindingIndex;
+
+  constructor(
+    private readonly dbs: StateDbs,
+    bindingRetentionMs = DEFAULT_RETENTION_MS,
+  ) {
+    this.bindings = new BindingIndex(dbs, bindingRetentionMs);
+  }
 
   /** Forget cached state (after a failed transaction the disk is the truth again). */
   reset(): void {
@@ -70,6 +78,10 @@ export class IntentApplier {
         this.dbs.meta.putSync(intent.key, intent.value);
         return { ok: true, value: intent.value };
       }
+      case "sessions.resolve":
+        return { ok: true, value: this.bindings.resolve(intent.request) };
+      case "meter.consume":
+        return { ok: true, value: this.bindings.meter(intent.request) };
       case "meta.get":
         return { ok: true, value: this.dbs.meta.get(intent.key) ?? null };
       case "challenge.spend":
@@ -174,7 +186,9 @@ export class IntentApplier {
     for (const p of pages) this.dbs.observations.putSync([p.project_id, p.first_seq], p.text);
     for (const d of sessions) {
       const key: [string, string] = [d.project_id, d.session_id];
-      this.dbs.sessions.putSync(key, mergeSession(this.dbs.sessions.get(key), d));
+      const prev = this.dbs.sessions.get(key);
+      this.dbs.sessions.putSync(key, mergeSession(prev, d));
+      if (!prev) this.dbs.sessionProjects.putSync(d.session_id, d.project_id);
     }
     this.dbs.meta.putSync("observations_applied_seq", upToSeq);
   }

@@ -6,6 +6,7 @@ import type { KeyType, Scope } from "../shared/api-keys.js";
 import type { Plan, SubscriptionStatus } from "../shared/plans.js";
 import type { ChargeRecord } from "./charge-journal.js";
 import type { ObservationPage, SessionDelta } from "./observation-pages.js";
+import type { MeterRequest, ResolveRequest } from "./bindings.js";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -120,6 +121,8 @@ export type Intent =
       value: unknown;
     }
   | { op: "meta.get"; key: string }
+  | { op: "sessions.resolve"; request: ResolveRequest }
+  | { op: "meter.consume"; request: MeterRequest }
   | {
       /**
        * Marks a solved proof-of-work challenge as used (src/challenge). Acks `created: true` for
@@ -194,4 +197,6 @@ export interface WriterData {
   protocolVersion: number;
   stateDir: string;
   journalDir: string;
+  /** How long session-resolution bindings count (FS_BINDING_RETENTION_DAYS). */
+  bindingRetentionMs?: number;
 }

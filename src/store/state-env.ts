@@ -4,7 +4,7 @@ import { open, type Database, type RootDatabase } from "lmdb";
 import type { KeyRecord, OrgRecord, ProjectRecord, SessionRecord, UsageRecord } from "./messages.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "meters", "session_projects"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -34,6 +34,13 @@ export interface StateDbs {
    * expiry so the writer prunes expired ones with one range scan (src/challenge).
    */
   challenges: Database<number, [number, string]>;
+  /** Session resolution and metering (see bindings.ts). */
+  bindings: Database<number, [string, string, string, string]>;
+  bindingKeys: Database<{ count: number; rep: string }, [string, string, string]>;
+  clusters: Database<{ parent: string; size: number }, [string, string]>;
+  meters: Database<Buffer, [string, string, string]>;
+  /** session_id -> project_id of the beacon session (sessions are keyed by project). */
+  sessionProjects: Database<string, string>;
 }
 
 /** Path of the state environment under DATA_DIR. */
@@ -55,5 +62,10 @@ export function openState(stateDir: string, readOnly: boolean): StateDbs {
     observations: root.openDB<string, [string, number]>({ name: "observation_pages", encoding: "string" }),
     sessions: root.openDB<SessionRecord, [string, string]>({ name: "sessions" }),
     challenges: root.openDB<number, [number, string]>({ name: "challenges" }),
+    bindings: root.openDB<number, [string, string, string, string]>({ name: "bindings" }),
+    bindingKeys: root.openDB<{ count: number; rep: string }, [string, string, string]>({ name: "binding_keys" }),
+    clusters: root.openDB<{ parent: string; size: number }, [string, string]>({ name: "clusters" }),
+    meters: root.openDB<Buffer, [string, string, string]>({ name: "meters", encoding: "binary" }),
+    sessionProjects: root.openDB<string, string>({ name: "session_projects", encoding: "string" }),
   };
 }

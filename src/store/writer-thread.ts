@@ -28,9 +28,14 @@ dbs.root.transactionSync(() => {
   dbs.observations.get(["__init__", 0]);
   dbs.sessions.get(["__init__", ""]);
   dbs.challenges.get([0, ""]);
+  dbs.bindings.get(["", "", "", ""]);
+  dbs.bindingKeys.get(["", "", ""]);
+  dbs.clusters.get(["", ""]);
+  dbs.meters.get(["", "", ""]);
+  dbs.sessionProjects.get("__init__");
   dbs.meta.putSync("schema_version", 1);
 });
-const applier = new IntentApplier(dbs);
+const applier = new IntentApplier(dbs, data.bindingRetentionMs);
 const replayed = replayJournal();
 const observationsReplayed = replayObservations();
 
@@ -103,6 +108,21 @@ function commitQueued(): void {
   port!.postMessage(out);
   maybePrune();
 }
+
+/**
+ * Bindings past the retention window stop counting: every 10 minutes the writer deletes them in
+ * short transactions of at most 5,000 (between which intents keep flowing).
+ */
+const PRUNE_BINDINGS_MS = 10 * 60_000;
+function pruneBindings(): void {
+  let removed = 0;
+  dbs.root.transactionSync(() => {
+    removed = applier.bindings.prune(Date.now());
+  });
+  // More to do: go on after whatever intents arrived meanwhile.
+  if (removed >= 5000) setImmediate(pruneBindings);
+}
+setInterval(pruneBindings, PRUNE_BINDINGS_MS).unref();
 
 let lastPrune = 0;
 /** Deletes fully applied journal segments now and then (cheap: one readdir). */

@@ -13,6 +13,8 @@ import { botPolicyGet, botPolicyPut } from "./bot-policy.js";
 import { observationsGet } from "./observations.get.js";
 import { challengeGet, challengeVerifyPost } from "./challenge.js";
 import { emailPost } from "./email.post.js";
+import { meterPost } from "./meter.post.js";
+import { sessionsResolvePost } from "./sessions-resolve.post.js";
 import { checkPost } from "./check.post.js";
 import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
@@ -35,6 +37,8 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     botPolicyGet(deps),
     botPolicyPut(deps),
     checkPost(deps),
+    sessionsResolvePost(deps),
+    meterPost(deps),
     contentPost(deps),
     emailPost(deps),
     challengeGet(deps, deps.challenge),

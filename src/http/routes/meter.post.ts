@@ -1,0 +1,82 @@
+import { parseIp } from "../../shared/ip.js";
+import type { MeterOutcome } from "../../store/bindings.js";
+import type { AppDeps } from "../deps.js";
+import { ApiError } from "../errors.js";
+import { defineRoute } from "../route.js";
+import { meterBody, windowMs } from "../schemas/sessions.js";
+import { ackOrThrow } from "./ack.js";
+
+/**
+ * POST /v1/meter (SPEC 4.7; preview behind FS_ENABLE_METER, 2 credits): one decision against a
+ * sliding window kept by the writer. The budget belongs to the identity's linked accounts (those
+ * session resolution tied together through a shared session, fingerprint or IP), so rotating
+ * accounts does not reset it. See README, "Metering".
+ */
+export function meterPost(deps: AppDeps) {
+  if (!deps.config.FS_ENABLE_METER) {
+    return defineRoute({
+      method: "post",
+      pattern: "/v1/meter",
+      auth: { kind: "none" },
+      handle() {
+        throw new ApiError("NOT_FOUND", "POST /v1/meter is announced but not available yet; an operator can enable the preview with FS_ENABLE_METER=true.");
+      },
+    });
+  }
+  return defineRoute({
+    method: "post",
+    pattern: "/v1/meter",
+    auth: { kind: "secret" },
+    body: meterBody,
+    minCredits: 2,
+    async handle({ principal, body, nowMs }) {
+      const h = deps.pseudonyms;
+      const id = body.identity;
+      let ipText: string | undefined;
+      if (id.ip !== undefined) {
+        const ip = parseIp(id.ip.trim());
+        if (!ip) throw new ApiError("VALIDATION_ERROR", "body.identity.ip: not an IPv4 or IPv6 address.");
+        ipText = id.ip.trim();
+      }
+      const window = windowMs(body.limit.window)!;
+      const ack = ackOrThrow(
+        await deps.store.send({
+          op: "meter.consume",
+          request: {
+            orgId: principal!.orgId,
+            resource: body.resource,
+            user: id.user_id !== undefined ? h.hash("user", id.user_id) : undefined,
+            session: id.session !== undefined ? h.hash("session", id.session) : undefined,
+            ip: ipText !== undefined ? h.hash("ip", ipText) : undefined,
+            max: body.limit.max,
+            windowMs: window,
+            cost: body.cost ?? 1,
+            nowMs,
+          },
+        }),
+      );
+      const o = ack.value as MeterOutcome;
+      const multi = o.linked_identities > 0;
+      // Over the limit: throttle; over it while spread over linked accounts (rotation): block.
+      const action = o.allowed ? "allow" : multi ? "block" : "throttle";
+      const verdict = multi ? (o.allowed ? "multi_account" : "multi_account_over_limit") : o.allowed ? "ok" : "over_limit";
+      return {
+        data: {
+          action,
+          verdict,
+          confidence: multi ? Math.min(0.95, 0.6 + 0.1 * o.linked_identities) : 1,
+          usage: {
+            count: o.count,
+            limit: body.limit.max,
+            window: body.limit.window,
+            remaining: Math.max(0, body.limit.max - o.count),
+            retry_after_seconds: o.retry_at === null ? null : Math.max(1, Math.ceil((o.retry_at - nowMs) / 1000)),
+          },
+          linked_identities: o.linked_identities,
+          budget: o.budget,
+        },
+        credits: 2,
+      };
+    },
+  });
+}

@@ -1,0 +1,49 @@
+import { z } from "zod";
+
+const id = (max: number) => z.string().trim().min(1).max(max);
+
+/** POST /v1/sessions/resolve (SPEC 4.3). The "at least one of" rule is a 422, checked in the route. */
+export const resolveBody = z.strictObject({
+  external_user_id: id(256),
+  observation_type: z.enum(["auth.signup", "auth.login"]),
+  session_id: id(128).optional(),
+  /** Type not fixed by the SPEC: a string (e.g. the beacon's hash) or a number. */
+  fingerprint: z.union([id(512), z.number().finite()]).optional(),
+  ip: z.string().max(64).optional(),
+  email: z.string().max(320).optional(),
+});
+export type ResolveBody = z.infer<typeof resolveBody>;
+
+const WINDOW = /^([1-9]\d{0,6})(s|m|h|d)$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** Longest sliding window: 31 days. */
+export const MAX_WINDOW_MS = 31 * 86_400_000;
+/** Most units one window may hold (each allowed request is one entry of the window's log). */
+export const MAX_LIMIT = 10_000;
+
+/** "30s", "15m", "1h", "1d" -> milliseconds; null when malformed or too long. */
+export function windowMs(text: string): number | null {
+  const m = WINDOW.exec(text);
+  if (!m) return null;
+  const ms = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+  return ms <= MAX_WINDOW_MS ? ms : null;
+}
+
+/** POST /v1/meter (SPEC 4.7, preview). */
+export const meterBody = z.strictObject({
+  resource: id(200),
+  identity: z
+    .strictObject({ user_id: id(256).optional(), session: id(128).optional(), ip: z.string().max(64).optional() })
+    .refine((i) => i.user_id !== undefined || i.session !== undefined || i.ip !== undefined, { message: "give at least one of user_id, session, ip" }),
+  limit: z.strictObject({
+    max: z.number().int().min(1).max(MAX_LIMIT),
+    window: z.string().refine((w) => windowMs(w) !== null, { message: "a duration such as 30s, 15m, 1h or 1d, at most 31d" }),
+  }),
+  /**
+   * Credit-budget option: units this request consumes from `limit.max` (default 1). With
+   * `cost`, `max` is a budget of units per window (e.g. 1000 credits per day) rather than a
+   * request count.
+   */
+  cost: z.number().int().min(1).max(MAX_LIMIT).optional(),
+});
+export type MeterBody = z.infer<typeof meterBody>;

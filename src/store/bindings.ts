@@ -1,0 +1,235 @@
+import type { Database } from "lmdb";
+
+/**
+ * Session resolution and metering state, kept by the writer thread (the only writer, so every
+ * read-check-write below is exact under any concurrency: requests are applied one at a time).
+ *
+ * Identifiers arrive hashed (keyed SHA-256, see src/shared/pseudonym.ts); nothing raw is stored.
+ *
+ * - `bindings` [org, kind, value, user] -> last seen (epoch ms): one entry per distinct account
+ *   seen with a session, fingerprint, IP, IP prefix or email; for kind "session_email", one per
+ *   email seen on a session.
+ * - `bindingKeys` [org, kind, value] -> { count, rep }: how many distinct accounts (or emails) the
+ *   value has, and one of them (the representative used to link accounts). A resolve reads and
+ *   updates a handful of these keys: O(1) in the number of bindings (B-tree lookups).
+ * - `clusters` [org, user] -> { parent, size }: union-find over accounts linked by a shared
+ *   session, fingerprint or (not shared-network) IP, so a meter budget follows the person, not
+ *   the account. Union by size, path halving.
+ * - `meters` [org, resource, budget key] -> sliding-window log (Float64Array of [ts, cost] pairs).
+ */
+export type BindingKind = "session" | "fingerprint" | "ip" | "prefix" | "email" | "session_email";
+
+export interface BindingDbs {
+  bindings: Database<number, [string, string, string, string]>;
+  bindingKeys: Database<{ count: number; rep: string }, [string, string, string]>;
+  clusters: Database<{ parent: string; size: number }, [string, string]>;
+  meters: Database<Buffer, [string, string, string]>;
+}
+
+/** What a resolve binds (hashed), and whether the IP is one many real users share. */
+export interface ResolveRequest {
+  orgId: string;
+  user: string;
+  session?: string;
+  fingerprint?: string;
+  ip?: string;
+  prefix?: string;
+  email?: string;
+  /** Mobile carrier or CGNAT address: counted, but never used to link accounts. */
+  sharedNetwork: boolean;
+  nowMs: number;
+}
+
+/** Distinct other accounts per join key (and other emails on the session), after this binding. */
+export interface ResolveCounts {
+  accounts_sharing_session: number;
+  accounts_sharing_fingerprint: number;
+  accounts_sharing_ip: number;
+  accounts_sharing_prefix: number;
+  linked_emails: number;
+  /** Accounts linked to this one (its cluster, minus itself). */
+  linked_accounts: number;
+  /** True when this account was bound to nothing before. */
+  new_account: boolean;
+}
+
+export interface MeterRequest {
+  orgId: string;
+  resource: string;
+  user?: string;
+  session?: string;
+  ip?: string;
+  max: number;
+  windowMs: number;
+  cost: number;
+  nowMs: number;
+}
+
+export interface MeterOutcome {
+  allowed: boolean;
+  /** Units used in the window before this request (and including it when allowed). */
+  count: number;
+  /** Accounts sharing this budget, minus one. */
+  linked_identities: number;
+  /** Which identity the budget is kept under. */
+  budget: "account" | "session" | "ip";
+  /** Epoch ms when enough of the window has passed for this request to fit; null when allowed. */
+  retry_at: number | null;
+}
+
+/** Retention of bindings; older ones are pruned and stop counting. */
+export const DEFAULT_RETENTION_MS = 90 * 86_400_000;
+
+export class BindingIndex {
+  constructor(
+    private readonly dbs: BindingDbs,
+    private readonly retentionMs = DEFAULT_RETENTION_MS,
+  ) {}
+
+  /** Records the bindings of one resolve and answers the counts. Must run in a write transaction. */
+  resolve(r: ResolveRequest): ResolveCounts {
+    const wasKnown = this.dbs.clusters.get([r.orgId, r.user]) !== undefined;
+    if (!wasKnown) this.dbs.clusters.putSync([r.orgId, r.user], { parent: r.user, size: 1 });
+    const bind = (kind: BindingKind, value: string | undefined, member: string, link: boolean): number => {
+      if (value === undefined) return 0;
+      const k: [string, string, string] = [r.orgId, kind, value];
+      let meta = this.dbs.bindingKeys.get(k);
+      const entry: [string, string, string, string] = [r.orgId, kind, value, member];
+      const fresh = this.dbs.bindings.get(entry) === undefined;
+      this.dbs.bindings.putSync(entry, r.nowMs);
+      if (!meta) meta = { count: 0, rep: member };
+      if (fresh) {
+        meta = { count: meta.count + 1, rep: meta.rep };
+        this.dbs.bindingKeys.putSync(k, meta);
+      }
+      if (link && meta.rep !== member) this.union(r.orgId, meta.rep, member);
+      return meta.count - 1; // distinct others
+    };
+    const counts: ResolveCounts = {
+      accounts_sharing_session: bind("session", r.session, r.user, true),
+      accounts_sharing_fingerprint: bind("fingerprint", r.fingerprint, r.user, true),
+      accounts_sharing_ip: bind("ip", r.ip, r.user, !r.sharedNetwork),
+      accounts_sharing_prefix: bind("prefix", r.prefix, r.user, false),
+      linked_emails: 0,
+      linked_accounts: 0,
+      new_account: !wasKnown,
+    };
+    bind("email", r.email, r.user, true);
+    if (r.session !== undefined && r.email !== undefined) counts.linked_emails = bind("session_email", r.session, r.email, false);
+    else if (r.session !== undefined) counts.linked_emails = this.dbs.bindingKeys.get([r.orgId, "session_email", r.session])?.count ?? 0;
+    counts.linked_accounts = this.size(r.orgId, r.user) - 1;
+    return counts;
+  }
+
+  /**
+   * One metered request against a sliding window: the budget is kept under the identity's
+   * linked accounts (their cluster root) when the account is known, else under the session or
+   * the IP. Allowed when the units used in (now - window, now] plus this cost fit in `max`.
+   */
+  meter(m: MeterRequest): MeterOutcome {
+    let budgetKey: string;
+    let budget: MeterOutcome["budget"];
+    let linked = 0;
+    const viaSession = m.session !== undefined ? this.dbs.bindingKeys.get([m.orgId, "session", m.session])?.rep : undefined;
+    const account = m.user ?? viaSession;
+    if (account !== undefined && this.dbs.clusters.get([m.orgId, account]) !== undefined) {
+      const root = this.find(m.orgId, account);
+      budgetKey = `a:${root}`;
+      budget = "account";
+      linked = this.size(m.orgId, root) - 1;
+    } else if (m.user !== undefined) {
+      budgetKey = `a:${m.user}`;
+      budget = "account";
+    } else if (m.session !== undefined) {
+      budgetKey = `s:${m.session}`;
+      budget = "session";
+    } else {
+      budgetKey = `i:${m.ip ?? ""}`;
+      budget = "ip";
+    }
+    const key: [string, string, string] = [m.orgId, m.resource, budgetKey];
+    const stored = this.dbs.meters.get(key);
+    const from = m.nowMs - m.windowMs;
+    // Keep only entries inside the window.
+    const old = stored ? new Float64Array(stored.buffer, stored.byteOffset, stored.byteLength / 8) : new Float64Array(0);
+    let start = 0;
+    while (start < old.length && old[start]! <= from) start += 2;
+    let used = 0;
+    for (let i = start; i < old.length; i += 2) used += old[i + 1]!;
+    if (used + m.cost <= m.max) {
+      const next = new Float64Array(old.length - start + 2);
+      next.set(old.subarray(start));
+      next[next.length - 2] = m.nowMs;
+      next[next.length - 1] = m.cost;
+      this.dbs.meters.putSync(key, Buffer.from(next.buffer));
+      return { allowed: true, count: used + m.cost, linked_identities: linked, budget, retry_at: null };
+    }
+    // When will enough units have left the window?
+    let free = m.max - used;
+    let retryAt: number | null = null;
+    for (let i = start; i < old.length; i += 2) {
+      free += old[i + 1]!;
+      if (free >= m.cost) {
+        retryAt = old[i]! + m.windowMs + 1;
+        break;
+      }
+    }
+    if (start > 0) this.dbs.meters.putSync(key, Buffer.from(old.slice(start).buffer));
+    return { allowed: false, count: used, linked_identities: linked, budget, retry_at: retryAt };
+  }
+
+  /**
+   * Deletes bindings last seen before the retention window and lowers their keys' counts. At
+   * most `limit` entries per call (the writer calls it on a timer, in short transactions).
+   * Clusters are kept: an old link still ties a budget together. Returns how many were removed.
+   */
+  prune(nowMs: number, limit = 5000): number {
+    const cutoff = nowMs - this.retentionMs;
+    let removed = 0;
+    for (const { key, value } of this.dbs.bindings.getRange({ start: this.pruneCursor ?? undefined })) {
+      if (removed >= limit) {
+        this.pruneCursor = key;
+        return removed;
+      }
+      if (value >= cutoff) continue;
+      this.dbs.bindings.removeSync(key);
+      const k: [string, string, string] = [key[0], key[1], key[2]];
+      const meta = this.dbs.bindingKeys.get(k);
+      if (meta) {
+        if (meta.count <= 1) this.dbs.bindingKeys.removeSync(k);
+        else this.dbs.bindingKeys.putSync(k, { count: meta.count - 1, rep: meta.rep });
+      }
+      removed++;
+    }
+    this.pruneCursor = null;
+    return removed;
+  }
+
+  private pruneCursor: [string, string, string, string] | null = null;
+
+  private find(org: string, user: string): string {
+    let x = user;
+    for (;;) {
+      const node = this.dbs.clusters.get([org, x]);
+      if (!node || node.parent === x) return x;
+      const parent = this.dbs.clusters.get([org, node.parent]);
+      if (parent && parent.parent !== node.parent) this.dbs.clusters.putSync([org, x], { parent: parent.parent, size: node.size }); // path halving
+      x = node.parent;
+    }
+  }
+
+  private size(org: string, user: string): number {
+    return this.dbs.clusters.get([org, this.find(org, user)])?.size ?? 1;
+  }
+
+  private union(org: string, a: string, b: string): void {
+    const ra = this.find(org, a);
+    const rb = this.find(org, b);
+    if (ra === rb) return;
+    const na = this.dbs.clusters.get([org, ra]) ?? { parent: ra, size: 1 };
+    const nb = this.dbs.clusters.get([org, rb]) ?? { parent: rb, size: 1 };
+    const [big, small, nBig, nSmall] = na.size >= nb.size ? [ra, rb, na, nb] : [rb, ra, nb, na];
+    this.dbs.clusters.putSync([org, small], { parent: big, size: nSmall.size });
+    this.dbs.clusters.putSync([org, big], { parent: big, size: nBig.size + nSmall.size });
+  }
+}

@@ -115,6 +115,8 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
         FS_ADMIN_TOKEN: adminToken,
         FS_POOL_THREADS: String(opts.poolThreads),
         FS_LOG_LEVEL: "info",
+        // The meter is a preview, off by default; the benchmark measures it.
+        FS_ENABLE_METER: "true",
       },
       adminToken,
     );

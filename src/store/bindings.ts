@@ -77,6 +77,9 @@ export interface MeterOutcome {
   retry_at: number | null;
 }
 
+/** A binding's last-seen time is rewritten at most this often. */
+const REFRESH_MS = 86_400_000;
+
 /** Retention of bindings; older ones are pruned and stop counting. */
 export const DEFAULT_RETENTION_MS = 90 * 86_400_000;
 
@@ -95,8 +98,11 @@ export class BindingIndex {
       const k: [string, string, string] = [r.orgId, kind, value];
       let meta = this.dbs.bindingKeys.get(k);
       const entry: [string, string, string, string] = [r.orgId, kind, value, member];
-      const fresh = this.dbs.bindings.get(entry) === undefined;
-      this.dbs.bindings.putSync(entry, r.nowMs);
+      const seen = this.dbs.bindings.get(entry);
+      const fresh = seen === undefined;
+      // Last-seen drives retention only (90 days by default): refreshing it once a day is enough,
+      // and spares a write per key on every repeat login.
+      if (fresh || r.nowMs - seen > REFRESH_MS) this.dbs.bindings.putSync(entry, r.nowMs);
       if (!meta) meta = { count: 0, rep: member };
       if (fresh) {
         meta = { count: meta.count + 1, rep: meta.rep };

@@ -1,5 +1,6 @@
 import { check } from "./check.js";
 import { collect } from "./collect.js";
+import { meter, resolve } from "./sessions.js";
 import { healthz } from "./healthz.js";
 import { hello } from "./hello.js";
 import { ipInvalidKey } from "./ip-invalid-key.js";
@@ -7,4 +8,4 @@ import { ipEnriched, ipLookup } from "./ip-lookup.js";
 import type { Scenario } from "./types.js";
 
 /** Every scenario, in the order each round runs them; the baseline first. */
-export const scenarios: readonly Scenario[] = [hello, ipLookup, ipEnriched, ipInvalidKey, healthz, collect, check];
+export const scenarios: readonly Scenario[] = [hello, ipLookup, ipEnriched, ipInvalidKey, healthz, collect, check, resolve, meter];

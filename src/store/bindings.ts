@@ -15,7 +15,9 @@ import type { Database } from "lmdb";
  * - `clusters` [org, user] -> { parent, size }: union-find over accounts linked by a shared
  *   session, fingerprint or (not shared-network) IP, so a meter budget follows the person, not
  *   the account. Union by size, path halving.
- * - `meters` [org, resource, budget key] -> sliding-window log (Float64Array of [ts, cost] pairs).
+ * - `meters` [org, budget key, resource] -> sliding-window log (Float64Array of [ts, cost] pairs).
+ *   When two clusters merge, the smaller root's logs move into the bigger root's, so a budget
+ *   already used is not lost by linking (or rotating) accounts.
  */
 export type BindingKind = "session" | "fingerprint" | "ip" | "prefix" | "email" | "session_email";
 
@@ -24,6 +26,28 @@ export interface BindingDbs {
   bindingKeys: Database<{ count: number; rep: string }, [string, string, string]>;
   clusters: Database<{ parent: string; size: number }, [string, string]>;
   meters: Database<Buffer, [string, string, string]>;
+}
+
+/** Merges two [ts, cost] logs, each sorted by time, into one sorted log. */
+function mergeLogs(a: Float64Array, b: Float64Array): Float64Array {
+  const out = new Float64Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length || j < b.length) {
+    const takeA = j >= b.length || (i < a.length && a[i]! <= b[j]!);
+    const src = takeA ? a : b;
+    const at = takeA ? i : j;
+    out[k++] = src[at]!;
+    out[k++] = src[at + 1]!;
+    if (takeA) i += 2;
+    else j += 2;
+  }
+  return out;
+}
+
+function asLog(buf: Buffer | undefined): Float64Array {
+  return buf ? new Float64Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength)) : new Float64Array(0);
 }
 
 /** What a resolve binds (hashed), and whether the IP is one many real users share. */
@@ -84,10 +108,15 @@ const REFRESH_MS = 86_400_000;
 export const DEFAULT_RETENTION_MS = 90 * 86_400_000;
 
 export class BindingIndex {
+  /** How often a binding's last-seen time is rewritten: daily, or more often for short retentions. */
+  private readonly refreshMs: number;
+
   constructor(
     private readonly dbs: BindingDbs,
     private readonly retentionMs = DEFAULT_RETENTION_MS,
-  ) {}
+  ) {
+    this.refreshMs = Math.min(REFRESH_MS, retentionMs / 10);
+  }
 
   /** Records the bindings of one resolve and answers the counts. Must run in a write transaction. */
   resolve(r: ResolveRequest): ResolveCounts {
@@ -102,7 +131,7 @@ export class BindingIndex {
       const fresh = seen === undefined;
       // Last-seen drives retention only (90 days by default): refreshing it once a day is enough,
       // and spares a write per key on every repeat login.
-      if (fresh || r.nowMs - seen > REFRESH_MS) this.dbs.bindings.putSync(entry, r.nowMs);
+      if (fresh || r.nowMs - seen > this.refreshMs) this.dbs.bindings.putSync(entry, r.nowMs);
       if (!meta) meta = { count: 0, rep: member };
       if (fresh) {
         meta = { count: meta.count + 1, rep: meta.rep };
@@ -153,11 +182,10 @@ export class BindingIndex {
       budgetKey = `i:${m.ip ?? ""}`;
       budget = "ip";
     }
-    const key: [string, string, string] = [m.orgId, m.resource, budgetKey];
-    const stored = this.dbs.meters.get(key);
+    const key: [string, string, string] = [m.orgId, budgetKey, m.resource];
     const from = m.nowMs - m.windowMs;
     // Keep only entries inside the window.
-    const old = stored ? new Float64Array(stored.buffer, stored.byteOffset, stored.byteLength / 8) : new Float64Array(0);
+    const old = asLog(this.dbs.meters.get(key));
     let start = 0;
     while (start < old.length && old[start]! <= from) start += 2;
     let used = 0;
@@ -176,7 +204,7 @@ export class BindingIndex {
     for (let i = start; i < old.length; i += 2) {
       free += old[i + 1]!;
       if (free >= m.cost) {
-        retryAt = old[i]! + m.windowMs + 1;
+        retryAt = old[i]! + m.windowMs; // the window is (now - window, now]: it has left by then
         break;
       }
     }
@@ -186,17 +214,20 @@ export class BindingIndex {
 
   /**
    * Deletes bindings last seen before the retention window and lowers their keys' counts. At
-   * most `limit` entries per call (the writer calls it on a timer, in short transactions).
+   * most `limit` removals and `limit * 20` entries examined per call, so each call is a short
+   * transaction; `pruning` says whether the pass has more to do (the writer calls again).
    * Clusters are kept: an old link still ties a budget together. Returns how many were removed.
    */
   prune(nowMs: number, limit = 5000): number {
     const cutoff = nowMs - this.retentionMs;
     let removed = 0;
+    let examined = 0;
     for (const { key, value } of this.dbs.bindings.getRange({ start: this.pruneCursor ?? undefined })) {
-      if (removed >= limit) {
+      if (removed >= limit || examined >= limit * 20) {
         this.pruneCursor = key;
         return removed;
       }
+      examined++;
       if (value >= cutoff) continue;
       this.dbs.bindings.removeSync(key);
       const k: [string, string, string] = [key[0], key[1], key[2]];
@@ -212,6 +243,11 @@ export class BindingIndex {
   }
 
   private pruneCursor: [string, string, string, string] | null = null;
+
+  /** True while a prune pass has stopped part-way (call prune again). */
+  get pruning(): boolean {
+    return this.pruneCursor !== null;
+  }
 
   private find(org: string, user: string): string {
     let x = user;
@@ -237,5 +273,18 @@ export class BindingIndex {
     const [big, small, nBig, nSmall] = na.size >= nb.size ? [ra, rb, na, nb] : [rb, ra, nb, na];
     this.dbs.clusters.putSync([org, small], { parent: big, size: nSmall.size });
     this.dbs.clusters.putSync([org, big], { parent: big, size: nBig.size + nSmall.size });
+    this.moveMeters(org, `a:${small}`, `a:${big}`);
+  }
+
+  /** Moves every meter log of one budget into another (merging logs of the same resource). */
+  private moveMeters(org: string, from: string, to: string): void {
+    const moving = [...this.dbs.meters.getRange({ start: [org, from], end: [org, `${from}\u0000`] })];
+    for (const { key, value } of moving) {
+      if (key[0] !== org || key[1] !== from) continue;
+      const target: [string, string, string] = [org, to, key[2]];
+      const merged = mergeLogs(asLog(this.dbs.meters.get(target)), asLog(value));
+      this.dbs.meters.putSync(target, Buffer.from(merged.buffer));
+      this.dbs.meters.removeSync(key);
+    }
   }
 }

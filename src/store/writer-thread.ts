@@ -120,7 +120,7 @@ function pruneBindings(): void {
     removed = applier.bindings.prune(Date.now());
   });
   // More to do: go on after whatever intents arrived meanwhile.
-  if (removed >= 5000) setImmediate(pruneBindings);
+  if (removed > 0 || applier.bindings.pruning) setImmediate(pruneBindings);
 }
 setInterval(pruneBindings, PRUNE_BINDINGS_MS).unref();
 

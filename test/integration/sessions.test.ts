@@ -133,8 +133,8 @@ describe("POST /v1/meter (preview)", () => {
     expect((await meter(site, body, at(10_000))).body.data.action).toBe("allow");
     const third = await meter(site, body, at(20_000));
     expect(third.body.data).toMatchObject({ action: "throttle", verdict: "over_limit", budget: "session" });
-    expect(third.body.data.usage.retry_after_seconds).toBe(11);
-    expect((await meter(site, body, at(30_001))).body.data.action).toBe("allow"); // the first left the window
+    expect(third.body.data.usage.retry_after_seconds).toBe(10);
+    expect((await meter(site, body, at(30_000))).body.data.action).toBe("allow"); // the first left the window (it is (now - 30 s, now])
     const budget = { resource: "credits", identity: { user_id: "spender" }, limit: { max: 10, window: "1d" } };
     expect((await meter(site, { ...budget, cost: 4 })).body.data.usage.count).toBe(4);
     expect((await meter(site, { ...budget, cost: 4 })).body.data.usage.count).toBe(8);

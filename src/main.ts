@@ -18,6 +18,8 @@ import { RdnsResolver, systemDns } from "./datasets/rdns.js";
 import { MxResolver, systemMxDns } from "./datasets/mx.js";
 import { loadContentModel } from "./scoring/content/index.js";
 import { Pseudonymizer } from "./shared/pseudonym.js";
+import { billingFromConfig } from "./billing/stripe.js";
+import { OverageReporter } from "./billing/overage-reporter.js";
 import { Authenticator } from "./http/auth.js";
 import type { AppDeps } from "./http/deps.js";
 import { QuotaGate } from "./http/quota.js";
@@ -105,6 +107,8 @@ async function main(): Promise<void> {
   if (!idAck.ok || typeof idAck.value !== "string") throw new Error("could not read or create the identifier secret");
   // One directory for every route: admin and owner routes hand it the records they change.
   const projects = new ProjectDirectory(readDbs);
+  const billing = billingFromConfig(config);
+  if (!billing) log.info("billing not configured (STRIPE_SECRET_KEY and STRIPE_PRICE_*): billing endpoints answer 503");
   const beaconAsset = loadBeaconAsset(join(REPO_ROOT, "dist/beacon/fs.js"));
   if (!beaconAsset) log.warn("beacon script not built; GET /js/fs.js answers 503 until `npm run build`");
 
@@ -137,6 +141,7 @@ async function main(): Promise<void> {
     challenge: createChallengeService({ secret: challengeSecret, projects, spend: storeSpender(store) }),
     content: loadContentModel(),
     pseudonyms: new Pseudonymizer(idAck.value),
+    billing,
     email: {
       mx: new MxResolver({
         dns: systemMxDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
@@ -149,6 +154,8 @@ async function main(): Promise<void> {
     rdns,
   };
   const server = await listen(deps, beaconAsset);
+  const reporter = billing ? new OverageReporter(store, billing, log, forwarder.flush, config.FS_OVERAGE_REPORT_MS) : null;
+  reporter?.start();
   log.info("listening", { host: config.HOST, port: server.port, pool_threads: pool.threads, data_dir: config.DATA_DIR });
   if (boot.firstStart) printFirstStart(boot.firstStart, server.port);
 
@@ -159,6 +166,7 @@ async function main(): Promise<void> {
     // Stop accepting connections; requests on open keep-alive connections are still answered,
     // but once the journal is closed a metered call gets 503 NOT_READY and is not charged.
     server.close();
+    await reporter?.stop();
     journal.close();
     observations.close();
     forwarder.flush();

@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { z } from "zod";
 
 /** Environment variables whose values are redacted whenever the config is printed. */
-export const SECRET_KEYS = new Set(["FS_ADMIN_TOKEN"]);
+export const SECRET_KEYS = new Set(["FS_ADMIN_TOKEN", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"]);
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -80,6 +80,30 @@ export const envSchema = z.object({
     .transform((v) => v === "true" || v === "1"),
   /** Days a session-resolution binding counts towards shared-account figures. Example: 90. */
   FS_BINDING_RETENTION_DAYS: positiveInt.max(3650).default(90),
+  /**
+   * Stripe (billing). The service starts without them; billing endpoints then answer 503
+   * BILLING_NOT_CONFIGURED. Secret API key, e.g. sk_live_... / sk_test_....
+   */
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  /** Signing secret of the webhook endpoint (whsec_...); without it webhooks are refused. */
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  /** Price ids: the monthly price and the metered overage price of each paid plan. */
+  STRIPE_PRICE_PRO: z.string().min(1).optional(),
+  STRIPE_PRICE_PRO_OVERAGE: z.string().min(1).optional(),
+  STRIPE_PRICE_BUSINESS: z.string().min(1).optional(),
+  STRIPE_PRICE_BUSINESS_OVERAGE: z.string().min(1).optional(),
+  /** Event name of the Stripe billing meter the overage prices are attached to. */
+  STRIPE_METER_EVENT_NAME: z.string().min(1).default("fraudscore_overage_credits"),
+  /** Where the SDK connects (tests point it at a local Stripe-compatible server). */
+  STRIPE_API_HOST: z.string().min(1).optional(),
+  STRIPE_API_PORT: port.optional(),
+  STRIPE_API_PROTOCOL: z.enum(["http", "https"]).optional(),
+  /** Milliseconds one Stripe call may take before it fails (the caller gets 502; scoring is unaffected). */
+  STRIPE_TIMEOUT_MS: positiveInt.max(120_000).default(10_000),
+  /** How often overage is reported to Stripe's meter, in milliseconds. */
+  FS_OVERAGE_REPORT_MS: positiveInt.max(86_400_000).default(60_000),
+  /** Public base URL of the service, for default checkout/portal return URLs. Example: https://fs.example.com. */
+  FS_PUBLIC_URL: z.string().url().optional(),
   /** Log level: error, warn, info or debug. */
   FS_LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
   /**

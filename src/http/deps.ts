@@ -9,6 +9,7 @@ import type { ChallengeService } from "../challenge/index.js";
 import type { EmailServices } from "../datasets/mx.js";
 import type { ContentModel } from "../scoring/content/index.js";
 import type { Pseudonymizer } from "../shared/pseudonym.js";
+import type { BillingSetup } from "../billing/stripe.js";
 import type { ScoringPool } from "../workers/pool.js";
 import type { Authenticator } from "./auth.js";
 import type { QuotaGate } from "./quota.js";
@@ -44,4 +45,6 @@ export interface AppDeps {
   content: ContentModel;
   /** Keyed hashes for identifiers the store keeps (session resolution, metering). */
   pseudonyms: Pseudonymizer;
+  /** Stripe billing; null when not configured (billing endpoints answer 503). */
+  billing: BillingSetup | null;
 }

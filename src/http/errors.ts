@@ -4,6 +4,7 @@
  */
 export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: { status: 400, meaning: "Invalid request format; the message names the failing field path." },
+  INVALID_SIGNATURE: { status: 400, meaning: "Webhook: the Stripe-Signature header does not verify against the raw body (or is too old); nothing was applied." },
   MISSING_KEY: { status: 401, meaning: "No Authorization header." },
   INVALID_KEY: { status: 401, meaning: "Invalid API key (unknown, malformed, or wrong admin token)." },
   EXPIRED_KEY: { status: 401, meaning: "API key expired." },
@@ -14,12 +15,15 @@ export const ERROR_CATALOGUE = {
   ORIGIN_NOT_ALLOWED: { status: 403, meaning: "Beacon call from a page origin the project does not allow (allowed_origins)." },
   NOT_FOUND: { status: 404, meaning: "No such route or resource." },
   METHOD_NOT_ALLOWED: { status: 405, meaning: "The route exists but not for this method; see the Allow header." },
+  NO_BILLING_ACCOUNT: { status: 409, meaning: "Billing portal: the org has no Stripe customer yet; start with POST /v1/orgs/{orgId}/billing/checkout." },
   DATASET_SWITCH_FAILED: { status: 409, meaning: "Admin: the requested dataset build could not be opened; the previous build stays in service." },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: "Request body larger than FS_MAX_BODY_BYTES." },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: "A body was sent without Content-Type: application/json." },
   MISSING_REQUIRED_DATA: { status: 422, meaning: "No analyzable data provided." },
   QUOTA_EXCEEDED: { status: 429, meaning: "Quota or rate limit exceeded; metadata.ratelimit says when it resets." },
   INTERNAL_ERROR: { status: 500, meaning: "Server error. Nothing internal is leaked; the request id is logged." },
+  PAYMENT_PROVIDER_ERROR: { status: 502, meaning: "Stripe failed or timed out; nothing was changed here. Retry later." },
+  BILLING_NOT_CONFIGURED: { status: 503, meaning: "Billing is not configured on this installation (STRIPE_SECRET_KEY, price ids, webhook secret)." },
   OVERLOADED: { status: 503, meaning: "The scoring pool queue is full; retry after the Retry-After header." },
   NOT_READY: { status: 503, meaning: "Cannot serve right now: datasets, writer or pool unavailable (GET /readyz), or charges cannot be recorded (stopping, storage failure); nothing was charged." },
 } as const satisfies Record<string, { status: number; meaning: string }>;
@@ -41,6 +45,7 @@ export const STATUS_TEXT: Record<number, string> = {
   422: "422 Unprocessable Entity",
   429: "429 Too Many Requests",
   500: "500 Internal Server Error",
+  502: "502 Bad Gateway",
   503: "503 Service Unavailable",
 };
 

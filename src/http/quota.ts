@@ -1,5 +1,5 @@
 import { PLAN_RULES, type Plan } from "../shared/plans.js";
-import { periodEndMs, periodOf } from "../shared/period.js";
+import { usagePeriod, type BillingPeriodSource } from "../shared/billing-period.js";
 import { JournalClosedError, type ChargeJournal } from "../store/charge-journal.js";
 import type { StateDbs } from "../store/state-env.js";
 import { ApiError } from "./errors.js";
@@ -7,7 +7,10 @@ import { ApiError } from "./errors.js";
 interface OrgStanding {
   plan: Plan;
   period: string;
+  /** Epoch ms when this period's usage resets. */
+  end: number;
   used: number;
+  billing: BillingPeriodSource;
 }
 
 /**
@@ -64,6 +67,18 @@ export class QuotaGate {
   }
 
   /**
+   * Billing changed an org (plan, and the Stripe billing period its usage is counted in): later
+   * admissions use both; a new period starts from the ledger's count for it.
+   */
+  setBilling(orgId: string, plan: Plan, billing: BillingPeriodSource): void {
+    const s = this.orgs.get(orgId);
+    if (!s) return;
+    s.plan = plan;
+    s.billing = { billing_period_start: billing.billing_period_start ?? null, billing_period_end: billing.billing_period_end ?? null };
+    s.end = 0; // recompute the period at the next call
+  }
+
+  /**
    * An operator's correction of the current period's usage by `delta` credits (negative gives
    * credits back). It travels through the journal like a charge, so the front's counter and the
    * ledger can never count it twice. Resolves with the new standing once journaled.
@@ -86,12 +101,22 @@ export class QuotaGate {
   }
 
   private standing(orgId: string, nowMs: number): OrgStanding | null {
-    const period = periodOf(nowMs);
     let s = this.orgs.get(orgId);
-    if (s && s.period === period) return s;
-    const plan = s?.plan ?? this.dbs.orgs.get(orgId)?.plan;
-    if (!plan) return null;
-    s = { plan, period, used: this.dbs.usage.get(`${orgId}:${period}`)?.used ?? 0 };
+    if (s && nowMs < s.end) return s;
+    let plan = s?.plan;
+    let billing = s?.billing;
+    if (!plan || !billing) {
+      const org = this.dbs.orgs.get(orgId);
+      if (!org) return null;
+      plan = org.plan;
+      billing = { billing_period_start: org.billing_period_start ?? null, billing_period_end: org.billing_period_end ?? null };
+    }
+    const p = usagePeriod(billing, nowMs);
+    if (s && s.period === p.id) {
+      s.end = p.end;
+      return s;
+    }
+    s = { plan, period: p.id, end: p.end, billing, used: this.dbs.usage.get(`${orgId}:${p.id}`)?.used ?? 0 };
     this.orgs.set(orgId, s);
     return s;
   }
@@ -107,7 +132,7 @@ function unavailable(): ApiError {
 /** SPEC 7 rule 1: 429 with metadata.ratelimit, plus Retry-After. */
 function quotaExceeded(s: OrgStanding, nowMs: number): ApiError {
   const limit = PLAN_RULES[s.plan].monthlyQuota ?? 0;
-  const reset = periodEndMs(nowMs);
+  const reset = s.end;
   const resetIn = Math.max(0, Math.ceil((reset - nowMs) / 1000));
   return new ApiError("QUOTA_EXCEEDED", `Monthly quota of ${limit} credits reached for plan ${s.plan}; it resets at ${new Date(reset).toISOString()}.`, {
     headers: { "retry-after": String(resetIn) },

@@ -1,11 +1,12 @@
 import { PLAN_RULES } from "../shared/plans.js";
-import { periodEndMs, periodOf } from "../shared/period.js";
+import { usagePeriod } from "../shared/billing-period.js";
 import type { ChargeRecord } from "./charge-journal.js";
 import type { Ack, Intent, OrgRecord, UsageRecord, UsageStanding } from "./messages.js";
 import { groupObservations, mergeSession, type ObservationPage, type SessionDelta } from "./observation-pages.js";
 import type { ObservationRecord } from "./observation-journal.js";
 import type { StateDbs } from "./state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
+import { BillingApplier } from "./billing.js";
 
 /**
  * Applies intents inside the writer's write transaction. Runs only on the writer thread, so a
@@ -19,12 +20,14 @@ export class IntentApplier {
   private lastChallengePrune = 0;
 
   readonly bindings: BindingIndex;
+  readonly billing: BillingApplier;
 
   constructor(
     private readonly dbs: StateDbs,
     bindingRetentionMs = DEFAULT_RETENTION_MS,
   ) {
     this.bindings = new BindingIndex(dbs, bindingRetentionMs);
+    this.billing = new BillingApplier(dbs, (org) => this.putOrg(org), (id) => this.org(id));
   }
 
   /** Forget cached state (after a failed transaction the disk is the truth again). */
@@ -45,7 +48,8 @@ export class IntentApplier {
       case "usage.get": {
         const org = this.org(intent.orgId);
         if (!org) return notFound("org", intent.orgId);
-        return { ok: true, org, usage: this.standing(org, intent.nowMs, this.usage(org.id, periodOf(intent.nowMs))) };
+        const period = usagePeriod(org, intent.nowMs).id;
+        return { ok: true, org, usage: this.standing(org, intent.nowMs, this.usage(org.id, period)), value: this.billing.overageState(org.id, period) };
       }
       case "org.create":
         if (this.org(intent.org.id)) return { ok: false, error: "CONFLICT", message: "org id already exists" };
@@ -82,6 +86,17 @@ export class IntentApplier {
         return { ok: true, value: this.bindings.resolve(intent.request) };
       case "meter.consume":
         return { ok: true, value: this.bindings.meter(intent.request) };
+      case "billing.customer": {
+        const org = this.billing.setCustomer(intent.orgId, intent.customerId);
+        return org ? { ok: true, org } : notFound("org", intent.orgId);
+      }
+      case "billing.event":
+        return { ok: true, value: this.billing.apply(intent.event, intent.nowMs) };
+      case "overage.claim":
+        return { ok: true, value: this.billing.claimOverage(intent.nowMs) };
+      case "overage.reported":
+        this.billing.overageReported(intent.orgId, intent.period, intent.identifier);
+        return { ok: true };
       case "meta.get":
         return { ok: true, value: this.dbs.meta.get(intent.key) ?? null };
       case "challenge.spend":
@@ -263,8 +278,8 @@ export class IntentApplier {
   private standing(org: OrgRecord, nowMs: number, u: UsageRecord): UsageStanding {
     return {
       plan: org.plan,
-      period: periodOf(nowMs),
-      reset: periodEndMs(nowMs),
+      period: usagePeriod(org, nowMs).label,
+      reset: usagePeriod(org, nowMs).end,
       used: u.used,
       // From the plan now: refunds lower it, and a plan change re-bases it at once.
       overage: overageFor(u.used, PLAN_RULES[org.plan].monthlyQuota, PLAN_RULES[org.plan].hardStop),

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { PERIOD_ID } from "../shared/billing-period.js";
 import {
   AppendJournal,
   listJournalSegments,
@@ -21,7 +22,7 @@ export interface ChargeRecord {
   seq: number;
   orgId: string;
   credits: number;
-  /** YYYYMM of the period the charge belongs to. */
+  /** Usage period id: YYYYMM, or `b<start seconds>` for a Stripe billing period (billing-period.ts). */
   period: string;
 }
 
@@ -33,7 +34,7 @@ export const CHARGE_CODEC: JournalCodec<ChargeRecord> = {
   decode(line) {
     const [seq, orgId, credits, period] = line.split("\t");
     const rec = { seq: Number(seq), orgId: orgId ?? "", credits: Number(credits), period: period ?? "" };
-    if (!Number.isSafeInteger(rec.seq) || !rec.orgId || !Number.isSafeInteger(rec.credits) || !/^\d{6}$/.test(rec.period)) return null;
+    if (!Number.isSafeInteger(rec.seq) || !rec.orgId || !Number.isSafeInteger(rec.credits) || !PERIOD_ID.test(rec.period)) return null;
     return rec;
   },
 };

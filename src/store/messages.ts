@@ -7,6 +7,7 @@ import type { Plan, SubscriptionStatus } from "../shared/plans.js";
 import type { ChargeRecord } from "./charge-journal.js";
 import type { ObservationPage, SessionDelta } from "./observation-pages.js";
 import type { MeterRequest, ResolveRequest } from "./bindings.js";
+import type { BillingEvent } from "./billing.js";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -17,6 +18,17 @@ export interface OrgRecord {
   subscription_status: SubscriptionStatus;
   trial_end: string | null;
   created_at: string;
+  /** Stripe (billing): set once the org has a customer / subscription. */
+  stripe_customer_id?: string | null;
+  stripe_subscription_id?: string | null;
+  /** Epoch ms of the Stripe billing period usage is counted in; null outside a subscription. */
+  billing_period_start?: number | null;
+  billing_period_end?: number | null;
+  /** Stripe `created` (epoch s) of the newest event applied to the subscription state. */
+  billing_state_at?: number | null;
+  cancel_at_period_end?: boolean;
+  /** When Stripe announced the trial's end (customer.subscription.trial_will_end), ISO 8601. */
+  trial_will_end_notified_at?: string | null;
 }
 
 export interface ProjectRecord {
@@ -122,6 +134,10 @@ export type Intent =
     }
   | { op: "meta.get"; key: string }
   | { op: "sessions.resolve"; request: ResolveRequest }
+  | { op: "billing.customer"; orgId: string; customerId: string }
+  | { op: "billing.event"; event: BillingEvent; nowMs: number }
+  | { op: "overage.claim"; nowMs: number }
+  | { op: "overage.reported"; orgId: string; period: string; identifier: string }
   | { op: "meter.consume"; request: MeterRequest }
   | {
       /**

@@ -2,9 +2,10 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { KeyRecord, OrgRecord, ProjectRecord, SessionRecord, UsageRecord } from "./messages.js";
+import type { OverageState } from "./billing.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "meters", "session_projects"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "meters", "session_projects", "stripe_events", "stripe_customers", "overage"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -41,6 +42,10 @@ export interface StateDbs {
   meters: Database<Buffer, [string, string, string]>;
   /** session_id -> project_id of the beacon session (sessions are keyed by project). */
   sessionProjects: Database<string, string>;
+  /** Billing (see billing.ts): processed Stripe events, customer -> org, overage reporting. */
+  stripeEvents: Database<{ type: string; created: number; applied: boolean }, string>;
+  stripeCustomers: Database<string, string>;
+  overage: Database<OverageState, string>;
 }
 
 /** Path of the state environment under DATA_DIR. */
@@ -67,5 +72,8 @@ export function openState(stateDir: string, readOnly: boolean): StateDbs {
     clusters: root.openDB<{ parent: string; size: number }, [string, string]>({ name: "clusters" }),
     meters: root.openDB<Buffer, [string, string, string]>({ name: "meters", encoding: "binary" }),
     sessionProjects: root.openDB<string, string>({ name: "session_projects", encoding: "string" }),
+    stripeEvents: root.openDB<{ type: string; created: number; applied: boolean }, string>({ name: "stripe_events" }),
+    stripeCustomers: root.openDB<string, string>({ name: "stripe_customers", encoding: "string" }),
+    overage: root.openDB<OverageState, string>({ name: "overage" }),
   };
 }

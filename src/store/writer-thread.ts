@@ -33,6 +33,9 @@ dbs.root.transactionSync(() => {
   dbs.clusters.get(["", ""]);
   dbs.meters.get(["", "", ""]);
   dbs.sessionProjects.get("__init__");
+  dbs.stripeEvents.get("__init__");
+  dbs.stripeCustomers.get("__init__");
+  dbs.overage.get("__init__");
   dbs.meta.putSync("schema_version", 1);
 });
 const applier = new IntentApplier(dbs, data.bindingRetentionMs);

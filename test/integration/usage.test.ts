@@ -18,6 +18,8 @@ describe("GET /v1/orgs/{orgId}/usage", () => {
       period: expect.stringMatching(/^\d{6}$/),
       period_end: expect.any(String),
       overage: 0,
+      overage_reported: 0,
+      overage_pending: 0,
       subscription_status: "active",
       trial_end: null,
     });

@@ -20,6 +20,7 @@ export function usageGet(deps: AppDeps) {
       const ack = ackOrThrow(await deps.store.send({ op: "usage.get", orgId, nowMs: ctx.nowMs }));
       const u = ack.usage!;
       const org = ack.org;
+      const reported = (ack.value as { reported?: number } | undefined)?.reported ?? 0;
       const quota = PLAN_RULES[u.plan].monthlyQuota;
       return {
         data: {
@@ -30,6 +31,9 @@ export function usageGet(deps: AppDeps) {
           period: u.period,
           period_end: new Date(u.reset).toISOString(),
           overage: u.overage,
+          // Of that overage: acknowledged by Stripe's meter, and sent or to be sent (see README, "Overage").
+          overage_reported: reported,
+          overage_pending: Math.max(0, u.overage - reported),
           subscription_status: org?.subscription_status ?? "active",
           trial_end: org?.trial_end ?? null,
         },

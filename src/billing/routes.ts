@@ -1,0 +1,152 @@
+import type Stripe from "stripe";
+import type { TemplatedApp } from "uWebSockets.js";
+import type { OrgRecord } from "../store/messages.js";
+import type { BillingOutcome } from "../store/billing.js";
+import { readBody } from "../http/body.js";
+import type { AppDeps } from "../http/deps.js";
+import { ApiError, toApiError } from "../http/errors.js";
+import { acceptRequestId } from "../http/request.js";
+import { writeData, writeError, type ResponseState } from "../http/respond.js";
+import { defineRoute } from "../http/route.js";
+import { ackOrThrow } from "../http/routes/ack.js";
+import { checkoutBody, portalBody } from "../http/schemas/billing.js";
+import type { KeyPrincipal } from "../http/auth.js";
+import { normalizeEvent } from "./events.js";
+import { TRIAL_DAYS, type BillingSetup } from "./stripe.js";
+
+/**
+ * The billing router: checkout, portal and Stripe's webhook. It talks to Stripe and to the
+ * writer only, never to the scoring pool, and every Stripe call is bounded by STRIPE_TIMEOUT_MS:
+ * a slow payment provider delays billing calls, not scoring.
+ */
+
+function setupOrThrow(deps: AppDeps): BillingSetup {
+  if (!deps.billing) throw new ApiError("BILLING_NOT_CONFIGURED", "Billing is not configured on this installation: set STRIPE_SECRET_KEY and the STRIPE_PRICE_* variables.");
+  return deps.billing;
+}
+
+/** The caller's own org, which needs the manage-billing capability (a `billing` scope key). */
+function billingOrg(deps: AppDeps, principal: KeyPrincipal, orgId: string): OrgRecord {
+  if (principal.orgId !== orgId) throw new ApiError("FORBIDDEN", "This key belongs to another org.");
+  const org = deps.state.orgs.get(orgId);
+  if (!org) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
+  return org;
+}
+
+function providerError(err: unknown): ApiError {
+  const e = err as { type?: string; message?: string; statusCode?: number };
+  const what = e.type === "StripeConnectionError" ? "did not answer in time" : `answered ${e.statusCode ?? "an error"}${e.message ? `: ${e.message}` : ""}`;
+  return new ApiError("PAYMENT_PROVIDER_ERROR", `Stripe ${what}. Nothing was changed; retry later.`);
+}
+
+async function callStripe<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw providerError(err);
+  }
+}
+
+/** POST /v1/orgs/{orgId}/billing/checkout {plan, success_url?, cancel_url?} -> {url, session_id} */
+export function checkoutPost(deps: AppDeps) {
+  return defineRoute({
+    method: "post",
+    pattern: "/v1/orgs/:orgId/billing/checkout",
+    auth: { kind: "secret", scope: "billing" },
+    body: checkoutBody,
+    async handle({ principal, snap, body }) {
+      const setup = setupOrThrow(deps);
+      let org = billingOrg(deps, principal!, snap.params[0]!);
+      const base = setup.publicUrl;
+      const successUrl = body.success_url ?? (base ? `${base}/billing/success?session_id={CHECKOUT_SESSION_ID}` : null);
+      const cancelUrl = body.cancel_url ?? (base ? `${base}/billing/canceled` : null);
+      if (!successUrl) throw new ApiError("VALIDATION_ERROR", "body.success_url: required when FS_PUBLIC_URL is not set.");
+      // The org's Stripe customer, created once (the idempotency key makes a concurrent second
+      // checkout get the same customer).
+      let customerId = org.stripe_customer_id ?? null;
+      if (!customerId) {
+        const customer = await callStripe(() =>
+          setup.stripe.customers.create({ name: org.name, metadata: { org_id: org.id } }, { idempotencyKey: `fs-customer-${org.id}` }),
+        );
+        customerId = customer.id;
+        org = ackOrThrow(await deps.store.send({ op: "billing.customer", orgId: org.id, customerId })).org!;
+      }
+      const prices = setup.prices[body.plan];
+      const trialDays = TRIAL_DAYS[body.plan];
+      const session = await callStripe(() =>
+        setup.stripe.checkout.sessions.create({
+          mode: "subscription",
+          customer: customerId!,
+          client_reference_id: org.id,
+          line_items: [{ price: prices.monthly, quantity: 1 }, { price: prices.overage }],
+          payment_method_collection: "always",
+          subscription_data: { ...(trialDays > 0 ? { trial_period_days: trialDays } : {}), metadata: { org_id: org.id, plan: body.plan } },
+          metadata: { org_id: org.id, plan: body.plan },
+          success_url: successUrl,
+          ...(cancelUrl ? { cancel_url: cancelUrl } : {}),
+        }),
+      );
+      return { data: { url: session.url, session_id: session.id }, credits: 0 };
+    },
+  });
+}
+
+/** POST /v1/orgs/{orgId}/billing/portal {return_url?} -> {url} */
+export function portalPost(deps: AppDeps) {
+  return defineRoute({
+    method: "post",
+    pattern: "/v1/orgs/:orgId/billing/portal",
+    auth: { kind: "secret", scope: "billing" },
+    body: portalBody,
+    async handle({ principal, snap, body }) {
+      const setup = setupOrThrow(deps);
+      const org = billingOrg(deps, principal!, snap.params[0]!);
+      if (!org.stripe_customer_id) throw new ApiError("NO_BILLING_ACCOUNT", "This org has no Stripe customer yet; start a subscription with POST /v1/orgs/{orgId}/billing/checkout.");
+      const returnUrl = body.return_url ?? setup.publicUrl ?? undefined;
+      const session = await callStripe(() =>
+        setup.stripe.billingPortal.sessions.create({ customer: org.stripe_customer_id!, ...(returnUrl ? { return_url: returnUrl } : {}) }),
+      );
+      return { data: { url: session.url }, credits: 0 };
+    },
+  });
+}
+
+/**
+ * POST /webhooks/stripe: the signature is checked on the raw body first (the SDK's
+ * constructEvent, with its 300 s tolerance); then the event goes to the writer, which applies it
+ * exactly once and never lets an older event undo a newer state. Answers 200 for every verified
+ * event (also duplicates and types we ignore, so Stripe stops retrying); 400 INVALID_SIGNATURE
+ * otherwise, changing nothing.
+ */
+export function mountStripeWebhook(app: TemplatedApp, deps: AppDeps): void {
+  app.post("/webhooks/stripe", (res, req) => {
+    const state: ResponseState = { aborted: false, requestId: acceptRequestId(req.getHeader("x-request-id")), startedAt: performance.now() };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    const signature = req.getHeader("stripe-signature");
+    readBody(res, deps.config.FS_MAX_BODY_BYTES, req.getHeader("content-length"))
+      .then(async (raw) => {
+        const setup = setupOrThrow(deps);
+        if (!setup.webhookSecret) throw new ApiError("BILLING_NOT_CONFIGURED", "Webhooks are not configured: set STRIPE_WEBHOOK_SECRET.");
+        let event: Stripe.Event;
+        try {
+          event = setup.stripe.webhooks.constructEvent(raw, signature, setup.webhookSecret);
+        } catch (err) {
+          throw new ApiError("INVALID_SIGNATURE", `Stripe-Signature does not verify: ${(err as Error).message.split("\n")[0]}`);
+        }
+        const ack = ackOrThrow(await deps.store.send({ op: "billing.event", event: normalizeEvent(event, setup), nowMs: Date.now() }));
+        const outcome = ack.value as BillingOutcome;
+        // Plan and billing period take effect for the very next call.
+        if (outcome.org) deps.quota.setBilling(outcome.org.id, outcome.org.plan, outcome.org);
+        deps.log.info("stripe event", { id: event.id, type: event.type, duplicate: outcome.duplicate, applied: outcome.applied, note: outcome.note });
+        writeData(res, state, 200, { received: true, id: event.id, type: event.type, duplicate: outcome.duplicate, applied: outcome.applied });
+      })
+      .catch((err: unknown) => {
+        const e = toApiError(err);
+        if (e.code === "INTERNAL_ERROR") deps.log.error("stripe webhook failed", { request_id: state.requestId, err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        writeError(res, state, e);
+      });
+  });
+}
+

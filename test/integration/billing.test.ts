@@ -1,0 +1,334 @@
+import Stripe from "stripe";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { admin, api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { deliver, eventOf, invoiceObject, nowSeconds, startStripeServer, subscriptionObject, type TestStripeServer } from "./helpers/stripe-server.js";
+
+/**
+ * Billing end to end: the real stripe SDK inside the service, pointed at a local Stripe-compatible
+ * server; webhooks signed with the SDK's own test-header helper.
+ */
+
+const SECRET = "whsec_test_secret";
+const DAY = 86_400;
+let fake: TestStripeServer;
+let server: TestServer;
+
+function stripeEnv(fakePort: number, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    STRIPE_SECRET_KEY: "sk_test_fraudscore",
+    STRIPE_WEBHOOK_SECRET: SECRET,
+    STRIPE_PRICE_PRO: "price_pro",
+    STRIPE_PRICE_PRO_OVERAGE: "price_pro_overage",
+    STRIPE_PRICE_BUSINESS: "price_business",
+    STRIPE_PRICE_BUSINESS_OVERAGE: "price_business_overage",
+    STRIPE_API_HOST: "127.0.0.1",
+    STRIPE_API_PORT: String(fakePort),
+    STRIPE_API_PROTOCOL: "http",
+    STRIPE_TIMEOUT_MS: "700",
+    FS_OVERAGE_REPORT_MS: "150",
+    FS_PUBLIC_URL: "https://fs.example.com",
+    ...extra,
+  };
+}
+
+beforeAll(async () => {
+  fake = await startStripeServer();
+  server = await startServer(stripeEnv(fake.port));
+});
+
+afterAll(async () => {
+  await server?.stop();
+  server?.cleanup();
+  await fake?.close();
+});
+
+const webhook = (event: Stripe.Event, opts: Parameters<typeof deliver>[3] = {}) => deliver(`${server.url}/webhooks/stripe`, event, SECRET, opts);
+const usage = (org: { orgId: string; key: string }, headers: Record<string, string> = {}) => api(server, "GET", `/v1/orgs/${org.orgId}/usage`, { key: org.key, headers });
+
+async function billingOrg() {
+  return createOrgWithKey(server, "free", ["billing"]);
+}
+
+async function checkout(org: { orgId: string; key: string }, plan = "pro") {
+  const r = await api(server, "POST", `/v1/orgs/${org.orgId}/billing/checkout`, { key: org.key, body: { plan } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data as { url: string; session_id: string };
+}
+
+function customerOf(orgId: string): string {
+  const c = [...fake.customers.values()].find((x) => (x.metadata as Record<string, string>).org_id === orgId);
+  if (!c) throw new Error(`no Stripe customer for ${orgId}`);
+  return c.id;
+}
+
+/** A subscription event for an org, as Stripe would send it. */
+function subEvent(type: string, org: string, customer: string, opts: Parameters<typeof subscriptionObject>[0] extends infer O ? Partial<O> : never, created: number) {
+  const sub = subscriptionObject({ customer, items: ["price_pro", "price_pro_overage"], metadata: { org_id: org, plan: "pro" }, ...opts });
+  return { sub, event: eventOf(type, sub, { created }) };
+}
+
+describe("checkout and portal", () => {
+  it("needs the manage-billing capability (a billing-scope key of that org)", async () => {
+    const org = await billingOrg();
+    const noScope = await createOrgWithKey(server);
+    const r1 = await api(server, "POST", `/v1/orgs/${noScope.orgId}/billing/checkout`, { key: noScope.key, body: { plan: "pro" } });
+    expect(r1.status).toBe(403);
+    expect(r1.body.error.code).toBe("INSUFFICIENT_SCOPE");
+    const r2 = await api(server, "POST", `/v1/orgs/${noScope.orgId}/billing/checkout`, { key: org.key, body: { plan: "pro" } });
+    expect(r2.status).toBe(403);
+    expect(r2.body.error.code).toBe("FORBIDDEN");
+    const r3 = await api(server, "POST", `/v1/orgs/${org.orgId}/billing/portal`, { key: noScope.key, body: {} });
+    expect(r3.status).toBe(403);
+    expect((await api(server, "POST", `/v1/orgs/${org.orgId}/billing/checkout`, { key: org.key, body: { plan: "enterprise" } })).status).toBe(400);
+  });
+
+  it("creates the customer once, then a subscription checkout: monthly + metered overage, card required, 14-day trial for pro", async () => {
+    const org = await billingOrg();
+    const first = await checkout(org);
+    expect(first.url).toMatch(/^https:\/\//);
+    expect(first.session_id).toMatch(/^cs_/);
+    await checkout(org);
+    const customers = [...fake.customers.values()].filter((c) => (c.metadata as Record<string, string>).org_id === org.orgId);
+    expect(customers).toHaveLength(1);
+    const stored = fake.checkoutSessions.get(first.session_id)!;
+    expect(stored.params).toMatchObject({ mode: "subscription", customer: customers[0]!.id, client_reference_id: org.orgId, payment_method_collection: "always" });
+    expect(stored.priceIds).toEqual(["price_pro", "price_pro_overage"]);
+    expect(stored.params.line_items[1].quantity).toBeUndefined(); // metered: no quantity
+    expect(stored.trialPeriodDays).toBe(14);
+    expect(stored.subscriptionMetadata).toMatchObject({ org_id: org.orgId, plan: "pro" });
+    expect(fake.requestsTo("/v1/checkout/sessions", "POST").at(-1)!.stripeVersion).toBe("2026-10-28.endive");
+    // business: its own prices, no trial (README).
+    const b = await checkout(await billingOrg(), "business");
+    const sb = fake.checkoutSessions.get(b.session_id)!;
+    expect(sb.priceIds).toEqual(["price_business", "price_business_overage"]);
+    expect(sb.trialPeriodDays).toBeUndefined();
+  });
+
+  it("portal: a session for the org's customer; before any checkout a clear 409", async () => {
+    const org = await billingOrg();
+    const none = await api(server, "POST", `/v1/orgs/${org.orgId}/billing/portal`, { key: org.key, body: {} });
+    expect(none.status).toBe(409);
+    expect(none.body.error.code).toBe("NO_BILLING_ACCOUNT");
+    await checkout(org);
+    const r = await api(server, "POST", `/v1/orgs/${org.orgId}/billing/portal`, { key: org.key, body: { return_url: "https://app.example.com/settings" } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data.url).toMatch(/^https:\/\//);
+    expect(fake.requestsTo("/v1/billing_portal/sessions").at(-1)!.body).toMatchObject({ customer: customerOf(org.orgId), return_url: "https://app.example.com/settings" });
+  });
+
+  it("Stripe errors and timeouts give 502 PAYMENT_PROVIDER_ERROR and change nothing", async () => {
+    const org = await billingOrg();
+    fake.failNext(1, { status: 500, path: "/v1/customers" });
+    fake.failNext(1, { status: 500, path: "/v1/customers" });
+    const err = await api(server, "POST", `/v1/orgs/${org.orgId}/billing/checkout`, { key: org.key, body: { plan: "pro" } });
+    expect(err.status).toBe(502);
+    expect(err.body.error.code).toBe("PAYMENT_PROVIDER_ERROR");
+    fake.hangNext(2, { path: "/v1/checkout/sessions" });
+    const slow = await api(server, "POST", `/v1/orgs/${org.orgId}/billing/checkout`, { key: org.key, body: { plan: "pro" } });
+    expect(slow.status).toBe(502);
+    expect(slow.body.error.message).toMatch(/did not answer in time/);
+    // Scoring is not held up meanwhile: a metered call answers at once.
+    fake.hangNext(2, { path: "/v1/checkout/sessions" });
+    const pending = api(server, "POST", `/v1/orgs/${org.orgId}/billing/checkout`, { key: org.key, body: { plan: "pro" } });
+    const t = performance.now();
+    expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: org.key })).status).toBe(200);
+    expect(performance.now() - t).toBeLessThan(500);
+    await pending;
+    fake.clearFaults();
+    expect((await usage(org)).body.data).toMatchObject({ plan: "free", subscription_status: "active" });
+  });
+});
+
+describe("lifecycle webhooks", () => {
+  it("free -> checkout -> trialing pro (no charge, pro quota) -> active paid pro at day 14, period from Stripe", async () => {
+    const org = await billingOrg();
+    const { session_id } = await checkout(org);
+    const customer = customerOf(org.orgId);
+    const t0 = nowSeconds();
+    const done = fake.completeCheckoutSession(session_id);
+    expect((await webhook(done.event)).status).toBe(200);
+
+    const trialEnd = t0 + 14 * DAY;
+    const created = subEvent("customer.subscription.created", org.orgId, customer, { id: done.subscription.id, status: "trialing", trialStart: t0, trialEnd, currentPeriodStart: t0, currentPeriodEnd: trialEnd }, t0 + 1);
+    const r = await webhook(created.event);
+    expect(r.status, r.body).toBe(200);
+    expect(JSON.parse(r.body).data).toMatchObject({ received: true, duplicate: false, applied: true });
+    let u = (await usage(org)).body.data;
+    expect(u).toMatchObject({ plan: "pro", monthly_quota: 50_000, subscription_status: "trialing", trial_end: new Date(trialEnd * 1000).toISOString() });
+    expect(u.period_end).toBe(new Date(trialEnd * 1000).toISOString());
+
+    // Day 14: the trial converts; Stripe sends the new period and the paid invoice.
+    const active = subEvent("customer.subscription.updated", org.orgId, customer, { id: done.subscription.id, status: "active", trialStart: t0, trialEnd, currentPeriodStart: trialEnd, currentPeriodEnd: trialEnd + 30 * DAY }, t0 + 2);
+    expect((await webhook(active.event)).status).toBe(200);
+    const paid = eventOf("invoice.paid", invoiceObject({ customer, subscription: done.subscription.id, status: "paid", amountDue: 2500 }), { created: t0 + 3 });
+    expect((await webhook(paid)).status).toBe(200);
+    u = (await usage(org, { "x-fs-test-now": String((trialEnd + DAY) * 1000) })).body.data;
+    expect(u).toMatchObject({ plan: "pro", subscription_status: "active", trial_end: null });
+    expect(u.period_end).toBe(new Date((trialEnd + 30 * DAY) * 1000).toISOString());
+
+    // Replays change nothing; an older event arriving late does not undo the newer state.
+    const again = await webhook(created.event);
+    expect(JSON.parse(again.body).data).toMatchObject({ duplicate: true, applied: false });
+    const stale = subEvent("customer.subscription.updated", org.orgId, customer, { id: done.subscription.id, status: "trialing", trialStart: t0, trialEnd, currentPeriodStart: t0, currentPeriodEnd: trialEnd }, t0 + 1);
+    expect(JSON.parse((await webhook(stale.event)).body).data).toMatchObject({ duplicate: false, applied: false });
+    expect((await usage(org)).body.data.subscription_status).toBe("active");
+  });
+
+  it("usage resets at Stripe's billing-period boundary, not the calendar month", async () => {
+    const org = await billingOrg();
+    await checkout(org);
+    const customer = customerOf(org.orgId);
+    const t0 = nowSeconds();
+    const start = t0 - 10 * DAY;
+    const end = t0 + 5 * DAY;
+    const ev = subEvent("customer.subscription.updated", org.orgId, customer, { status: "active", currentPeriodStart: start, currentPeriodEnd: end }, t0);
+    expect((await webhook(ev.event)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: org.key })).status).toBe(200);
+    expect((await usage(org)).body.data).toMatchObject({ used: 3, period_end: new Date(end * 1000).toISOString() });
+    // Stripe renews the period; after its start the count begins again.
+    const next = subEvent("customer.subscription.updated", org.orgId, customer, { status: "active", currentPeriodStart: end, currentPeriodEnd: end + 30 * DAY }, t0 + 1);
+    expect((await webhook(next.event)).status).toBe(200);
+    const after = { "x-fs-test-now": String((end + 60) * 1000) };
+    expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: org.key, headers: after })).status).toBe(200);
+    expect((await usage(org, after)).body.data).toMatchObject({ used: 1, period_end: new Date((end + 30 * DAY) * 1000).toISOString() });
+  });
+
+  it("cancel in the portal before the trial ends: no conversion, back to free and canceled", async () => {
+    const org = await billingOrg();
+    await checkout(org);
+    const customer = customerOf(org.orgId);
+    const t0 = nowSeconds();
+    const trialEnd = t0 + 14 * DAY;
+    const base = { status: "trialing" as const, trialStart: t0, trialEnd, currentPeriodStart: t0, currentPeriodEnd: trialEnd };
+    await webhook(subEvent("customer.subscription.created", org.orgId, customer, base, t0).event);
+    const canceling = subEvent("customer.subscription.updated", org.orgId, customer, { ...base, cancelAtPeriodEnd: true }, t0 + 60);
+    await webhook(canceling.event);
+    expect((await usage(org)).body.data).toMatchObject({ plan: "pro", subscription_status: "trialing" });
+    await webhook(eventOf("customer.subscription.trial_will_end", canceling.sub, { created: t0 + 11 * DAY }));
+    const deleted = subEvent("customer.subscription.deleted", org.orgId, customer, { ...base, status: "canceled", canceledAt: trialEnd, endedAt: trialEnd }, trialEnd);
+    expect((await webhook(deleted.event)).status).toBe(200);
+    const u = (await usage(org)).body.data;
+    expect(u).toMatchObject({ plan: "free", monthly_quota: 10_000, subscription_status: "canceled", trial_end: null });
+    expect(u.period).toMatch(/^\d{6}$/);
+  });
+
+  it("payment failure: past_due (still pro, never blocked), then paid: active again; business has its own quota", async () => {
+    const org = await billingOrg();
+    await checkout(org);
+    const customer = customerOf(org.orgId);
+    const t0 = nowSeconds();
+    await webhook(subEvent("customer.subscription.created", org.orgId, customer, { status: "active", currentPeriodStart: t0, currentPeriodEnd: t0 + 30 * DAY }, t0).event);
+    await webhook(eventOf("invoice.payment_failed", invoiceObject({ customer, status: "open", amountDue: 2500 }), { created: t0 + 10 }));
+    expect((await usage(org)).body.data).toMatchObject({ plan: "pro", subscription_status: "past_due" });
+    await webhook(eventOf("invoice.paid", invoiceObject({ customer, status: "paid", amountDue: 2500 }), { created: t0 + 20 }));
+    expect((await usage(org)).body.data.subscription_status).toBe("active");
+
+    const biz = await billingOrg();
+    await checkout(biz, "business");
+    const bc = customerOf(biz.orgId);
+    const sub = subscriptionObject({ customer: bc, status: "active", items: ["price_business", "price_business_overage"], metadata: { org_id: biz.orgId } });
+    await webhook(eventOf("customer.subscription.created", sub, { created: t0 }));
+    expect((await usage(biz)).body.data).toMatchObject({ plan: "business", monthly_quota: 300_000, subscription_status: "active" });
+  });
+
+  it("a bad signature is 400 and changes nothing; an unconfigured service says so", async () => {
+    const org = await billingOrg();
+    await checkout(org);
+    const customer = customerOf(org.orgId);
+    const ev = subEvent("customer.subscription.created", org.orgId, customer, { status: "active" }, nowSeconds());
+    const tampered = await webhook(ev.event, { tamper: true });
+    expect(tampered.status).toBe(400);
+    expect(JSON.parse(tampered.body).error.code).toBe("INVALID_SIGNATURE");
+    const old = await webhook(ev.event, { timestamp: nowSeconds() - 3600 });
+    expect(old.status).toBe(400);
+    const missing = await webhook(ev.event, { signature: null });
+    expect(missing.status).toBe(400);
+    expect((await usage(org)).body.data.plan).toBe("free");
+    // The real one still applies afterwards (nothing was recorded for the refused ones).
+    expect((await webhook(ev.event)).status).toBe(200);
+    expect((await usage(org)).body.data.plan).toBe("pro");
+
+    const bare = await startServer();
+    try {
+      const o = await createOrgWithKey(bare, "free", ["billing"]);
+      const r = await api(bare, "POST", `/v1/orgs/${o.orgId}/billing/checkout`, { key: o.key, body: { plan: "pro" } });
+      expect(r.status).toBe(503);
+      expect(r.body.error.code).toBe("BILLING_NOT_CONFIGURED");
+      const w = await deliver(`${bare.url}/webhooks/stripe`, ev.event, SECRET);
+      expect(w.status).toBe(503);
+    } finally {
+      await bare.stop();
+      bare.cleanup();
+    }
+  });
+
+  it("enterprise is set by an operator: unmetered, and Stripe events do not change its plan", async () => {
+    const org = await billingOrg();
+    await checkout(org);
+    expect((await admin(server, "PATCH", `/v1/admin/orgs/${org.orgId}`, { plan: "enterprise" })).status).toBe(200);
+    await webhook(subEvent("customer.subscription.updated", org.orgId, customerOf(org.orgId), { status: "active" }, nowSeconds()).event);
+    expect((await usage(org)).body.data).toMatchObject({ plan: "enterprise", monthly_quota: null, overage: 0 });
+  });
+});
+
+describe("metered overage", () => {
+  async function proWithCustomer() {
+    const org = await billingOrg();
+    await checkout(org);
+    const customer = customerOf(org.orgId);
+    const t0 = nowSeconds();
+    await webhook(subEvent("customer.subscription.created", org.orgId, customer, { status: "active", currentPeriodStart: t0 - DAY, currentPeriodEnd: t0 + 29 * DAY }, t0).event);
+    return { org, customer };
+  }
+
+  async function until(check: () => Promise<boolean>, what: string, ms = 8000): Promise<void> {
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+
+  it("reports credits past the quota to the meter, in batches, never blocking; usage shows reported and pending", async () => {
+    const { org, customer } = await proWithCustomer();
+    expect((await admin(server, "POST", `/v1/admin/orgs/${org.orgId}/usage/adjust`, { credits: 50_000, reason: "test" })).status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: org.key })).status).toBe(200);
+    await until(async () => fake.meterTotals()[customer] === 5, "5 credits reported");
+    await until(async () => (await usage(org)).body.data.overage_reported === 5, "usage to show 5 reported");
+    expect((await usage(org)).body.data).toMatchObject({ used: 50_005, overage: 5, overage_reported: 5, overage_pending: 0 });
+    for (let i = 0; i < 3; i++) await api(server, "GET", "/v1/ip/8.8.8.8", { key: org.key });
+    await until(async () => fake.meterTotals()[customer] === 8, "8 credits reported");
+    const events = fake.meterEvents.filter((e) => e.payload.stripe_customer_id === customer);
+    expect(events.every((e) => e.event_name === "fraudscore_overage_credits" && /^ovg_/.test(e.identifier))).toBe(true);
+  });
+
+  it("a Stripe error leaves the report pending and it is retried, never double-counted", async () => {
+    const { org, customer } = await proWithCustomer();
+    fake.failNext(3, { status: 500, path: "/v1/billing/meter_events" });
+    await admin(server, "POST", `/v1/admin/orgs/${org.orgId}/usage/adjust`, { credits: 50_007, reason: "test" });
+    await until(async () => fake.meterTotals()[customer] === 7, "7 credits reported after errors");
+    await new Promise((r) => setTimeout(r, 500));
+    expect(fake.meterTotals()[customer]).toBe(7);
+    expect((await usage(org)).body.data).toMatchObject({ overage: 7, overage_reported: 7, overage_pending: 0 });
+  });
+
+  it("a crash between receiving overage and reporting it: the same report is resent after restart and counted once", async () => {
+    const { org, customer } = await proWithCustomer();
+    // Stripe does not answer: the report is claimed (pending) and in flight when the process dies.
+    fake.hangNext(10, { path: "/v1/billing/meter_events" });
+    await admin(server, "POST", `/v1/admin/orgs/${org.orgId}/usage/adjust`, { credits: 50_004, reason: "test" });
+    await until(async () => fake.requestsTo("/v1/billing/meter_events").some((r) => r.outcome === "hang" && r.body.payload?.stripe_customer_id === customer), "a report in flight");
+    const inFlight = fake.requestsTo("/v1/billing/meter_events").find((r) => r.body.payload?.stripe_customer_id === customer)!;
+    const identifier = inFlight.body.identifier as string;
+    await server.kill9();
+    fake.clearFaults();
+    // Suppose Stripe did record it although we never heard back: send it as the reporter did.
+    const direct = new Stripe("sk_test_fraudscore", fake.sdkOptions());
+    await direct.billing.meterEvents.create({ event_name: "fraudscore_overage_credits", identifier, payload: inFlight.body.payload as Record<string, string> });
+    await server.restart();
+    await until(async () => (await usage(org)).body.data.overage_reported === 4, "the pending report acknowledged after restart");
+    expect(fake.meterTotals()[customer]).toBe(4);
+    expect(fake.duplicateMeterEvents.some((d) => d.identifier === identifier)).toBe(true);
+  });
+});

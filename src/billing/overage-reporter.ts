@@ -57,6 +57,10 @@ export class OverageReporter {
   }
 
   private async report(c: OverageClaim): Promise<void> {
+    if (c.timestamp < 0) {
+      this.log.error("overage could not be reported in time and is unbillable", { org_id: c.orgId, period: c.period, credits: c.to - c.from });
+      return;
+    }
     try {
       await this.setup.stripe.billing.meterEvents.create({
         event_name: this.setup.meterEventName,

@@ -57,6 +57,10 @@ export function checkoutPost(deps: AppDeps) {
     async handle({ principal, snap, body }) {
       const setup = setupOrThrow(deps);
       let org = billingOrg(deps, principal!, snap.params[0]!);
+      // One subscription per org: a second checkout would bill twice. Plan changes go through the portal.
+      if (org.stripe_subscription_id && (org.subscription_status === "trialing" || org.subscription_status === "active" || org.subscription_status === "past_due")) {
+        throw new ApiError("ALREADY_SUBSCRIBED", "This org already has a subscription; change plan or payment details in the billing portal (POST /v1/orgs/{orgId}/billing/portal).");
+      }
       const base = setup.publicUrl;
       const successUrl = body.success_url ?? (base ? `${base}/billing/success?session_id={CHECKOUT_SESSION_ID}` : null);
       const cancelUrl = body.cancel_url ?? (base ? `${base}/billing/canceled` : null);

@@ -15,6 +15,7 @@ export const ERROR_CATALOGUE = {
   ORIGIN_NOT_ALLOWED: { status: 403, meaning: "Beacon call from a page origin the project does not allow (allowed_origins)." },
   NOT_FOUND: { status: 404, meaning: "No such route or resource." },
   METHOD_NOT_ALLOWED: { status: 405, meaning: "The route exists but not for this method; see the Allow header." },
+  ALREADY_SUBSCRIBED: { status: 409, meaning: "Checkout for an org that already has a live subscription; use the billing portal to change it." },
   NO_BILLING_ACCOUNT: { status: 409, meaning: "Billing portal: the org has no Stripe customer yet; start with POST /v1/orgs/{orgId}/billing/checkout." },
   DATASET_SWITCH_FAILED: { status: 409, meaning: "Admin: the requested dataset build could not be opened; the previous build stays in service." },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: "Request body larger than FS_MAX_BODY_BYTES." },

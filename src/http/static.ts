@@ -5,7 +5,7 @@ import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
 import { readBody } from "./body.js";
 import type { AppDeps } from "./deps.js";
 import { ApiError, toApiError } from "./errors.js";
-import { acceptRequestId } from "./request.js";
+import { acceptRequestId, queryParam } from "./request.js";
 import { writeData, writeError, type ResponseState } from "./respond.js";
 import { listObservations, publicObservation, syncObservations } from "./routes/observations.get.js";
 import { demoPage, demoResultPage } from "./demo-page.js";
@@ -93,10 +93,11 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
 
   app.get("/demo/observations", (res, req) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
-    const m = /(?:^|&)session_id=([^&]*)/.exec(req.getQuery() ?? "");
-    const sessionId = m ? decodeURIComponent(m[1]!) : "";
+    const query = req.getQuery() ?? "";
     demoInfo(deps)
       .then(async (demo) => {
+        // Decoded inside the chain: malformed percent-encoding is a 400, never an uncaught throw.
+        const sessionId = queryParam(query, "session_id") ?? "";
         if (!SESSION_ID.test(sessionId)) throw new ApiError("VALIDATION_ERROR", "query.session_id: a beacon session id (s_...).");
         await syncObservations(deps);
         const items = listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined }).items;

@@ -44,7 +44,12 @@ export interface OverageState {
   reported: number;
   /** A report sent or about to be sent: resent unchanged (same identifier) until acknowledged. */
   pending: { from: number; to: number; identifier: string } | null;
+  /** Credits that could no longer be reported (the period started more than 35 days ago). */
+  unbillable?: number;
 }
+
+/** Stripe accepts meter events up to 35 days old; past this a report is set aside. */
+const UNBILLABLE_AFTER_MS = 34 * 86_400_000;
 
 /** One overage report to send to Stripe's meter. */
 export interface OverageClaim {
@@ -92,8 +97,14 @@ function stateOf(status: string, plan: Plan | null): { plan: Plan; status: Subsc
 
 /**
  * Applies verified Stripe events exactly once (processed ids are recorded in the same
- * transaction) and keeps the latest state when events arrive out of order: a subscription or
- * invoice event older than the newest one applied (by Stripe's `created`) changes nothing.
+ * transaction) and keeps the latest state when events arrive out of order:
+ * - a subscription event older (by Stripe's `created`) than the newest subscription event
+ *   applied changes nothing; subscription snapshots are authoritative for plan, status and period;
+ * - an invoice event moves the status (past_due / active) only when it is newer than both the
+ *   last subscription snapshot and the last invoice event; it never advances the subscription
+ *   watermark, so a subscription update delayed behind an invoice still applies;
+ * - events of a subscription other than the org's current one do not end the current one (a
+ *   trial canceled in the portal ending after the org subscribed again).
  */
 export class BillingApplier {
   constructor(
@@ -131,6 +142,8 @@ export class BillingApplier {
       this.dbs.stripeCustomers.putSync(e.customerId, org.id);
     }
     const fresh = e.created >= (org.billing_state_at ?? 0);
+    const freshInvoice = fresh && e.created >= (org.invoice_state_at ?? 0);
+    const isLive = (s: string | undefined) => s === "trialing" || s === "active" || s === "past_due";
     let applied = next.stripe_customer_id !== org.stripe_customer_id;
     switch (e.type) {
       case "checkout.session.completed":
@@ -142,6 +155,9 @@ export class BillingApplier {
       case "customer.subscription.deleted": {
         const s = e.subscription;
         if (!s || !fresh) break;
+        // Another subscription than the current live one ending (or not live) leaves the current one alone.
+        const other = !!org.stripe_subscription_id && s.id !== org.stripe_subscription_id && isLive(org.subscription_status);
+        if (other && (e.type === "customer.subscription.deleted" || !isLive(stateOf(s.status, s.plan).status))) break;
         const { plan, status } = e.type === "customer.subscription.deleted" ? { plan: "free" as Plan, status: "canceled" as SubscriptionStatus } : stateOf(s.status, s.plan);
         const live = plan !== "free";
         next = {
@@ -163,15 +179,15 @@ export class BillingApplier {
         applied = true;
         break;
       case "invoice.paid":
-        if (!fresh || next.plan === "free") break;
+        if (!freshInvoice || next.plan === "free" || !this.currentSubscription(org, e)) break;
         if (next.subscription_status === "past_due") next.subscription_status = "active";
-        next.billing_state_at = e.created;
+        next.invoice_state_at = e.created;
         applied = true;
         break;
       case "invoice.payment_failed":
-        if (!fresh || next.plan === "free") break;
+        if (!freshInvoice || next.plan === "free" || !this.currentSubscription(org, e)) break;
         next.subscription_status = "past_due";
-        next.billing_state_at = e.created;
+        next.invoice_state_at = e.created;
         applied = true;
         break;
       default:
@@ -179,6 +195,12 @@ export class BillingApplier {
     }
     if (applied) this.putOrg(next);
     return { duplicate: false, applied, org: applied ? next : org };
+  }
+
+  /** An invoice event concerns the org's current subscription (or names none). */
+  private currentSubscription(org: OrgRecord, e: BillingEvent): boolean {
+    const sub = e.invoice?.subscriptionId ?? null;
+    return sub === null || !org.stripe_subscription_id || sub === org.stripe_subscription_id;
   }
 
   /**
@@ -203,6 +225,14 @@ export class BillingApplier {
           this.dbs.overage.putSync(key, { ...state, pending });
         }
         if (!pending) continue;
+        // Stripe refuses meter events stamped more than 35 days back: a report for a period that
+        // started longer ago can never be delivered. It is set aside (logged by the reporter as
+        // unbillable) rather than retried forever.
+        if (period !== current.id && nowMs - periodStartMs(period) > UNBILLABLE_AFTER_MS) {
+          this.dbs.overage.putSync(key, { reported: state.reported, pending: null, unbillable: (state.unbillable ?? 0) + (pending.to - pending.from) });
+          out.push({ orgId, period, customerId, from: pending.from, to: pending.to, identifier: pending.identifier, timestamp: -1 });
+          continue;
+        }
         const timestamp = period === current.id ? Math.min(nowMs, current.end - 1000) : periodStartMs(period) + 1000;
         out.push({ orgId, period, customerId, from: pending.from, to: pending.to, identifier: pending.identifier, timestamp });
       }

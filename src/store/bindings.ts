@@ -101,6 +101,9 @@ export interface MeterOutcome {
   retry_at: number | null;
 }
 
+/** Accounts an identifier may have and still link them (README, "Session resolution"). */
+export const LINK_MAX_ACCOUNTS = 10;
+
 /** A binding's last-seen time is rewritten at most this often. */
 const REFRESH_MS = 86_400_000;
 
@@ -137,7 +140,9 @@ export class BindingIndex {
         meta = { count: meta.count + 1, rep: meta.rep };
         this.dbs.bindingKeys.putSync(k, meta);
       }
-      if (link && meta.rep !== member) this.union(r.orgId, meta.rep, member);
+      // An identifier many accounts share (a common device model's fingerprint, an office NAT) says
+      // little about one person: it is counted, but links accounts only while few share it.
+      if (link && meta.rep !== member && meta.count <= LINK_MAX_ACCOUNTS) this.union(r.orgId, meta.rep, member);
       return meta.count - 1; // distinct others
     };
     const counts: ResolveCounts = {

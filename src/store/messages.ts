@@ -24,8 +24,10 @@ export interface OrgRecord {
   /** Epoch ms of the Stripe billing period usage is counted in; null outside a subscription. */
   billing_period_start?: number | null;
   billing_period_end?: number | null;
-  /** Stripe `created` (epoch s) of the newest event applied to the subscription state. */
+  /** Stripe `created` (epoch s) of the newest subscription event applied. */
   billing_state_at?: number | null;
+  /** Stripe `created` (epoch s) of the newest invoice event applied (kept apart: see billing.ts). */
+  invoice_state_at?: number | null;
   cancel_at_period_end?: boolean;
   /** When Stripe announced the trial's end (customer.subscription.trial_will_end), ISO 8601. */
   trial_will_end_notified_at?: string | null;

@@ -313,6 +313,12 @@ describe("beacon script and demo", () => {
     expect(again.status).toBe(304);
   });
 
+  it("the demo's observation feed refuses malformed input with a 400 (never crashes the process)", async () => {
+    const bad = await fetch(`${server.url}/demo/observations?session_id=%E0%A4%A`);
+    expect(bad.status).toBe(400);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
   it("serves the demo page with the demo project's publishable key", async () => {
     const r = await fetch(`${server.url}/demo`);
     expect(r.status).toBe(200);

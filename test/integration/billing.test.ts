@@ -181,12 +181,12 @@ describe("lifecycle webhooks", () => {
     const t0 = nowSeconds();
     const start = t0 - 10 * DAY;
     const end = t0 + 5 * DAY;
-    const ev = subEvent("customer.subscription.updated", org.orgId, customer, { status: "active", currentPeriodStart: start, currentPeriodEnd: end }, t0);
+    const ev = subEvent("customer.subscription.updated", org.orgId, customer, { id: `sub_period_${org.orgId}`, status: "active", currentPeriodStart: start, currentPeriodEnd: end }, t0);
     expect((await webhook(ev.event)).status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: org.key })).status).toBe(200);
     expect((await usage(org)).body.data).toMatchObject({ used: 3, period_end: new Date(end * 1000).toISOString() });
     // Stripe renews the period; after its start the count begins again.
-    const next = subEvent("customer.subscription.updated", org.orgId, customer, { status: "active", currentPeriodStart: end, currentPeriodEnd: end + 30 * DAY }, t0 + 1);
+    const next = subEvent("customer.subscription.updated", org.orgId, customer, { id: `sub_period_${org.orgId}`, status: "active", currentPeriodStart: end, currentPeriodEnd: end + 30 * DAY }, t0 + 1);
     expect((await webhook(next.event)).status).toBe(200);
     const after = { "x-fs-test-now": String((end + 60) * 1000) };
     expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: org.key, headers: after })).status).toBe(200);
@@ -199,7 +199,7 @@ describe("lifecycle webhooks", () => {
     const customer = customerOf(org.orgId);
     const t0 = nowSeconds();
     const trialEnd = t0 + 14 * DAY;
-    const base = { status: "trialing" as const, trialStart: t0, trialEnd, currentPeriodStart: t0, currentPeriodEnd: trialEnd };
+    const base = { id: `sub_cancel_${org.orgId}`, status: "trialing" as const, trialStart: t0, trialEnd, currentPeriodStart: t0, currentPeriodEnd: trialEnd };
     await webhook(subEvent("customer.subscription.created", org.orgId, customer, base, t0).event);
     const canceling = subEvent("customer.subscription.updated", org.orgId, customer, { ...base, cancelAtPeriodEnd: true }, t0 + 60);
     await webhook(canceling.event);
@@ -268,6 +268,41 @@ describe("lifecycle webhooks", () => {
     expect((await admin(server, "PATCH", `/v1/admin/orgs/${org.orgId}`, { plan: "enterprise" })).status).toBe(200);
     await webhook(subEvent("customer.subscription.updated", org.orgId, customerOf(org.orgId), { status: "active" }, nowSeconds()).event);
     expect((await usage(org)).body.data).toMatchObject({ plan: "enterprise", monthly_quota: null, overage: 0 });
+  });
+});
+
+describe("ordering and subscriptions", () => {
+  it("a subscription update delayed behind a newer invoice still applies; a second checkout is refused", async () => {
+    const org = await billingOrg();
+    await checkout(org);
+    const customer = customerOf(org.orgId);
+    const id = `sub_delay_${org.orgId}`;
+    const t0 = nowSeconds();
+    const trialEnd = t0 + 14 * DAY;
+    await webhook(subEvent("customer.subscription.created", org.orgId, customer, { id, status: "trialing", trialStart: t0, trialEnd, currentPeriodStart: t0, currentPeriodEnd: trialEnd }, t0).event);
+    const converted = subEvent("customer.subscription.updated", org.orgId, customer, { id, status: "active", trialStart: t0, trialEnd, currentPeriodStart: trialEnd, currentPeriodEnd: trialEnd + 30 * DAY }, trialEnd);
+    // Stripe's first delivery of the conversion fails; the invoice (an hour later) arrives first.
+    await webhook(eventOf("invoice.paid", invoiceObject({ customer, subscription: id, status: "paid", amountDue: 2500 }), { created: trialEnd + 3600 }));
+    expect((await webhook(converted.event)).status).toBe(200);
+    const u = (await usage(org, { "x-fs-test-now": String((trialEnd + DAY) * 1000) })).body.data;
+    expect(u).toMatchObject({ plan: "pro", subscription_status: "active", trial_end: null, period_end: new Date((trialEnd + 30 * DAY) * 1000).toISOString() });
+    const again = await api(server, "POST", `/v1/orgs/${org.orgId}/billing/checkout`, { key: org.key, body: { plan: "business" } });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("ALREADY_SUBSCRIBED");
+  });
+
+  it("the end of an old subscription does not end the org's current one", async () => {
+    const org = await billingOrg();
+    await checkout(org);
+    const customer = customerOf(org.orgId);
+    const t0 = nowSeconds();
+    await webhook(subEvent("customer.subscription.created", org.orgId, customer, { id: `sub_old_${org.orgId}`, status: "trialing", trialStart: t0, trialEnd: t0 + 14 * DAY, cancelAtPeriodEnd: true }, t0).event);
+    const biz = subscriptionObject({ id: `sub_new_${org.orgId}`, customer, status: "active", items: ["price_business", "price_business_overage"], metadata: { org_id: org.orgId } });
+    await webhook(eventOf("customer.subscription.created", biz, { created: t0 + 60 }));
+    expect((await usage(org)).body.data).toMatchObject({ plan: "business", subscription_status: "active" });
+    const oldEnds = subEvent("customer.subscription.deleted", org.orgId, customer, { id: `sub_old_${org.orgId}`, status: "canceled" }, t0 + 14 * DAY);
+    expect((await webhook(oldEnds.event)).status).toBe(200);
+    expect((await usage(org)).body.data).toMatchObject({ plan: "business", subscription_status: "active" });
   });
 });
 

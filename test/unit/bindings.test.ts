@@ -131,10 +131,11 @@ describe("BindingIndex.resolve: linking (union-find)", () => {
     expect(resolve({ user: "u0" }).linked_accounts).toBe(n - 1);
     expect(resolve({ user: `u${n - 1}` }).linked_accounts).toBe(n - 1);
     // Two big clusters merge: sizes add up.
-    for (let i = 0; i < 10; i++) resolve({ user: `v${i}`, session: "sv" });
-    expect(resolve({ user: "v0" }).linked_accounts).toBe(9);
-    expect(resolve({ user: "bridge", session: "sv", fingerprint: "f7" }).linked_accounts).toBe(n + 10);
-    expect(meter({ user: "u20" }).linked_identities).toBe(n + 10);
+    // (9 accounts on one session: with the bridge it has 10, still within the linking cap.)
+    for (let i = 0; i < 9; i++) resolve({ user: `v${i}`, session: "sv" });
+    expect(resolve({ user: "v0" }).linked_accounts).toBe(8);
+    expect(resolve({ user: "bridge", session: "sv", fingerprint: "f7" }).linked_accounts).toBe(n + 9);
+    expect(meter({ user: "u20" }).linked_identities).toBe(n + 9);
   });
 });
 
@@ -300,6 +301,17 @@ describe("BindingIndex: budgets follow links", () => {
     meter({ user: "retry", max: 1, windowMs: 1000, nowMs: T0 });
     expect(meter({ user: "retry", max: 1, windowMs: 1000, nowMs: T0 + 1 }).retry_at).toBe(T0 + 1000);
     expect(meter({ user: "retry", max: 1, windowMs: 1000, nowMs: T0 + 1000 }).allowed).toBe(true);
+  });
+});
+
+describe("BindingIndex: widely shared identifiers do not link", () => {
+  it("a fingerprint shared by many accounts is counted but links only the first few", () => {
+    let last: ResolveCounts | undefined;
+    for (let i = 0; i < 15; i++) last = resolve({ user: `common-${i}`, fingerprint: "iphone-15-en-GB" });
+    expect(last!.accounts_sharing_fingerprint).toBe(14);
+    expect(last!.linked_accounts).toBe(0); // the 15th joined after the cap
+    const early = resolve({ user: "common-3", fingerprint: "iphone-15-en-GB" });
+    expect(early.linked_accounts).toBeLessThanOrEqual(9);
   });
 });
 

@@ -1,4 +1,4 @@
-import { parseIp } from "../../shared/ip.js";
+import { formatIp, parseIp } from "../../shared/ip.js";
 import type { MeterOutcome } from "../../store/bindings.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
@@ -36,7 +36,7 @@ export function meterPost(deps: AppDeps) {
       if (id.ip !== undefined) {
         const ip = parseIp(id.ip.trim());
         if (!ip) throw new ApiError("VALIDATION_ERROR", "body.identity.ip: not an IPv4 or IPv6 address.");
-        ipText = id.ip.trim();
+        ipText = formatIp(ip); // canonical text, as session resolution hashes it
       }
       const window = windowMs(body.limit.window)!;
       const ack = ackOrThrow(

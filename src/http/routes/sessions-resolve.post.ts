@@ -2,7 +2,7 @@ import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { SCORE_WEIGHTS } from "../../scoring/observation.js";
 import { decide } from "../../scoring/check.js";
 import { parseEmail } from "../../scoring/email.js";
-import { parseIp, type ParsedIp } from "../../shared/ip.js";
+import { formatIp, parseIp, type ParsedIp } from "../../shared/ip.js";
 import type { ResolveCounts } from "../../store/bindings.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
@@ -62,7 +62,7 @@ export function sessionsResolvePost(deps: AppDeps) {
             user: h.hash("user", body.external_user_id),
             session: body.session_id !== undefined ? h.hash("session", body.session_id) : undefined,
             fingerprint: body.fingerprint !== undefined ? h.hash("fingerprint", String(body.fingerprint)) : undefined,
-            ip: ip ? h.hash("ip", body.ip!.trim()) : undefined,
+            ip: ip ? h.hash("ip", formatIp(ip)) : undefined, // canonical text: ::ffff:1.2.3.4 and 1.2.3.4 are one address
             prefix: ip ? h.hash("prefix", prefixOf(ip)) : undefined,
             email: email !== undefined ? h.hash("email", email) : undefined,
             sharedNetwork,

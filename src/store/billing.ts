@@ -197,6 +197,21 @@ export class BillingApplier {
     return { duplicate: false, applied, org: applied ? next : org };
   }
 
+  /**
+   * Forgets processed event ids older than 30 days (Stripe retries a delivery for 3 days, so a
+   * replay older than that cannot come). At most `limit` per call; returns how many were removed.
+   */
+  pruneEvents(nowMs: number, limit = 5000): number {
+    const cutoff = Math.floor(nowMs / 1000) - 30 * 86_400;
+    const old: string[] = [];
+    for (const { key, value } of this.dbs.stripeEvents.getRange({})) {
+      if (value.created < cutoff) old.push(key);
+      if (old.length >= limit) break;
+    }
+    for (const k of old) this.dbs.stripeEvents.removeSync(k);
+    return old.length;
+  }
+
   /** An invoice event concerns the org's current subscription (or names none). */
   private currentSubscription(org: OrgRecord, e: BillingEvent): boolean {
     const sub = e.invoice?.subscriptionId ?? null;

@@ -101,6 +101,9 @@ export interface MeterOutcome {
   retry_at: number | null;
 }
 
+/** The longest meter window (schemas/sessions.ts MAX_WINDOW_MS): older logs are dropped. */
+const MAX_WINDOW_MS = 31 * 86_400_000;
+
 /** Accounts an identifier may have and still link them (README, "Session resolution"). */
 export const LINK_MAX_ACCOUNTS = 10;
 
@@ -248,6 +251,36 @@ export class BindingIndex {
   }
 
   private pruneCursor: [string, string, string, string] | null = null;
+  private meterCursor: [string, string, string] | null = null;
+
+  /**
+   * Deletes meter logs whose newest entry is older than the longest window (31 days): a budget
+   * nobody used for that long holds nothing. Bounded like prune(); returns how many were removed.
+   */
+  pruneMeters(nowMs: number, limit = 5000): number {
+    const cutoff = nowMs - MAX_WINDOW_MS;
+    let removed = 0;
+    let examined = 0;
+    for (const { key, value } of this.dbs.meters.getRange({ start: this.meterCursor ?? undefined })) {
+      if (removed >= limit || examined >= limit * 20) {
+        this.meterCursor = key;
+        return removed;
+      }
+      examined++;
+      const log = asLog(value);
+      const newest = log.length >= 2 ? log[log.length - 2]! : 0;
+      if (newest > cutoff) continue;
+      this.dbs.meters.removeSync(key);
+      removed++;
+    }
+    this.meterCursor = null;
+    return removed;
+  }
+
+  /** True while a meter prune pass has stopped part-way. */
+  get pruningMeters(): boolean {
+    return this.meterCursor !== null;
+  }
 
   /** True while a prune pass has stopped part-way (call prune again). */
   get pruning(): boolean {

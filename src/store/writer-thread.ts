@@ -119,11 +119,14 @@ function commitQueued(): void {
 const PRUNE_BINDINGS_MS = 10 * 60_000;
 function pruneBindings(): void {
   let removed = 0;
+  let more = false;
   dbs.root.transactionSync(() => {
-    removed = applier.bindings.prune(Date.now());
+    const now = Date.now();
+    removed = applier.bindings.prune(now) + applier.bindings.pruneMeters(now) + applier.billing.pruneEvents(now);
+    more = applier.bindings.pruning || applier.bindings.pruningMeters;
   });
   // More to do: go on after whatever intents arrived meanwhile.
-  if (removed > 0 || applier.bindings.pruning) setImmediate(pruneBindings);
+  if (removed > 0 || more) setImmediate(pruneBindings);
 }
 setInterval(pruneBindings, PRUNE_BINDINGS_MS).unref();
 

@@ -315,3 +315,14 @@ describe("BindingIndex: widely shared identifiers do not link", () => {
   });
 });
 
+
+describe("BindingIndex.pruneMeters", () => {
+  it("drops budgets unused for longer than the longest window, keeps the others", () => {
+    meter({ user: "idle", nowMs: T0 });
+    meter({ user: "busy", nowMs: T0 + 40 * 86_400_000 });
+    expect(tx(() => idx.pruneMeters(T0 + 40 * 86_400_000))).toBe(1);
+    expect(idx.pruningMeters).toBe(false);
+    expect(meter({ user: "busy", nowMs: T0 + 40 * 86_400_000 + 1, windowMs: 86_400_000 })).toMatchObject({ count: 2 });
+    expect(meter({ user: "idle", nowMs: T0 + 40 * 86_400_000 + 1 })).toMatchObject({ count: 1 });
+  });
+});

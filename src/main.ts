@@ -44,7 +44,10 @@ async function main(): Promise<void> {
 
   const stateDir = stateDirOf(config.DATA_DIR);
   const journalDir = journalDirOf(stateDir);
-  const store = await StoreClient.start(stateDir, journalDir, { bindingRetentionMs: config.FS_BINDING_RETENTION_DAYS * 86_400_000 });
+  const store = await StoreClient.start(stateDir, journalDir, {
+    bindingRetentionMs: config.FS_BINDING_RETENTION_DAYS * 86_400_000,
+    observationRetentionMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
+  });
   if (store.replayed > 0) log.warn("replayed charge journal after an unclean stop", { records: store.replayed });
   if (store.observationsReplayed > 0) log.warn("replayed observation journal after an unclean stop", { records: store.observationsReplayed });
   store.onDeath((err) => {

@@ -78,6 +78,8 @@ export const envSchema = z.object({
     .enum(["true", "false", "1", "0"])
     .default("false")
     .transform((v) => v === "true" || v === "1"),
+  /** Days beacon observations and their sessions are kept. Example: 30. */
+  FS_OBSERVATION_RETENTION_DAYS: positiveInt.max(3650).default(30),
   /** Days a session-resolution binding counts towards shared-account figures. Example: 90. */
   FS_BINDING_RETENTION_DAYS: positiveInt.max(3650).default(90),
   /**

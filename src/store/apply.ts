@@ -2,7 +2,7 @@ import { PLAN_RULES } from "../shared/plans.js";
 import { usagePeriod } from "../shared/billing-period.js";
 import type { ChargeRecord } from "./charge-journal.js";
 import type { Ack, Intent, OrgRecord, UsageRecord, UsageStanding } from "./messages.js";
-import { groupObservations, mergeSession, type ObservationPage, type SessionDelta } from "./observation-pages.js";
+import { groupObservations, mergeSession, pageLinesNewestFirst, type ObservationPage, type SessionDelta } from "./observation-pages.js";
 import type { ObservationRecord } from "./observation-journal.js";
 import type { StateDbs } from "./state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
@@ -206,6 +206,51 @@ export class IntentApplier {
       if (!prev) this.dbs.sessionProjects.putSync(d.session_id, d.project_id);
     }
     this.dbs.meta.putSync("observations_applied_seq", upToSeq);
+  }
+
+  private pageCursor: [string, number] | null = null;
+  private sessionCursor: [string, string] | null = null;
+
+  /**
+   * Deletes observation pages whose newest observation is older than the retention, and beacon
+   * sessions last seen before it. Bounded per call like BindingIndex.prune (at most `limit`
+   * deletions, `limit * 20` entries examined); returns how many were removed, and whether the
+   * pass stopped part-way.
+   */
+  pruneObservations(nowMs: number, retentionMs: number, limit = 2000): { removed: number; more: boolean } {
+    const cutoff = nowMs - retentionMs;
+    let removed = 0;
+    let examined = 0;
+    let more = false;
+    for (const { key, value } of this.dbs.observations.getRange({ start: this.pageCursor ?? undefined })) {
+      if (removed >= limit || examined >= limit * 20) {
+        this.pageCursor = key;
+        more = true;
+        break;
+      }
+      examined++;
+      const newest = pageLinesNewestFirst(value)[0];
+      const ts = newest ? (JSON.parse(newest) as ObservationRecord).ts : 0;
+      if (ts >= cutoff) continue;
+      this.dbs.observations.removeSync(key);
+      removed++;
+    }
+    if (!more) this.pageCursor = null;
+    let moreSessions = false;
+    for (const { key, value } of this.dbs.sessions.getRange({ start: this.sessionCursor ?? undefined })) {
+      if (removed >= limit || examined >= limit * 40) {
+        this.sessionCursor = key;
+        moreSessions = true;
+        break;
+      }
+      examined++;
+      if (value.last_seen >= cutoff) continue;
+      this.dbs.sessions.removeSync(key);
+      if (this.dbs.sessionProjects.get(key[1]) === key[0]) this.dbs.sessionProjects.removeSync(key[1]);
+      removed++;
+    }
+    if (!moreSessions) this.sessionCursor = null;
+    return { removed, more: more || moreSessions };
   }
 
   /**

@@ -217,4 +217,6 @@ export interface WriterData {
   journalDir: string;
   /** How long session-resolution bindings count (FS_BINDING_RETENTION_DAYS). */
   bindingRetentionMs?: number;
+  /** How long observations and beacon sessions are kept (FS_OBSERVATION_RETENTION_DAYS). */
+  observationRetentionMs?: number;
 }

@@ -113,8 +113,10 @@ function commitQueued(): void {
 }
 
 /**
- * Bindings past the retention window stop counting: every 10 minutes the writer deletes them in
- * short transactions of at most 5,000 (between which intents keep flowing).
+ * Retention: every 10 minutes the writer deletes bindings past FS_BINDING_RETENTION_DAYS (they
+ * stop counting), meter logs unused past the longest window, Stripe event ids after 30 days, and
+ * observations and beacon sessions past FS_OBSERVATION_RETENTION_DAYS, in short bounded
+ * transactions between which intents keep flowing.
  */
 const PRUNE_BINDINGS_MS = 10 * 60_000;
 function pruneBindings(): void {
@@ -122,8 +124,9 @@ function pruneBindings(): void {
   let more = false;
   dbs.root.transactionSync(() => {
     const now = Date.now();
-    removed = applier.bindings.prune(now) + applier.bindings.pruneMeters(now) + applier.billing.pruneEvents(now);
-    more = applier.bindings.pruning || applier.bindings.pruningMeters;
+    const obs = applier.pruneObservations(now, data.observationRetentionMs ?? 30 * 86_400_000);
+    removed = applier.bindings.prune(now) + applier.bindings.pruneMeters(now) + applier.billing.pruneEvents(now) + obs.removed;
+    more = applier.bindings.pruning || applier.bindings.pruningMeters || obs.more;
   });
   // More to do: go on after whatever intents arrived meanwhile.
   if (removed > 0 || more) setImmediate(pruneBindings);

@@ -104,4 +104,34 @@ describe("IntentApplier (writer side, real LMDB)", () => {
     expect(tx(() => applier.apply({ op: "meta.ensure", key: "k", value: "two" }))).toMatchObject({ value: "one" });
     expect(tx(() => applier.apply({ op: "meta.get", key: "k" }))).toMatchObject({ value: "one" });
   });
+
+  it("prunes observation pages and sessions past the retention, keeps recent ones", () => {
+    const obs = (seq: number, project: string, session: string, ts: number): ObservationRecord => ({
+      seq, id: `obs_p${seq}`, org_id: "org_free", project_id: project, session_id: session, kind: "page.view", action: "pageview", ts,
+      score: 0.1, decision: "allow", reasons: [], ua: { browser: null, os: null, device: null, bot_kind: null, bot_name: null },
+      bot_id: null, bot_operator: null, bot_verified: null, policy: null, ip: null, country: null, page: null, fingerprint: null, token_valid: true, tells: [],
+    });
+    const DAY = 86_400_000;
+    const now = 1_900_000_000_000;
+    const line = (o: ObservationRecord) => `${JSON.stringify(o)}\n`;
+    const old = [obs(101, "prj_r", "s_old", now - 40 * DAY)];
+    const fresh = [obs(102, "prj_r", "s_new", now - DAY)];
+    for (const batch of [old, fresh]) {
+      const g = groupObservations(batch, batch.map(line));
+      tx(() => applier.apply({ op: "observations.apply", pages: g.pages, sessions: g.sessions, upToSeq: batch[0]!.seq }));
+    }
+    let out = { removed: 0, more: true };
+    let total = 0;
+    while (out.more || out.removed > 0) {
+      out = tx(() => applier.pruneObservations(now, 30 * DAY, 1));
+      total += out.removed;
+      if (!out.more && out.removed === 0) break;
+    }
+    expect(total).toBeGreaterThanOrEqual(2); // at least this test's old page and session (the store is shared with earlier tests)
+    expect([...dbs.observations.getRange({ start: ["prj_r", 0], end: ["prj_r", Number.MAX_SAFE_INTEGER] })].map((e) => e.key[1])).toEqual([102]);
+    expect(dbs.sessions.get(["prj_r", "s_old"])).toBeUndefined();
+    expect(dbs.sessions.get(["prj_r", "s_new"])).toBeDefined();
+    expect(dbs.sessionProjects.get("s_old")).toBeUndefined();
+  });
 });
+

@@ -35,6 +35,7 @@ export class IntentApplier {
     this.usageCache.clear();
     this.orgCache.clear();
     this.dirty.clear();
+    this.bindings.reset();
   }
 
   /** Applies one intent; must be called inside a write transaction. */

@@ -30,7 +30,9 @@ export function usageGet(deps: AppDeps) {
           remaining: quota === null ? null : Math.max(0, quota - u.used),
           period: u.period,
           period_end: new Date(u.reset).toISOString(),
-          overage: u.overage,
+          // Credits beyond the quota this period; what Stripe already acknowledged stays counted
+          // even if a plan change since would put it under a larger quota (or none).
+          overage: Math.max(u.overage, reported),
           // Of that overage: acknowledged by Stripe's meter, and sent or to be sent (see README, "Overage").
           overage_reported: reported,
           overage_pending: Math.max(0, u.overage - reported),

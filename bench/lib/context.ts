@@ -3,6 +3,7 @@
  * and warm-up cannot be compared), and the one dataset every benchmark that looks up addresses needs.
  */
 import { existsSync } from "node:fs";
+import type { Task } from "tinybench";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
 import { buildIpDataset, usableListedSources } from "../../scripts/data-build.js";
@@ -66,4 +67,22 @@ function opens(dir: string): boolean {
 /** True when the build at `dir` holds at least one range source besides the npm ASN/country data. */
 function hasRangeSources(dir: string): boolean {
   return (usableListedSources(dir) ?? 0) > 0;
+}
+
+/**
+ * One tinybench task as a table row in microseconds (tinybench's own table prints nanoseconds
+ * with ± strings). Used by the micro benchmarks that time single calls.
+ */
+export function microRow(task: Task): Record<string, string | number> {
+  const r = task.result;
+  if (r.state !== "completed") return { task: task.name, state: r.state };
+  return {
+    task: task.name,
+    "mean (µs)": +(r.latency.mean * 1e3).toFixed(3),
+    "p50 (µs)": +(r.latency.p50 * 1e3).toFixed(3),
+    "p99 (µs)": +(r.latency.p99 * 1e3).toFixed(3),
+    "ops/s": Math.round(r.throughput.mean),
+    "rme %": +r.latency.rme.toFixed(2),
+    samples: r.latency.samplesCount,
+  };
 }

@@ -9,10 +9,10 @@
  * The typo check runs in full for every domain the free list does not know, so "company" and
  * "typo" addresses are the expensive ones; both are shown alone as well.
  */
-import { Bench, type Task } from "tinybench";
+import { Bench } from "tinybench";
 import { emailLists } from "../../src/datasets/email-lists.js";
 import { analyzeEmail, parseEmail } from "../../src/scoring/email.js";
-import { machineLine } from "../lib/context.js";
+import { machineLine, microRow } from "../lib/context.js";
 
 const TIME_MS = 1000;
 const WARMUP_MS = 250;
@@ -34,18 +34,6 @@ const MIX = [
   "a..b@example.com",
 ];
 
-function row(task: Task): Record<string, string | number> {
-  const r = task.result;
-  if (r.state !== "completed") return { task: task.name, state: r.state };
-  return {
-    task: task.name,
-    "mean (µs)": +(r.latency.mean * 1e3).toFixed(3),
-    "p50 (µs)": +(r.latency.p50 * 1e3).toFixed(3),
-    "p99 (µs)": +(r.latency.p99 * 1e3).toFixed(3),
-    "ops/s": Math.round(r.throughput.mean),
-    samples: r.latency.samplesCount,
-  };
-}
 
 async function main(): Promise<void> {
   const t0 = performance.now();
@@ -72,7 +60,7 @@ async function main(): Promise<void> {
       sink += parseEmail(MIX[i++ % MIX.length]!).ok ? 1 : 0;
     });
   await bench.run();
-  console.table(bench.tasks.map(row));
+  console.table(bench.tasks.map(microRow));
   if (sink === 0) console.log("(unreachable)");
 }
 

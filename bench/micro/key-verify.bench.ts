@@ -10,13 +10,13 @@
  * building the thrown ApiError. Each contender's answer is checked before anything is timed.
  */
 import { createHash } from "node:crypto";
-import { Bench, type Task } from "tinybench";
+import { Bench } from "tinybench";
 import { Authenticator } from "../../src/http/auth.js";
 import { ApiError } from "../../src/http/errors.js";
 import { SECRET_PREFIX, generateKey, hashKey } from "../../src/shared/api-keys.js";
 import type { KeyRecord } from "../../src/store/messages.js";
 import type { StateDbs } from "../../src/store/state-env.js";
-import { machineLine } from "../lib/context.js";
+import { machineLine, microRow } from "../lib/context.js";
 
 const TIME_MS = 1000;
 const WARMUP_MS = 250;
@@ -54,20 +54,6 @@ function outcome(call: () => unknown): string {
   }
 }
 
-/** tinybench row in microseconds (the default table prints nanoseconds with ± strings). */
-function row(task: Task): Record<string, string | number> {
-  const r = task.result;
-  if (r.state !== "completed") return { task: task.name, state: r.state };
-  return {
-    task: task.name,
-    "mean (µs)": +(r.latency.mean * 1e3).toFixed(3),
-    "p50 (µs)": +(r.latency.p50 * 1e3).toFixed(3),
-    "p99 (µs)": +(r.latency.p99 * 1e3).toFixed(3),
-    "ops/s": Math.round(r.throughput.mean),
-    "rme %": +r.latency.rme.toFixed(2),
-    samples: r.latency.samplesCount,
-  };
-}
 
 async function main(): Promise<void> {
   const valid = generateKey("secret");
@@ -106,7 +92,7 @@ async function main(): Promise<void> {
 
   console.log(`key-verify (${sink > 0 ? "ok" : "?"}): ${machineLine()}`);
   console.log(`tinybench: ${TIME_MS} ms per task after ${WARMUP_MS} ms warm-up; key store is a Map (no LMDB read)`);
-  console.table(bench.table(row));
+  console.table(bench.table(microRow));
 }
 
 await main();

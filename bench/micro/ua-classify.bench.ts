@@ -15,13 +15,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
-import { Bench, type Task } from "tinybench";
+import { Bench } from "tinybench";
 import UAParser from "ua-parser-js";
 import { mergeBotRegistry, readBotSources, type BotSourceInputs } from "../../scripts/bots/registry.js";
 import { REPO_ROOT } from "../../src/config/index.js";
 import { compileBotRegistry } from "../../src/datasets/bot-registry.js";
 import { createUaClassifier } from "../../src/datasets/ua.js";
-import { machineLine } from "../lib/context.js";
+import { machineLine, microRow } from "../lib/context.js";
 
 const TIME_MS = 1000;
 const WARMUP_MS = 250;
@@ -45,19 +45,6 @@ function trafficMix(botUas: string[]): string[] {
   return out;
 }
 
-function row(task: Task): Record<string, string | number> {
-  const r = task.result;
-  if (r.state !== "completed") return { task: task.name, state: r.state };
-  return {
-    task: task.name,
-    "mean (µs)": +(r.latency.mean * 1e3).toFixed(3),
-    "p50 (µs)": +(r.latency.p50 * 1e3).toFixed(3),
-    "p99 (µs)": +(r.latency.p99 * 1e3).toFixed(3),
-    "ops/s": Math.round(r.throughput.mean),
-    "rme %": +r.latency.rme.toFixed(2),
-    samples: r.latency.samplesCount,
-  };
-}
 
 async function main(): Promise<void> {
   const { inputs, from } = registryInputs();
@@ -112,7 +99,7 @@ async function main(): Promise<void> {
     `tinybench: ${TIME_MS} ms per task after ${WARMUP_MS} ms warm-up; stream of ${stream.length} UAs (${distinct} distinct, 5% bots); ` +
       `registry: ${bots.length} bots from ${from}`,
   );
-  console.table(bench.table(row));
+  console.table(bench.table(microRow));
   if (cached?.state === "completed" && uncached?.state === "completed") {
     const ratio = uncached.latency.mean / cached.latency.mean;
     console.log(`cached classify vs ua-parser-js uncached: ${ratio.toFixed(1)}x faster (target >= 10x: ${ratio >= 10 ? "met" : "MISSED"})`);

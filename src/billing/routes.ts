@@ -1,12 +1,8 @@
 import type Stripe from "stripe";
-import type { TemplatedApp } from "uWebSockets.js";
 import type { OrgRecord } from "../store/messages.js";
 import type { BillingOutcome } from "../store/billing.js";
-import { readBody } from "../http/body.js";
 import type { AppDeps } from "../http/deps.js";
-import { ApiError, toApiError } from "../http/errors.js";
-import { acceptRequestId } from "../http/request.js";
-import { writeData, writeError, type ResponseState } from "../http/respond.js";
+import { ApiError } from "../http/errors.js";
 import { defineRoute } from "../http/route.js";
 import { ackOrThrow } from "../http/routes/ack.js";
 import { checkoutBody, portalBody } from "../http/schemas/billing.js";
@@ -122,35 +118,28 @@ export function portalPost(deps: AppDeps) {
  * event (also duplicates and types we ignore, so Stripe stops retrying); 400 INVALID_SIGNATURE
  * otherwise, changing nothing.
  */
-export function mountStripeWebhook(app: TemplatedApp, deps: AppDeps): void {
-  app.post("/webhooks/stripe", (res, req) => {
-    const state: ResponseState = { aborted: false, requestId: acceptRequestId(req.getHeader("x-request-id")), startedAt: performance.now() };
-    res.onAborted(() => {
-      state.aborted = true;
-    });
-    const signature = req.getHeader("stripe-signature");
-    readBody(res, deps.config.FS_MAX_BODY_BYTES, req.getHeader("content-length"))
-      .then(async (raw) => {
-        const setup = setupOrThrow(deps);
-        if (!setup.webhookSecret) throw new ApiError("BILLING_NOT_CONFIGURED", "Webhooks are not configured: set STRIPE_WEBHOOK_SECRET.");
-        let event: Stripe.Event;
-        try {
-          event = setup.stripe.webhooks.constructEvent(raw, signature, setup.webhookSecret);
-        } catch (err) {
-          throw new ApiError("INVALID_SIGNATURE", `Stripe-Signature does not verify: ${(err as Error).message.split("\n")[0]}`);
-        }
-        const ack = ackOrThrow(await deps.store.send({ op: "billing.event", event: normalizeEvent(event, setup), nowMs: Date.now() }));
-        const outcome = ack.value as BillingOutcome;
-        // Plan and billing period take effect for the very next call.
-        if (outcome.org) deps.quota.setBilling(outcome.org.id, outcome.org.plan, outcome.org);
-        deps.log.info("stripe event", { id: event.id, type: event.type, duplicate: outcome.duplicate, applied: outcome.applied, note: outcome.note });
-        writeData(res, state, 200, { received: true, id: event.id, type: event.type, duplicate: outcome.duplicate, applied: outcome.applied });
-      })
-      .catch((err: unknown) => {
-        const e = toApiError(err);
-        if (e.code === "INTERNAL_ERROR") deps.log.error("stripe webhook failed", { request_id: state.requestId, err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
-        writeError(res, state, e);
-      });
+export function stripeWebhookPost(deps: AppDeps) {
+  return defineRoute<Buffer>({
+    method: "post",
+    pattern: "/webhooks/stripe",
+    auth: { kind: "none" },
+    // Stripe's events can be larger than API requests (an invoice with many lines).
+    rawBody: { headers: ["stripe-signature"], maxBytes: 1024 * 1024 },
+    async handle({ body: raw, snap }) {
+      const setup = setupOrThrow(deps);
+      if (!setup.webhookSecret) throw new ApiError("BILLING_NOT_CONFIGURED", "Webhooks are not configured: set STRIPE_WEBHOOK_SECRET.");
+      let event: Stripe.Event;
+      try {
+        event = setup.stripe.webhooks.constructEvent(raw, snap.extra["stripe-signature"] ?? "", setup.webhookSecret);
+      } catch (err) {
+        throw new ApiError("INVALID_SIGNATURE", `Stripe-Signature does not verify: ${(err as Error).message.split("\n")[0]}`);
+      }
+      const ack = ackOrThrow(await deps.store.send({ op: "billing.event", event: normalizeEvent(event, setup), nowMs: Date.now() }));
+      const outcome = ack.value as BillingOutcome;
+      // Plan and billing period take effect for the very next call.
+      if (outcome.org) deps.quota.setBilling(outcome.org.id, outcome.org.plan, outcome.org);
+      deps.log.info("stripe event", { id: event.id, type: event.type, duplicate: outcome.duplicate, applied: outcome.applied, note: outcome.note });
+      return { data: { received: true, id: event.id, type: event.type, duplicate: outcome.duplicate, applied: outcome.applied } };
+    },
   });
 }
-

@@ -15,6 +15,7 @@
  * never (caching an outage would keep serving it after it ended).
  */
 import { Resolver } from "node:dns/promises";
+import { LookupCache, type LookupCacheOptions } from "./lookup-cache.js";
 
 /** One MX record as node:dns returns it. */
 export interface MxRecord {
@@ -53,20 +54,13 @@ export interface MxResult {
   cache: "hit" | "miss";
 }
 
-/** Options of MxResolver. All durations in milliseconds. */
-export interface MxOptions {
-  /** Where the queries go. */
+/**
+ * Options of MxResolver (durations in ms): the cache's (timeout over the whole lookup, MX then
+ * A/AAAA; `found` kept `ttlMs`, `none` kept `negativeTtlMs`, `unresolved` never) and where the
+ * queries go.
+ */
+export interface MxOptions extends LookupCacheOptions {
   dns: MxDns;
-  /** Bound on one whole lookup (MX, then A/AAAA when there is no MX), > 0. Example: 1500. */
-  timeoutMs: number;
-  /** How long a `found` answer is cached, >= 0; 0 caches nothing. Example: 3_600_000. */
-  ttlMs: number;
-  /** How long a `none` answer is cached, >= 0; 0 caches nothing. Example: 300_000. */
-  negativeTtlMs: number;
-  /** Most cached domains, an integer >= 0; least recently used goes first; 0 disables the cache. */
-  maxEntries: number;
-  /** Clock for cache expiry (epoch ms); defaults to Date.now. The timeout uses real timers. */
-  now?: () => number;
 }
 
 /** What POST /v1/email needs besides the lists: the MX resolver. AppDeps carries it as `email`. */
@@ -84,9 +78,6 @@ interface Answer {
   nullMx: boolean;
 }
 
-interface Entry extends Answer {
-  expiresAt: number;
-}
 
 const NO_RECORDS = new Set(["ENOTFOUND", "ENODATA", "NXDOMAIN"]);
 const NXDOMAIN = new Set(["ENOTFOUND", "NXDOMAIN"]);
@@ -108,33 +99,15 @@ const NONE: Answer = Object.freeze({ outcome: "none", hosts: [], implicit: false
  */
 export class MxResolver {
   readonly #dns: MxDns;
-  readonly #timeoutMs: number;
-  readonly #ttlMs: number;
-  readonly #negativeTtlMs: number;
-  readonly #maxEntries: number;
-  readonly #now: () => number;
-  // Insertion order is use order: a hit re-inserts its entry.
-  readonly #cache = new Map<string, Entry>();
-  readonly #inFlight = new Map<string, Promise<Answer>>();
+  readonly #cache: LookupCache<Answer>;
 
   constructor(opts: MxOptions) {
-    const { dns, timeoutMs, ttlMs, negativeTtlMs, maxEntries, now } = opts;
+    const { dns } = opts;
     if (typeof dns?.resolveMx !== "function" || typeof dns.resolve4 !== "function" || typeof dns.resolve6 !== "function") {
       throw new TypeError("options.dns must implement resolveMx, resolve4 and resolve6");
     }
-    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new RangeError(`options.timeoutMs must be a finite number > 0, got ${timeoutMs}`);
-    if (!(Number.isFinite(ttlMs) && ttlMs >= 0)) throw new RangeError(`options.ttlMs must be a finite number >= 0, got ${ttlMs}`);
-    if (!(Number.isFinite(negativeTtlMs) && negativeTtlMs >= 0)) {
-      throw new RangeError(`options.negativeTtlMs must be a finite number >= 0, got ${negativeTtlMs}`);
-    }
-    if (!(Number.isInteger(maxEntries) && maxEntries >= 0)) throw new RangeError(`options.maxEntries must be an integer >= 0, got ${maxEntries}`);
-    if (now !== undefined && typeof now !== "function") throw new TypeError("options.now must be a function");
     this.#dns = dns;
-    this.#timeoutMs = timeoutMs;
-    this.#ttlMs = ttlMs;
-    this.#negativeTtlMs = negativeTtlMs;
-    this.#maxEntries = maxEntries;
-    this.#now = now ?? Date.now;
+    this.#cache = new LookupCache<Answer>(opts, (a) => (a.outcome === "found" ? "positive" : a.outcome === "none" ? "negative" : "never"), UNRESOLVED);
   }
 
   /** Cached domains, including expired entries not yet looked at again. */
@@ -151,54 +124,14 @@ export class MxResolver {
    */
   async lookup(domain: string): Promise<MxResult> {
     const key = keyOf(domain);
-    const cached = this.#get(key, true);
-    if (cached) return cached;
-    const pending = this.#inFlight.get(key);
-    if (pending) return { ...copy(await pending), cache: "hit" };
-    const flight = this.#resolve(key).finally(() => this.#inFlight.delete(key));
-    this.#inFlight.set(key, flight);
-    return { ...copy(await flight), cache: "miss" };
+    const { answer, cache } = await this.#cache.lookup(key, () => queryMx(this.#dns, key));
+    return { ...copy(answer), cache };
   }
 
   /** The cached answer (cache "hit"), or undefined; does not query or change the LRU order. */
   peek(domain: string): MxResult | undefined {
-    return this.#get(keyOf(domain), false);
-  }
-
-  #get(key: string, touch: boolean): MxResult | undefined {
-    const e = this.#cache.get(key);
-    if (!e) return undefined;
-    if (this.#now() >= e.expiresAt) {
-      this.#cache.delete(key);
-      return undefined;
-    }
-    if (touch) {
-      this.#cache.delete(key);
-      this.#cache.set(key, e);
-    }
-    return { ...copy(e), cache: "hit" };
-  }
-
-  async #resolve(key: string): Promise<Answer> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<Answer>((res) => {
-      timer = setTimeout(() => res(UNRESOLVED), this.#timeoutMs);
-      timer.unref();
-    });
-    // After a timeout the queries run on (bounded by the MxDns's own timeouts); the late answer
-    // is dropped, not cached.
-    const a = await Promise.race([queryMx(this.#dns, key), timedOut]);
-    clearTimeout(timer);
-    const ttl = a.outcome === "found" ? this.#ttlMs : a.outcome === "none" ? this.#negativeTtlMs : 0;
-    if (ttl > 0 && this.#maxEntries > 0) {
-      this.#cache.delete(key);
-      this.#cache.set(key, { ...a, expiresAt: this.#now() + ttl });
-      for (const oldest of this.#cache.keys()) {
-        if (this.#cache.size <= this.#maxEntries) break;
-        this.#cache.delete(oldest);
-      }
-    }
-    return a;
+    const a = this.#cache.peek(keyOf(domain), false);
+    return a ? { ...copy(a), cache: "hit" } : undefined;
   }
 }
 

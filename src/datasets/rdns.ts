@@ -13,6 +13,7 @@
  *   resolver timeout, anything unexpected) of either query. Those say nothing about the address,
  *   and caching them would keep serving an outage after it ended.
  */
+import { LookupCache, type LookupCacheOptions } from "./lookup-cache.js";
 import { Resolver } from "node:dns/promises";
 import { formatIp, parseIp, type ParsedIp } from "../shared/ip.js";
 
@@ -54,20 +55,13 @@ export interface DnsLookup {
   resolve6(host: string): Promise<string[]>;
 }
 
-/** Options of RdnsResolver. All durations in milliseconds. */
-export interface RdnsOptions {
-  /** Where the queries go. */
+/**
+ * Options of RdnsResolver (durations in ms): the cache's (timeout over PTR plus forward query; an
+ * answer with a PTR name kept `ttlMs`, "no PTR record" kept `negativeTtlMs`) and where the
+ * queries go.
+ */
+export interface RdnsOptions extends LookupCacheOptions {
   dns: DnsLookup;
-  /** Bound on one whole lookup (PTR plus forward query), > 0. Example: 1500. */
-  timeoutMs: number;
-  /** How long an answer with a PTR name is cached, >= 0; 0 caches nothing. Example: 3_600_000. */
-  ttlMs: number;
-  /** How long "no PTR record" is cached, >= 0; 0 caches nothing. Example: 300_000. */
-  negativeTtlMs: number;
-  /** Most cached addresses, an integer >= 0; the least recently used goes first; 0 disables the cache. */
-  maxEntries: number;
-  /** Clock for cache expiry (epoch ms); defaults to Date.now. The timeout uses real timers. */
-  now?: () => number;
 }
 
 /**
@@ -78,12 +72,6 @@ interface Answer {
   hostname: string | null;
   verified: boolean | null;
   cache: "answer" | "no-ptr" | "never";
-}
-
-interface Entry {
-  hostname: string | null;
-  verified: boolean | null;
-  expiresAt: number;
 }
 
 /** Codes that mean "the name has no such records": a definitive answer, safe to cache. */
@@ -107,33 +95,15 @@ const UNRESOLVED: Answer = { hostname: null, verified: null, cache: "never" };
  */
 export class RdnsResolver {
   readonly #dns: DnsLookup;
-  readonly #timeoutMs: number;
-  readonly #ttlMs: number;
-  readonly #negativeTtlMs: number;
-  readonly #maxEntries: number;
-  readonly #now: () => number;
-  // Map iteration order is insertion order: re-inserting on each hit keeps the oldest use first.
-  readonly #cache = new Map<string, Entry>();
-  readonly #inFlight = new Map<string, Promise<Answer>>();
+  readonly #cache: LookupCache<Answer>;
 
   constructor(opts: RdnsOptions) {
-    const { dns, timeoutMs, ttlMs, negativeTtlMs, maxEntries, now } = opts;
+    const { dns } = opts;
     if (typeof dns?.reverse !== "function" || typeof dns.resolve4 !== "function" || typeof dns.resolve6 !== "function") {
       throw new TypeError("options.dns must implement reverse, resolve4 and resolve6");
     }
-    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new RangeError(`options.timeoutMs must be a finite number > 0, got ${timeoutMs}`);
-    if (!(Number.isFinite(ttlMs) && ttlMs >= 0)) throw new RangeError(`options.ttlMs must be a finite number >= 0, got ${ttlMs}`);
-    if (!(Number.isFinite(negativeTtlMs) && negativeTtlMs >= 0)) {
-      throw new RangeError(`options.negativeTtlMs must be a finite number >= 0, got ${negativeTtlMs}`);
-    }
-    if (!(Number.isInteger(maxEntries) && maxEntries >= 0)) throw new RangeError(`options.maxEntries must be an integer >= 0, got ${maxEntries}`);
-    if (now !== undefined && typeof now !== "function") throw new TypeError("options.now must be a function");
     this.#dns = dns;
-    this.#timeoutMs = timeoutMs;
-    this.#ttlMs = ttlMs;
-    this.#negativeTtlMs = negativeTtlMs;
-    this.#maxEntries = maxEntries;
-    this.#now = now ?? Date.now;
+    this.#cache = new LookupCache<Answer>(opts, (a) => (a.cache === "answer" ? "positive" : a.cache === "no-ptr" ? "negative" : "never"), UNRESOLVED);
   }
 
   /** Cached addresses, including expired entries not yet looked at again. */
@@ -150,17 +120,8 @@ export class RdnsResolver {
   async lookup(ip: string): Promise<RdnsResult> {
     const parsed = parseOrThrow(ip);
     const key = formatIp(parsed);
-    const cached = this.#get(key, true);
-    if (cached) return cached;
-    const pending = this.#inFlight.get(key);
-    if (pending) {
-      const a = await pending;
-      return { hostname: a.hostname, verified: a.verified, outcome: "hit", resolved: a.cache !== "never" };
-    }
-    const flight = this.#resolve(key, parsed.version).finally(() => this.#inFlight.delete(key));
-    this.#inFlight.set(key, flight);
-    const a = await flight;
-    return { hostname: a.hostname, verified: a.verified, outcome: "miss", resolved: a.cache !== "never" };
+    const { answer: a, cache } = await this.#cache.lookup(key, () => confirm(this.#dns, key, parsed.version));
+    return { hostname: a.hostname, verified: a.verified, outcome: cache, resolved: a.cache !== "never" };
   }
 
   /**
@@ -169,46 +130,8 @@ export class RdnsResolver {
    * @throws TypeError when `ip` is not an address.
    */
   peek(ip: string): RdnsResult | undefined {
-    return this.#get(formatIp(parseOrThrow(ip)), false);
-  }
-
-  #get(key: string, touch: boolean): RdnsResult | undefined {
-    const e = this.#cache.get(key);
-    if (!e) return undefined;
-    if (this.#now() >= e.expiresAt) {
-      this.#cache.delete(key);
-      return undefined;
-    }
-    if (touch) {
-      this.#cache.delete(key);
-      this.#cache.set(key, e);
-    }
-    return { hostname: e.hostname, verified: e.verified, outcome: "hit", resolved: true };
-  }
-
-  /** Runs the queries under the timeout and caches what may be cached. */
-  async #resolve(key: string, version: 4 | 6): Promise<Answer> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<Answer>((res) => {
-      timer = setTimeout(() => res(UNRESOLVED), this.#timeoutMs);
-      // A slow DNS server must not keep the process alive (e.g. during shutdown).
-      timer.unref();
-    });
-    // After a timeout the queries run on (bounded by the DnsLookup's own timeouts); their late
-    // answer is dropped, not cached: callers were already told "unresolved", and the next lookup
-    // of this address starts afresh.
-    const a = await Promise.race([confirm(this.#dns, key, version), timedOut]);
-    clearTimeout(timer);
-    const ttl = a.cache === "answer" ? this.#ttlMs : a.cache === "no-ptr" ? this.#negativeTtlMs : 0;
-    if (ttl > 0 && this.#maxEntries > 0) {
-      this.#cache.delete(key);
-      this.#cache.set(key, { hostname: a.hostname, verified: a.verified, expiresAt: this.#now() + ttl });
-      for (const oldest of this.#cache.keys()) {
-        if (this.#cache.size <= this.#maxEntries) break;
-        this.#cache.delete(oldest);
-      }
-    }
-    return a;
+    const a = this.#cache.peek(formatIp(parseOrThrow(ip)), false);
+    return a ? { hostname: a.hostname, verified: a.verified, outcome: "hit", resolved: true } : undefined;
   }
 }
 

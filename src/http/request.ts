@@ -22,6 +22,8 @@ export interface RequestSnapshot {
   peer: string;
   /** If-None-Match, for routes that answer with an ETag. */
   ifNoneMatch: string;
+  /** Headers a route asked for by name (Route.rawBody.headers), lower-case names. */
+  extra: Record<string, string>;
 }
 
 /**
@@ -29,7 +31,9 @@ export interface RequestSnapshot {
  * body headers are read only for routes with a body and the test clock header only when enabled
  * (each getHeader is a native call on the hot path).
  */
-export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, testClock = true, client = false): RequestSnapshot {
+export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, testClock = true, client = false, extraHeaders: readonly string[] = []): RequestSnapshot {
+  const extra: Record<string, string> = {};
+  for (const h of extraHeaders) extra[h] = req.getHeader(h);
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? "");
   const incomingId = req.getHeader("x-request-id");
@@ -46,6 +50,7 @@ export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, t
     forwardedFor: client ? req.getHeader("x-forwarded-for") : "",
     peer: "",
     ifNoneMatch: "",
+    extra,
   };
 }
 

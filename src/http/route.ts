@@ -38,6 +38,12 @@ export interface Route<B = unknown> {
   auth: AuthRequirement;
   body?: ZodType<B>;
   /**
+   * The body is handed to the handler unparsed (`ctx.body` is the Buffer, any content type), with
+   * these request headers in `ctx.snap.extra`: for endpoints that verify a signature over the
+   * exact bytes (Stripe's webhook). Exclusive with `body`.
+   */
+  rawBody?: { headers: string[]; /** Body limit for this route instead of FS_MAX_BODY_BYTES. */ maxBytes?: number };
+  /**
    * Least credits a successful call costs. The front refuses at once (429) when the org is known
    * to be out of quota, before doing the work; the writer's check at charge time is the exact one.
    */

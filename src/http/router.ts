@@ -37,7 +37,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
-      const snap = snapshot(req, paramCount, route.body !== undefined, deps.testClock, route.beacon === true);
+      const snap = snapshot(req, paramCount, route.body !== undefined || route.rawBody !== undefined, deps.testClock, route.beacon === true, route.rawBody?.headers);
       if (route.beacon) {
         snap.peer = Buffer.from(res.getRemoteAddressAsText()).toString();
         state.cors = corsHeaders(snap.origin);
@@ -118,6 +118,16 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     if (need.kind === "admin") deps.auth.verifyAdmin(snap.authorization);
     else if (need.kind === "secret" || need.kind === "publishable") principal = deps.auth.verifyKey(snap.authorization, need, nowMs);
 
+    if (route.rawBody) {
+      readBody(res, route.rawBody.maxBytes ?? deps.maxBodyBytes, snap.contentLength).then((raw) => {
+        try {
+          run(route, res, state, snap, deps, principal, nowMs, raw);
+        } catch (err) {
+          fail(err);
+        }
+      }, fail);
+      return;
+    }
     if (!route.body) return run(route, res, state, snap, deps, principal, nowMs, undefined);
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");

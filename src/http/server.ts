@@ -3,7 +3,6 @@ import type { AppDeps } from "./deps.js";
 import { mountRoutes } from "./router.js";
 import { allRoutes } from "./routes/index.js";
 import { mountStatic, type BeaconAsset } from "./static.js";
-import { mountStripeWebhook } from "../billing/routes.js";
 
 export interface RunningServer {
   port: number;
@@ -14,7 +13,6 @@ export interface RunningServer {
 export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null): Promise<RunningServer> {
   const app = App();
   mountStatic(app, deps, beaconAsset);
-  mountStripeWebhook(app, deps);
   mountRoutes(app, allRoutes(deps), {
     auth: deps.auth,
     quota: deps.quota,

@@ -244,6 +244,10 @@ describe("lifecycle webhooks", () => {
     const missing = await webhook(ev.event, { signature: null });
     expect(missing.status).toBe(400);
     expect((await usage(org)).body.data.plan).toBe("free");
+    // Events are larger than API requests may be (64 KB): up to 1 MiB is read.
+    const big = eventOf("customer.subscription.trial_will_end", { ...ev.sub, metadata: { ...ev.sub.metadata, note: "x".repeat(100_000) } }, { created: nowSeconds() - 5 });
+    expect((await webhook(big)).status).toBe(200);
+    expect((await fetch(`${server.url}/webhooks/stripe`)).status).toBe(405);
     // The real one still applies afterwards (nothing was recorded for the refused ones).
     expect((await webhook(ev.event)).status).toBe(200);
     expect((await usage(org)).body.data.plan).toBe("pro");

@@ -1,5 +1,6 @@
 import { envelopeProblem } from "./envelope.js";
-import type { Scenario, ServerHandle } from "./types.js";
+import type { Scenario } from "./types.js";
+import { call } from "./api.js";
 
 const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 /** 300-character messages, ham and spam, rotated with addresses and emails. */
@@ -12,16 +13,6 @@ const MESSAGES = [
 const EMAILS = ["jonas.berg@example-shop.com", "amelia@gmail.com", "x7f3k@mailinator.com", "info@rivertrust.org"];
 const IPS = ["73.15.20.30", "3.5.140.2", "81.2.69.142", "2a02:8108:1140:1::1"];
 
-async function call(server: ServerHandle, method: string, path: string, token: string, body?: unknown): Promise<any> {
-  const res = await fetch(server.url + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data?: unknown };
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
 
 /**
  * POST /v1/check with an IP, an email and a 300-character message (issue 5 target: 0.3 of

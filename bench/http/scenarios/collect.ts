@@ -1,20 +1,11 @@
 import { envelopeProblem } from "./envelope.js";
 import type { Scenario, ServerHandle } from "./types.js";
+import { call } from "./api.js";
 
 /** Distinct sessions (handshakes) the connections go round. */
 const SESSIONS = 64;
 const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 
-async function call(server: ServerHandle, method: string, path: string, token: string, body?: unknown): Promise<any> {
-  const res = await fetch(server.url + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data?: unknown };
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
 
 /**
  * POST /v1/collect as the beacon sends it: a publishable key, a handshake token per session, the

@@ -1,20 +1,11 @@
 import { sampleAddresses } from "../../lib/addresses.js";
 import { envelopeProblem } from "./envelope.js";
-import type { Scenario, ServerHandle } from "./types.js";
+import type { Scenario } from "./types.js";
+import { call } from "./api.js";
 
 /** Distinct addresses the connections go round (three IPv4 to one IPv6). */
 const ADDRESSES = 256;
 
-async function call(server: ServerHandle, method: string, path: string, token: string, body?: unknown): Promise<any> {
-  const res = await fetch(server.url + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data?: unknown };
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
 
 /**
  * GET /v1/ip/{ip}{query}, authenticated with a secret key of a `pro` org: the metered path (quota

@@ -1,16 +1,7 @@
 import { envelopeProblem } from "./envelope.js";
 import type { Scenario, ServerHandle } from "./types.js";
+import { call } from "./api.js";
 
-async function call(server: ServerHandle, method: string, path: string, token: string, body?: unknown): Promise<any> {
-  const res = await fetch(server.url + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data?: unknown };
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
 
 /** A pro org with a `sessions` key (no quota stop during the run). */
 async function proKey(server: ServerHandle, name: string): Promise<string> {

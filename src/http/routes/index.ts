@@ -13,7 +13,7 @@ import { botPolicyGet, botPolicyPut } from "./bot-policy.js";
 import { observationsGet } from "./observations.get.js";
 import { challengeGet, challengeVerifyPost } from "./challenge.js";
 import { emailPost } from "./email.post.js";
-import { checkoutPost, portalPost } from "../../billing/routes.js";
+import { checkoutPost, portalPost, stripeWebhookPost } from "../../billing/routes.js";
 import { meterPost } from "./meter.post.js";
 import { sessionsResolvePost } from "./sessions-resolve.post.js";
 import { checkPost } from "./check.post.js";
@@ -32,6 +32,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     usageGet(deps),
     checkoutPost(deps),
     portalPost(deps),
+    stripeWebhookPost(deps),
     handshakePost(deps),
     probeGet(deps),
     collectPost(deps),

@@ -15,7 +15,8 @@
  * Measured at 10k bindings (2,000 accounts), then again after growing the same store to 100k
  * (20,000 accounts) and to 1M (200,000 accounts). One tinybench iteration is a transactionSync
  * of 100 operations; the table divides by 100. The store must stay at its size while measured, so the "rolled back" tasks
- * return ABORT (no commit, no fsync: the cost of the index itself); "committed" re-resolves known
+ * return ABORT (no commit, no fsync: the cost of the index itself), and then drop the writer's
+ * caches as a failed transaction does, so each of those batches starts cold; "committed" re-resolves known
  * accounts a day after their last batch (nothing new is bound; their 5 last-seen times are
  * rewritten, which bindings.ts does at most daily) and pays a real commit. The
  * accounts each size draws on (8,192 at random) are hashed before timing. A new account costs
@@ -129,6 +130,8 @@ async function main(): Promise<void> {
           }
           return ABORT;
         });
+        // Rolled back: the writer's caches would be dropped too, so each batch starts cold.
+        index.reset();
       })
       .add(names.meter, () => {
         dbs.root.transactionSync(() => {
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
           }
           return ABORT;
         });
+        index.reset();
       })
       .add(names.resolveKnown, () => {
         // Each batch is a day after the previous one, so each resolve rewrites its 5 last-seen times.

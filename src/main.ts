@@ -30,6 +30,7 @@ import { ChargeJournal, journalDirOf } from "./store/charge-journal.js";
 import { LedgerForwarder } from "./store/ledger-forwarder.js";
 import { StoreClient } from "./store/client.js";
 import { openState, stateDirOf } from "./store/state-env.js";
+import { ContentBatcher } from "./workers/content-batcher.js";
 import { ScoringPool } from "./workers/pool.js";
 
 async function main(): Promise<void> {
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
     },
     flushObservations: obsForwarder.flush,
     challenge: createChallengeService({ secret: challengeSecret, projects, spend: storeSpender(store) }),
-    content: loadContentModel(),
+    content: new ContentBatcher(pool, loadContentModel()),
     pseudonyms: new Pseudonymizer(idAck.value),
     billing,
     email: {

@@ -7,7 +7,7 @@ import type { StateDbs } from "../store/state-env.js";
 import type { BeaconServices } from "./beacon/hits.js";
 import type { ChallengeService } from "../challenge/index.js";
 import type { EmailServices } from "../datasets/mx.js";
-import type { ContentModel } from "../scoring/content/index.js";
+import type { ContentBatcher } from "../workers/content-batcher.js";
 import type { Pseudonymizer } from "../shared/pseudonym.js";
 import type { BillingSetup } from "../billing/stripe.js";
 import type { ScoringPool } from "../workers/pool.js";
@@ -41,8 +41,8 @@ export interface AppDeps {
   challenge: ChallengeService;
   /** Email intelligence: the MX resolver (cached, with a timeout). */
   email: EmailServices;
-  /** The trained content model (data/content-model), loaded once. */
-  content: ContentModel;
+  /** The trained content model (data/content-model), run on the scoring pool in batches. */
+  content: ContentBatcher;
   /** Keyed hashes for identifiers the store keeps (session resolution, metering). */
   pseudonyms: Pseudonymizer;
   /** Stripe billing; null when not configured (billing endpoints answer 503). */

@@ -3,6 +3,7 @@
  * expected failures come back as values (`ok: false`), only bugs throw.
  */
 import type { IpBase } from "../datasets/ip-dataset.js";
+import type { ContentAnalysis } from "../scoring/content/index.js";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -44,6 +45,23 @@ export interface IpLookupBatchResult {
   datasetVersion: string;
 }
 
+/**
+ * The content model on many texts in one task (POST /v1/check, POST /v1/content): its ~18 µs a
+ * text run on a pool thread instead of the front (content-batcher.ts gathers the texts).
+ */
+export interface ContentBatchTask extends TaskBase {
+  kind: "content.analyzeBatch";
+  texts: string[];
+}
+export interface ContentBatchResult {
+  kind: "content.analyzeBatch";
+  ok: true;
+  /** One analysis per input text, same order. */
+  results: ContentAnalysis[];
+  /** The model the thread loaded (data/content-model), e.g. `content-1.2ef184f9c389`. */
+  modelVersion: string;
+}
+
 /** Test and benchmark aid: keeps a thread busy for `ms` (used to show queue overload). */
 export interface BusyTask extends TaskBase {
   kind: "busy";
@@ -54,6 +72,6 @@ export interface BusyResult {
   ok: true;
 }
 
-export type ScoringTask = PingTask | IpLookupBatchTask | BusyTask;
-export type ScoringResult = PingResult | IpLookupBatchResult | BusyResult;
+export type ScoringTask = PingTask | IpLookupBatchTask | ContentBatchTask | BusyTask;
+export type ScoringResult = PingResult | IpLookupBatchResult | ContentBatchResult | BusyResult;
 export type ResultOf<T extends ScoringTask> = Extract<ScoringResult, { kind: T["kind"] }>;

@@ -18,7 +18,18 @@ export interface PoolOptions {
   /** Tasks allowed to wait; beyond it run() rejects with 503 OVERLOADED. */
   maxQueue: number;
   retryAfterSeconds: number;
+  /** Tasks handed to a thread before it finished the previous one; default TASKS_PER_THREAD. */
+  tasksPerThread?: number;
 }
+
+/**
+ * Tasks a thread holds at once (piscina's concurrentTasksPerWorker). Tasks are synchronous, so a
+ * thread still runs them one after another; what this changes is who waits. With 1, a thread
+ * that finished a task idles until the front, busy parsing requests, gets round to handing it
+ * the next; with a few in its inbox it goes straight on. Measured with POST /v1/check (content
+ * model on the pool, wrk, 100 connections): 14k req/s with 1, 30k with 4 or 16.
+ */
+export const TASKS_PER_THREAD = 4;
 
 /**
  * The scoring pool: a fixed number of piscina threads with a bounded queue.
@@ -32,6 +43,8 @@ export class ScoringPool {
   constructor(private readonly opts: PoolOptions) {
     if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new Error(`pool threads must be a positive integer, got ${opts.threads}`);
     if (!Number.isInteger(opts.maxQueue) || opts.maxQueue < 1) throw new Error(`pool maxQueue must be a positive integer, got ${opts.maxQueue}`);
+    const perThread = opts.tasksPerThread ?? TASKS_PER_THREAD;
+    if (!Number.isInteger(perThread) || perThread < 1) throw new Error(`pool tasksPerThread must be a positive integer, got ${perThread}`);
     const workerData: ScoringWorkerData = { protocolVersion: PROTOCOL_VERSION, ipDatasetDir: opts.ipDatasetDir };
     this.ipDatasetDir = opts.ipDatasetDir;
     this.threads = opts.threads;
@@ -41,6 +54,7 @@ export class ScoringPool {
       maxThreads: opts.threads,
       maxQueue: opts.maxQueue,
       idleTimeout: Infinity,
+      concurrentTasksPerWorker: perThread,
       workerData,
     });
   }

@@ -5,6 +5,7 @@
 import { basename } from "node:path";
 import { threadId, workerData } from "node:worker_threads";
 import { openIpDatasetDir } from "../datasets/ip-dataset.js";
+import { loadContentModel, type ContentModel } from "../scoring/content/index.js";
 import { parseIp } from "../shared/ip.js";
 import { PROTOCOL_VERSION, type ScoringResult, type ScoringTask, type ScoringWorkerData } from "./messages.js";
 
@@ -14,6 +15,9 @@ if (data.protocolVersion !== PROTOCOL_VERSION) {
 }
 let ipDatasetDir = data.ipDatasetDir;
 let ipDataset = openIpDatasetDir(ipDatasetDir);
+
+/** The content model, loaded by the first content task (a thread that never gets one spares the memory). */
+let content: ContentModel | null = null;
 
 /** piscina calls the default export with each task. */
 export default function run(task: ScoringTask): ScoringResult {
@@ -36,6 +40,10 @@ export default function run(task: ScoringTask): ScoringResult {
         }),
         datasetVersion: ipDataset.meta.version,
       };
+    case "content.analyzeBatch": {
+      content ??= loadContentModel();
+      return { kind: "content.analyzeBatch", ok: true, results: task.texts.map((t) => content!.analyze(t)), modelVersion: content.version };
+    }
     case "busy": {
       const until = performance.now() + Math.min(task.ms, 10_000);
       while (performance.now() < until);

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { ApiError } from "../../src/http/errors.js";
 import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
-import { ScoringPool } from "../../src/workers/pool.js";
+import { ScoringPool, TASKS_PER_THREAD } from "../../src/workers/pool.js";
 
 /** The real piscina pool (compiled worker, real dataset) with a tiny queue. */
 const pool = new ScoringPool({ ipDatasetDir: currentIpDatasetDir(inject("datasetDataDir"))!, threads: 1, maxQueue: 2, retryAfterSeconds: 3 });
@@ -18,10 +18,11 @@ describe("ScoringPool", () => {
   });
 
   it("maps a full queue to 503 OVERLOADED with Retry-After, and recovers", async () => {
-    const tasks = Array.from({ length: 6 }, () => pool.run({ kind: "busy", ms: 200 }).then(() => "ok", (e: unknown) => e));
+    // One thread holds TASKS_PER_THREAD tasks and the queue 2 more: the rest are refused.
+    const tasks = Array.from({ length: TASKS_PER_THREAD + 6 }, () => pool.run({ kind: "busy", ms: 200 }).then(() => "ok", (e: unknown) => e));
     const outcomes = await Promise.all(tasks);
     const overloaded = outcomes.filter((o): o is ApiError => o instanceof ApiError);
-    expect(overloaded.length).toBeGreaterThan(0);
+    expect(overloaded.length).toBe(4);
     expect(outcomes.filter((o) => o === "ok").length).toBeGreaterThan(0);
     for (const e of overloaded) {
       expect(e.code).toBe("OVERLOADED");

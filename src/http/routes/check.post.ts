@@ -42,9 +42,8 @@ export function checkPost(deps: AppDeps) {
       }
       const dataset = deps.ipDatasets.get();
 
-      // Text of the form: the content model.
+      // Text of the form, for the content model (below).
       const text = fields ? formText(fields) : { text: "", fields: [] };
-      const content = text.text.length > 0 ? deps.content.analyze(text.text) : null;
 
       // User agent.
       const ua = md.user_agent !== undefined ? uaClassifierFor(dataset).classify(md.user_agent) : null;
@@ -52,8 +51,10 @@ export function checkPost(deps: AppDeps) {
       // The beacon's field: token verified, its session's latest observation folded in.
       const beacon = beaconField !== null ? beaconEvidence(deps, principal!.orgId, beaconField, nowMs) : null;
 
-      // Asynchronous parts, in parallel: MX lookup for the email, the challenge's spend.
-      const [email, challenge] = await Promise.all([
+      // Asynchronous parts, in parallel: the content model (on the pool), the MX lookup for the
+      // email, the challenge's spend.
+      const [content, email, challenge] = await Promise.all([
+        text.text.length > 0 ? deps.content.analyze(text.text) : Promise.resolve(null),
         md.email !== undefined ? emailCheckSignals(deps.email, md.email) : Promise.resolve(null),
         md.captcha_token !== undefined ? verifyChallengeToken(deps.challenge, principal!.orgId, md.captcha_token, nowMs) : Promise.resolve(null),
       ]);

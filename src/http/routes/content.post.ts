@@ -14,8 +14,8 @@ export function contentPost(deps: AppDeps) {
     auth: { kind: "secret" },
     body: contentBody,
     minCredits: 2,
-    handle({ body }) {
-      const a = deps.content.analyze(body.text);
+    async handle({ body }) {
+      const a = await deps.content.analyze(body.text);
       const score = Math.round(a.spam_probability * 10_000) / 10_000;
       return {
         data: {

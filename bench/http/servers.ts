@@ -95,7 +95,14 @@ export interface ServiceProcess extends ServerProcess {
 }
 
 /**
- * Starts `node dist/src/main.js` on a fresh temporary DATA_DIR whose `datasets` links to
+ * Node flags the service runs with, as in `npm start` (package.json; a unit test keeps the two in
+ * step): a 64 MB young generation, so the allocation-heavy request path scavenges less often
+ * (+3-8% req/s on collect, check and resolve under wrk; README, "Running").
+ */
+export const SERVICE_NODE_FLAGS = ["--max-semi-space-size=64"];
+
+/**
+ * Starts `node dist/src/main.js` (with SERVICE_NODE_FLAGS) on a fresh temporary DATA_DIR whose `datasets` links to
  * `datasetsFrom/datasets` (a DATA_DIR with a built IP dataset), with its own admin token.
  */
 export async function startService(opts: { datasetsFrom: string; poolThreads: number }): Promise<ServiceProcess> {
@@ -106,7 +113,7 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
   try {
     const server = await launch(
       "service",
-      [join(REPO_ROOT, "dist/src/main.js")],
+      [...SERVICE_NODE_FLAGS, join(REPO_ROOT, "dist/src/main.js")],
       {
         PATH: process.env.PATH ?? "",
         PORT: "0",

@@ -13,6 +13,13 @@ interface OrgStanding {
   billing: BillingPeriodSource;
 }
 
+/** Credits set aside by QuotaGate.hold for one call in progress; see there. */
+export interface Hold {
+  readonly credits: number;
+  /** The standing the credits were added to; null once charged or released. */
+  standing: OrgStanding | null;
+}
+
 /**
  * Admission and debit of credits, on the front thread.
  *
@@ -32,21 +39,53 @@ export class QuotaGate {
     private readonly journal: ChargeJournal,
   ) {}
 
-  /** Throws 429 QUOTA_EXCEEDED when the org has no room for `credits` now. Reserves nothing. */
-  precheck(orgId: string, credits: number, nowMs: number): void {
+  /**
+   * Sets `credits` aside for a call about to do its work, or throws 429 QUOTA_EXCEEDED when the
+   * org has no room for them now. Held credits count as used for every later admission, so with
+   * 10 credits left exactly five concurrent 2-credit calls get past here, and the others are
+   * refused before they record anything (a binding, a meter decision, a spent challenge). The
+   * hold ends exactly once: `charge` turns it into the debit, `release` gives it back (the call
+   * failed, the client left, or it charged nothing). Null for an unknown org (nothing to hold).
+   */
+  hold(orgId: string, credits: number, nowMs: number): Hold | null {
     const s = this.standing(orgId, nowMs);
-    if (s && !this.fits(s, credits)) throw quotaExceeded(s, nowMs);
+    if (!s) return null;
+    if (!this.fits(s, credits)) throw quotaExceeded(s, nowMs);
+    s.used += credits;
+    return { credits, standing: s };
+  }
+
+  /** Gives a hold's credits back. A hold already charged or released is left alone. */
+  release(hold: Hold): void {
+    const s = hold.standing;
+    if (!s) return;
+    hold.standing = null;
+    s.used -= hold.credits;
   }
 
   /**
    * Debits `credits` for a successful call: refused with 429 (thrown at once, nothing debited)
-   * past a hard-stop quota unless `neverBlock` (beacon endpoints). `onCharged` runs once the
-   * debit is in the journal file. A callback, not a promise: this runs once per metered request.
+   * past a hard-stop quota unless `neverBlock` (beacon endpoints). Credits held for this call
+   * (`hold`) are covered: only what it charges beyond them is checked against the quota, so a
+   * call admitted by `hold` is never refused after its work. The hold ends here, also when this
+   * throws. `onCharged` runs once the debit is in the journal file. A callback, not a promise:
+   * this runs once per metered request.
    */
-  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError) => void): void {
+  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError) => void, hold: Hold | null = null): void {
     const s = this.standing(orgId, nowMs);
+    // A hold from a period that has ended since (the call ran across midnight of a period's end)
+    // covers nothing in this one.
+    const held = hold !== null && hold.standing !== null && hold.standing === s ? hold.credits : 0;
+    if (hold !== null && held === 0) this.release(hold);
+    if (hold !== null) hold.standing = null;
+    const giveBack = (): void => {
+      if (s) s.used -= held;
+    };
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
-    if (!neverBlock && !this.fits(s, credits)) throw quotaExceeded(s, nowMs);
+    if (!neverBlock && credits > held && !this.fits(s, credits - held)) {
+      giveBack();
+      throw quotaExceeded(s, nowMs);
+    }
     try {
       this.journal.append(orgId, credits, s.period, (err) => {
         if (!err) return onCharged();
@@ -54,10 +93,11 @@ export class QuotaGate {
         onCharged(unavailable());
       });
     } catch (err) {
+      giveBack();
       if (err instanceof JournalClosedError) throw unavailable();
       throw err;
     }
-    s.used += credits;
+    s.used += credits - held;
   }
 
   /** A plan changed (admin or billing): later admissions use it. */

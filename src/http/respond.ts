@@ -1,5 +1,6 @@
 import type { HttpResponse } from "uWebSockets.js";
 import { ApiError, STATUS_TEXT } from "./errors.js";
+import type { Hold } from "./quota.js";
 
 /** SPEC 2.1 envelope version. */
 export const ENVELOPE_VERSION = "1";
@@ -29,6 +30,8 @@ export interface ResponseState {
   startedAt: number;
   /** CORS headers for every answer of this request (beacon routes). */
   cors?: Record<string, string>;
+  /** Credits held for this call until it is charged or fails (router.ts, QuotaGate.hold). */
+  hold?: Hold | null;
 }
 
 /** Milliseconds since `startedAt`, rounded to microseconds. */

@@ -44,8 +44,10 @@ export interface Route<B = unknown> {
    */
   rawBody?: { headers: string[]; /** Body limit for this route instead of FS_MAX_BODY_BYTES. */ maxBytes?: number };
   /**
-   * Least credits a successful call costs. The front refuses at once (429) when the org is known
-   * to be out of quota, before doing the work; the writer's check at charge time is the exact one.
+   * Least credits a successful call costs. They are held (QuotaGate.hold) before the handler
+   * runs: a call the org has no room for is refused (429) before it does or records anything,
+   * and an admitted call is not refused for these credits afterwards. Only what a call charges
+   * beyond them is checked again at charge time.
    */
   minCredits?: number;
   /**

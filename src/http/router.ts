@@ -146,7 +146,8 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
 
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */
 function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, body: unknown): void {
-  if (principal && route.minCredits) deps.quota.precheck(principal.orgId, route.minCredits, nowMs);
+  // Held, not just checked: concurrent calls see each other's credits before any does its work.
+  if (principal && route.minCredits) state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
   const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId, startedAt: state.startedAt };
   const pending = route.handle(ctx);
   if (pending instanceof Promise) {
@@ -170,24 +171,42 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
   const status = result.status ?? 200;
   const headers = state.cors ? (result.headers ? { ...state.cors, ...result.headers } : state.cors) : result.headers;
   if (principal && result.credits !== undefined) {
-    if (state.aborted) return; // the client left before the work was charged: nothing to bill
+    if (state.aborted) {
+      releaseHold(state, deps);
+      return; // the client left before the work was charged: nothing to bill
+    }
     if (metadataJson !== undefined && metadata === undefined) metadataJson += `,"credits":${result.credits}`;
     else metadata = { ...metadata, credits: result.credits };
     if (result.credits > 0) {
       // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.
       const m = metadata;
       const mj = metadataJson;
-      deps.quota.charge(principal.orgId, result.credits, nowMs, result.neverBlock ?? false, (err) =>
-        err ? writeError(res, state, err, undefined, state.cors) : writeData(res, state, status, result.data, m, mj, headers),
+      const hold = state.hold ?? null;
+      state.hold = null; // charge() ends it, also when it throws
+      deps.quota.charge(
+        principal.orgId,
+        result.credits,
+        nowMs,
+        result.neverBlock ?? false,
+        (err) => (err ? writeError(res, state, err, undefined, state.cors) : writeData(res, state, status, result.data, m, mj, headers)),
+        hold,
       );
       return;
     }
   }
+  releaseHold(state, deps); // nothing charged
   writeData(res, state, status, result.data, metadata, metadataJson, headers);
+}
+
+/** Gives back the credits held for this call, if any are still held. */
+function releaseHold(state: ResponseState, deps: RouterDeps): void {
+  if (state.hold) deps.quota.release(state.hold);
+  state.hold = null;
 }
 
 /** The central error answer: our errors as they are, anything else a logged, generic 500. */
 function failRequest(route: Route<any>, res: HttpResponse, state: ResponseState, deps: RouterDeps, err: unknown): void {
+  releaseHold(state, deps); // a failed call is not charged
   const apiErr = toApiError(err);
   if (apiErr.status >= 500 && apiErr.code === "INTERNAL_ERROR") {
     deps.log.error("request failed", { request_id: state.requestId, route: route.pattern, err: errorText(err) });

@@ -21,6 +21,24 @@ describe("free plan quota (SPEC 3, 7, 8)", () => {
     expect(usage.body.data).toMatchObject({ used: 10_000, remaining: 0, overage: 0 });
   });
 
+  it("refused calls record nothing: with 10 credits left, 5 of 20 concurrent resolves bind, and only those", async () => {
+    const { orgId, key } = await createOrgWithKey(server, "free", ["sessions"]);
+    await admin(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits: 9_990, reason: "test" });
+    const session = `s_quota${Date.now()}`;
+    const resolve = (user: string) => api(server, "POST", "/v1/sessions/resolve", { key, body: { external_user_id: user, observation_type: "auth.signup", session_id: session } });
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => resolve(`user-${i}`)));
+    expect(results.filter((r) => r.status === 200).length).toBe(5);
+    expect(results.filter((r) => r.status === 429).length).toBe(15);
+    for (const r of results.filter((x) => x.status === 429)) expect(r.body.metadata.credits).toBe(0);
+    // Lift the hard stop and look: the session has the 5 answered accounts, not 20.
+    await admin(server, "PATCH", `/v1/admin/orgs/${orgId}`, { plan: "pro" });
+    const after = await resolve("user-late");
+    expect(after.status).toBe(200);
+    expect(after.body.data.correlation.accounts_sharing_session).toBe(5);
+    const usage = await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key });
+    expect(usage.body.data.used).toBe(10_002);
+  });
+
   it("429 QUOTA_EXCEEDED carries metadata.ratelimit and Retry-After", async () => {
     const { orgId, key } = await createOrgWithKey(server);
     const now = Date.UTC(2026, 10, 30, 23, 59, 0);

@@ -149,6 +149,7 @@ async function main(): Promise<void> {
     email: {
       mx: new MxResolver({
         dns: systemMxDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
+        canary: config.FS_MX_CANARY,
         timeoutMs: config.FS_RDNS_TIMEOUT_MS,
         ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
         negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,

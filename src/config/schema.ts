@@ -45,6 +45,15 @@ export const envSchema = z.object({
     .default("")
     .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
     .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]+)(:\d{1,5})?$/, "each server must be an IP address with an optional :port"))),
+  /**
+   * A domain known to receive mail: when an e-mail domain looks mailless, this one is looked up
+   * too, and if it looks mailless as well the DNS is taken to be blind (air-gapped, or a resolver
+   * answering NXDOMAIN for everything) and the answer counts as unresolved. Empty turns it off.
+   */
+  FS_MX_CANARY: z
+    .string()
+    .default("gmail.com")
+    .pipe(z.string().regex(/^$|^(?=.{1,253}$)[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})+\.?$/, "must be a domain name, or empty to turn the check off")),
   /** Milliseconds one rdns enrichment may take (PTR + forward confirmation) before it is skipped. */
   FS_RDNS_TIMEOUT_MS: positiveInt.max(30_000).default(1500),
   /** Seconds an rdns answer is cached. */

@@ -9,7 +9,9 @@
  *   weaker evidence than a real MX.
  * - `none`: the domain cannot receive mail: NXDOMAIN; or no MX and no A/AAAA (NODATA for all);
  *   or a null MX (one MX record with exchange ".", RFC 7505: "this domain accepts no mail").
- * - `unresolved`: the lookup timed out or failed (SERVFAIL, REFUSED, ...): nothing is known.
+ * - `unresolved`: the lookup timed out or failed (SERVFAIL, REFUSED, ...): nothing is known. Also
+ *   a `none` while the canary domain (MxOptions.canary) looks mailless too: the DNS is not
+ *   telling the truth about the public internet, so its `none` is not evidence.
  *
  * What is cached, and for how long: `found` for `ttlMs`; `none` for `negativeTtlMs`; `unresolved`
  * never (caching an outage would keep serving it after it ended).
@@ -61,6 +63,14 @@ export interface MxResult {
  */
 export interface MxOptions extends LookupCacheOptions {
   dns: MxDns;
+  /**
+   * A domain known to receive mail (e.g. "gmail.com"). When a domain looks mailless (`none`),
+   * the canary is looked up too (cached like any domain); if it looks mailless as well, the
+   * resolver cannot see the public DNS (an air-gapped host, a resolver that answers NXDOMAIN
+   * for everything) and the answer is reported `unresolved` instead, so every address is not
+   * flagged `no_mx`. Omit to trust every answer.
+   */
+  canary?: string;
 }
 
 /** What POST /v1/email needs besides the lists: the MX resolver. AppDeps carries it as `email`. */
@@ -100,6 +110,7 @@ const NONE: Answer = Object.freeze({ outcome: "none", hosts: [], implicit: false
 export class MxResolver {
   readonly #dns: MxDns;
   readonly #cache: LookupCache<Answer>;
+  readonly #canary: string | null;
 
   constructor(opts: MxOptions) {
     const { dns } = opts;
@@ -107,6 +118,7 @@ export class MxResolver {
       throw new TypeError("options.dns must implement resolveMx, resolve4 and resolve6");
     }
     this.#dns = dns;
+    this.#canary = opts.canary === undefined || opts.canary === "" ? null : keyOf(opts.canary);
     this.#cache = new LookupCache<Answer>(opts, (a) => (a.outcome === "found" ? "positive" : a.outcome === "none" ? "negative" : "never"), UNRESOLVED);
   }
 
@@ -125,13 +137,23 @@ export class MxResolver {
   async lookup(domain: string): Promise<MxResult> {
     const key = keyOf(domain);
     const { answer, cache } = await this.#cache.lookup(key, () => queryMx(this.#dns, key));
+    if (answer.outcome === "none" && this.#canary !== null && key !== this.#canary) {
+      const canary = await this.#cache.lookup(this.#canary, () => queryMx(this.#dns, this.#canary!));
+      if (canary.answer.outcome !== "found") return { ...copy(UNRESOLVED), cache };
+    }
     return { ...copy(answer), cache };
   }
 
   /** The cached answer (cache "hit"), or undefined; does not query or change the LRU order. */
   peek(domain: string): MxResult | undefined {
-    const a = this.#cache.peek(keyOf(domain), false);
-    return a ? { ...copy(a), cache: "hit" } : undefined;
+    const key = keyOf(domain);
+    const a = this.#cache.peek(key, false);
+    if (!a) return undefined;
+    // As lookup(): a mailless answer counts only while the canary is known to have mail.
+    if (a.outcome === "none" && this.#canary !== null && key !== this.#canary && this.#cache.peek(this.#canary, false)?.outcome !== "found") {
+      return { ...copy(UNRESOLVED), cache: "hit" };
+    }
+    return { ...copy(a), cache: "hit" };
   }
 }
 

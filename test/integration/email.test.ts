@@ -5,7 +5,8 @@ import { api, createOrgWithKey, startServer, type TestServer } from "./helpers/s
 /**
  * POST /v1/email over HTTP, with MX answered by a local UDP DNS server (no network). Domains under
  * `.test` (RFC 6761) are served by that server; anything else it answers NXDOMAIN, so a real
- * provider such as gmail.com reads as "none" here (tests use it only where MX does not matter).
+ * provider such as gmail.com reads as "none" here (tests use it only where MX does not matter),
+ * and the MX canary is set to a `.test` domain with mail.
  */
 let server: TestServer;
 let dns: TestDnsServer;
@@ -22,12 +23,34 @@ beforeAll(async () => {
     a: { "web-only.example.test": ["192.0.2.7"] },
     silent: ["slow.example.test"],
   });
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300" });
+  // The canary (a domain known to have mail) is one the local DNS serves: its answers are believed.
+  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_MX_CANARY: "shop.example.test" });
 });
 afterAll(async () => {
   await server?.stop();
   server?.cleanup();
   await dns?.close();
+});
+
+describe("POST /v1/email behind a blind resolver", () => {
+  it("does not believe NXDOMAIN when the canary domain has no mail either: mx_unresolved, not no_mx", async () => {
+    // gmail.com (the default canary) is NXDOMAIN on the local DNS, as on an air-gapped host.
+    const blind = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300" });
+    try {
+      const r = await api(blind, "POST", "/v1/email", { key: blind.demo.secretKey, body: { email: "a@missing.example.test" } });
+      expect(r.status).toBe(200);
+      expect(r.body.data.signals.mx).toMatchObject({ found: null, outcome: "unresolved" });
+      expect(r.body.data.reasons).toContain("mx_unresolved");
+      expect(r.body.data.reasons).not.toContain("no_mx");
+      expect(r.body.data.decision).toBe("allow");
+      // Found answers are still believed.
+      const ok = await api(blind, "POST", "/v1/email", { key: blind.demo.secretKey, body: { email: "a@shop.example.test" } });
+      expect(ok.body.data.signals.mx).toMatchObject({ found: true, outcome: "found" });
+    } finally {
+      await blind.stop();
+      blind.cleanup();
+    }
+  });
 });
 
 const post = (body: unknown, key = server.demo.secretKey) => api(server, "POST", "/v1/email", { key, body });

@@ -100,6 +100,33 @@ describe("MxResolver outcomes", () => {
   });
 });
 
+describe("MxResolver canary", () => {
+  const GMAIL = { "gmail.com": [{ exchange: "gmail-smtp-in.l.google.com", priority: 5 }] };
+  it("keeps none while the canary domain has mail", async () => {
+    const { r } = make(new FakeDns({ ...GMAIL }), { canary: "gmail.com" });
+    expect(await r.lookup("nx.example")).toMatchObject({ outcome: "none" });
+    expect(r.peek("nx.example")).toMatchObject({ outcome: "none" });
+    expect(await r.lookup("gmail.com")).toMatchObject({ outcome: "found" });
+  });
+  it("reports none as unresolved when the canary looks mailless too (a resolver that cannot see the public DNS)", async () => {
+    const dns = new FakeDns(); // NXDOMAIN for every name, as on an air-gapped host
+    const { r } = make(dns, { canary: "gmail.com" });
+    expect(await r.lookup("nx.example")).toMatchObject({ outcome: "unresolved", hosts: [], cache: "miss" });
+    expect(await r.lookup("gmail.com")).toMatchObject({ outcome: "none" }); // the canary itself is reported as it is
+    expect(r.peek("nx.example")).toMatchObject({ outcome: "unresolved" });
+    // Found answers are not doubted, and the canary is cached like any domain.
+    dns.mx["shop.example"] = [{ exchange: "mx.shop.example", priority: 10 }];
+    expect(await r.lookup("shop.example")).toMatchObject({ outcome: "found" });
+    const calls = dns.calls;
+    await r.lookup("other.example");
+    expect(dns.calls).toBe(calls + 1);
+  });
+  it("trusts every answer without a canary", async () => {
+    const { r } = make(new FakeDns(), { canary: "" });
+    expect(await r.lookup("nx.example")).toMatchObject({ outcome: "none" });
+  });
+});
+
 describe("MxResolver cache", () => {
   it("serves found for ttlMs and none for negativeTtlMs, then asks again", async () => {
     const dns = new FakeDns({ "example.com": [{ exchange: "mx.example.com", priority: 10 }] });

@@ -9,7 +9,10 @@ interface OrgStanding {
   period: string;
   /** Epoch ms when this period's usage resets. */
   end: number;
+  /** Credits charged in this period (as journaled). */
   used: number;
+  /** Credits held by calls in progress (hold), not yet charged or released. */
+  held: number;
   billing: BillingPeriodSource;
 }
 
@@ -41,17 +44,17 @@ export class QuotaGate {
 
   /**
    * Sets `credits` aside for a call about to do its work, or throws 429 QUOTA_EXCEEDED when the
-   * org has no room for them now. Held credits count as used for every later admission, so with
-   * 10 credits left exactly five concurrent 2-credit calls get past here, and the others are
-   * refused before they record anything (a binding, a meter decision, a spent challenge). The
-   * hold ends exactly once: `charge` turns it into the debit, `release` gives it back (the call
-   * failed, the client left, or it charged nothing). Null for an unknown org (nothing to hold).
+   * org has no room for them now. Held credits count against the quota for every later
+   * admission, so with 10 credits left exactly five concurrent 2-credit calls get past here, and
+   * the others are refused before they record anything (a binding, a meter decision, a spent
+   * challenge). The hold ends exactly once: `charge` turns it into the debit, `release` gives it
+   * back (the call failed, the client left, or it charged nothing). Null for an unknown org.
    */
   hold(orgId: string, credits: number, nowMs: number): Hold | null {
     const s = this.standing(orgId, nowMs);
     if (!s) return null;
-    if (!this.fits(s, credits)) throw quotaExceeded(s, nowMs);
-    s.used += credits;
+    if (!this.fits(s, credits)) throw quotaExceeded(s, credits, nowMs);
+    s.held += credits;
     return { credits, standing: s };
   }
 
@@ -60,32 +63,24 @@ export class QuotaGate {
     const s = hold.standing;
     if (!s) return;
     hold.standing = null;
-    s.used -= hold.credits;
+    s.held -= hold.credits;
   }
 
   /**
    * Debits `credits` for a successful call: refused with 429 (thrown at once, nothing debited)
    * past a hard-stop quota unless `neverBlock` (beacon endpoints). Credits held for this call
    * (`hold`) are covered: only what it charges beyond them is checked against the quota, so a
-   * call admitted by `hold` is never refused after its work. The hold ends here, also when this
-   * throws. `onCharged` runs once the debit is in the journal file. A callback, not a promise:
-   * this runs once per metered request.
+   * call admitted by `hold` is not refused after its work for those credits. (A hold taken in a
+   * period that has ended since covers nothing: the call is checked in full in the new one.)
+   * The hold ends here, also when this throws. `onCharged` runs once the debit is in the
+   * journal file. A callback, not a promise: this runs once per metered request.
    */
   charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError) => void, hold: Hold | null = null): void {
     const s = this.standing(orgId, nowMs);
-    // A hold from a period that has ended since (the call ran across midnight of a period's end)
-    // covers nothing in this one.
     const held = hold !== null && hold.standing !== null && hold.standing === s ? hold.credits : 0;
-    if (hold !== null && held === 0) this.release(hold);
-    if (hold !== null) hold.standing = null;
-    const giveBack = (): void => {
-      if (s) s.used -= held;
-    };
+    if (hold !== null) this.release(hold); // its credits become part of this debit, or go back
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
-    if (!neverBlock && credits > held && !this.fits(s, credits - held)) {
-      giveBack();
-      throw quotaExceeded(s, nowMs);
-    }
+    if (!neverBlock && credits > held && !this.fits(s, credits - held, held)) throw quotaExceeded(s, credits, nowMs);
     try {
       this.journal.append(orgId, credits, s.period, (err) => {
         if (!err) return onCharged();
@@ -93,11 +88,10 @@ export class QuotaGate {
         onCharged(unavailable());
       });
     } catch (err) {
-      giveBack();
       if (err instanceof JournalClosedError) throw unavailable();
       throw err;
     }
-    s.used += credits - held;
+    s.used += credits;
   }
 
   /** A plan changed (admin or billing): later admissions use it. */
@@ -135,9 +129,10 @@ export class QuotaGate {
     return { period: s.period, used: s.used, quota: PLAN_RULES[s.plan].monthlyQuota };
   }
 
-  private fits(s: OrgStanding, credits: number): boolean {
+  /** Room for `credits` more, counting every hold but `ownHeld` (the caller's own, just released). */
+  private fits(s: OrgStanding, credits: number, ownHeld = 0): boolean {
     const rule = PLAN_RULES[s.plan];
-    return !rule.hardStop || rule.monthlyQuota === null || s.used + credits <= rule.monthlyQuota;
+    return !rule.hardStop || rule.monthlyQuota === null || s.used + s.held + ownHeld + credits <= rule.monthlyQuota;
   }
 
   private standing(orgId: string, nowMs: number): OrgStanding | null {
@@ -156,7 +151,7 @@ export class QuotaGate {
       s.end = p.end;
       return s;
     }
-    s = { plan, period: p.id, end: p.end, billing, used: this.dbs.usage.get(`${orgId}:${p.id}`)?.used ?? 0 };
+    s = { plan, period: p.id, end: p.end, billing, used: this.dbs.usage.get(`${orgId}:${p.id}`)?.used ?? 0, held: 0 };
     this.orgs.set(orgId, s);
     return s;
   }
@@ -169,13 +164,24 @@ function unavailable(): ApiError {
   });
 }
 
-/** SPEC 7 rule 1: 429 with metadata.ratelimit, plus Retry-After. */
-function quotaExceeded(s: OrgStanding, nowMs: number): ApiError {
+/**
+ * SPEC 7 rule 1: 429 with metadata.ratelimit, plus Retry-After. When only credits held by calls
+ * in progress stand in the way (they may fail and give them back within milliseconds), Retry-After
+ * says 1 second instead of the time until the period resets.
+ */
+function quotaExceeded(s: OrgStanding, credits: number, nowMs: number): ApiError {
   const limit = PLAN_RULES[s.plan].monthlyQuota ?? 0;
   const reset = s.end;
   const resetIn = Math.max(0, Math.ceil((reset - nowMs) / 1000));
-  return new ApiError("QUOTA_EXCEEDED", `Monthly quota of ${limit} credits reached for plan ${s.plan}; it resets at ${new Date(reset).toISOString()}.`, {
-    headers: { "retry-after": String(resetIn) },
-    metadata: { ratelimit: { limit, remaining: Math.max(0, limit - s.used), reset, reset_in_seconds: resetIn } },
-  });
+  const onlyHeld = s.used + credits <= limit;
+  return new ApiError(
+    "QUOTA_EXCEEDED",
+    onlyHeld
+      ? `Monthly quota of ${limit} credits for plan ${s.plan} is fully taken by calls in progress; retry in a moment.`
+      : `Monthly quota of ${limit} credits reached for plan ${s.plan}; it resets at ${new Date(reset).toISOString()}.`,
+    {
+      headers: { "retry-after": onlyHeld ? "1" : String(resetIn) },
+      metadata: { ratelimit: { limit, remaining: Math.max(0, limit - s.used - s.held), reset, reset_in_seconds: resetIn } },
+    },
+  );
 }

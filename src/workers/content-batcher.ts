@@ -16,7 +16,7 @@ const CHUNK = 16;
  */
 export class ContentBatcher {
   private texts: string[] = [];
-  private waiters: Array<(a: ContentAnalysis) => void> = [];
+  private waiters: Array<{ resolve: (a: ContentAnalysis) => void; reject: (err: unknown) => void }> = [];
   private scheduled = false;
   /** Texts analysed on the front because the pool could not take them (see the class comment). */
   fallbacks = 0;
@@ -33,9 +33,9 @@ export class ContentBatcher {
 
   /** The analysis of one text, from a pool thread (or inline when the pool cannot take it). */
   analyze(text: string): Promise<ContentAnalysis> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       this.texts.push(text);
-      this.waiters.push(resolve);
+      this.waiters.push({ resolve, reject });
       if (this.texts.length >= CHUNK) this.flush();
       else if (!this.scheduled) {
         this.scheduled = true;
@@ -53,11 +53,18 @@ export class ContentBatcher {
     this.waiters = [];
     const inline = (): void => {
       this.fallbacks += texts.length;
-      for (let i = 0; i < texts.length; i++) waiters[i]!(this.local.analyze(texts[i]!));
+      for (let i = 0; i < texts.length; i++) {
+        // One text the model cannot take fails its own request only; the others still get answers.
+        try {
+          waiters[i]!.resolve(this.local.analyze(texts[i]!));
+        } catch (err) {
+          waiters[i]!.reject(err);
+        }
+      }
     };
     this.pool.run({ kind: "content.analyzeBatch", texts }).then((r) => {
       if (r.modelVersion !== this.local.version || r.results.length !== texts.length) return inline();
-      for (let i = 0; i < texts.length; i++) waiters[i]!(r.results[i]!);
+      for (let i = 0; i < texts.length; i++) waiters[i]!.resolve(r.results[i]!);
     }, inline);
   };
 }

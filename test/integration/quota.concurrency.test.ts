@@ -29,7 +29,18 @@ describe("free plan quota (SPEC 3, 7, 8)", () => {
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => resolve(`user-${i}`)));
     expect(results.filter((r) => r.status === 200).length).toBe(5);
     expect(results.filter((r) => r.status === 429).length).toBe(15);
-    for (const r of results.filter((x) => x.status === 429)) expect(r.body.metadata.credits).toBe(0);
+    for (const r of results.filter((x) => x.status === 429)) {
+      expect(r.body.metadata.credits).toBe(0);
+      // Refused while the 5 admitted calls still held their credits: come back in a second (they
+      // may fail and give them back); refused after they were charged: at the period's reset.
+      const inProgress = /in progress/.test(r.body.error.message);
+      expect(r.headers.get("retry-after") === "1").toBe(inProgress);
+    }
+    const spent = await resolve("user-after");
+    expect(spent.status).toBe(429);
+    expect(spent.body.error.message).toMatch(/reached/);
+    expect(Number(spent.headers.get("retry-after"))).toBeGreaterThan(1);
+    expect(spent.body.metadata.ratelimit.remaining).toBe(0);
     // Lift the hard stop and look: the session has the 5 answered accounts, not 20.
     await admin(server, "PATCH", `/v1/admin/orgs/${orgId}`, { plan: "pro" });
     const after = await resolve("user-late");

@@ -13,7 +13,7 @@
  * not linked), 1 in 50 reuses an email. Each account also has 3 metered requests in its window.
  *
  * Measured at 10k bindings (2,000 accounts), then again after growing the same store to 100k
- * (20,000 accounts) and to 1M (200,000 accounts). One tinybench iteration is a transactionSync
+ * (20,000 accounts) and to 1M (200,000 accounts). One tinybench iteration is a write transaction (stateTransaction)
  * of 100 operations; the table divides by 100. The store must stay at its size while measured, so the "rolled back" tasks
  * return ABORT (no commit, no fsync: the cost of the index itself), and then drop the writer's
  * caches as a failed transaction does, so each of those batches starts cold; "committed" re-resolves known
@@ -31,7 +31,7 @@ import { join } from "node:path";
 import { ABORT } from "lmdb";
 import { Bench, type Task } from "tinybench";
 import { BindingIndex, DEFAULT_RETENTION_MS, type ResolveRequest } from "../../src/store/bindings.js";
-import { openState, type StateDbs } from "../../src/store/state-env.js";
+import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
 import { machineLine } from "../lib/context.js";
 
 const TIME_MS = 1000;
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     const t = performance.now();
     while (loaded < upTo) {
       const end = Math.min(upTo, loaded + ACCOUNTS_PER_TX);
-      dbs.root.transactionSync(() => {
+      stateTransaction(dbs, () => {
         for (let i = loaded; i < end; i++) {
           const a = account(i);
           sink += index.resolve({ orgId: ORG, nowMs: T0 + i, ...a }).linked_accounts;
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     };
     bench
       .add(names.resolveNew, () => {
-        dbs.root.transactionSync(() => {
+        stateTransaction(dbs, () => {
           for (let k = 0; k < BATCH; k++) {
             const a = pool[at++ & (POOL - 1)]!;
             const r = index.resolve({ orgId: ORG, user: newUsers[at & (POOL - 1)]!, session: a.session, fingerprint: a.fingerprint, ip: a.ip, sharedNetwork: a.sharedNetwork, nowMs: now() });
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
         index.reset();
       })
       .add(names.meter, () => {
-        dbs.root.transactionSync(() => {
+        stateTransaction(dbs, () => {
           for (let k = 0; k < BATCH; k++) {
             const o = index.meter({ orgId: ORG, resource: "login", user: pool[at++ & (POOL - 1)]!.user, max: 10, windowMs: WINDOW_MS, cost: 1, nowMs: now() });
             sink += o.count;
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
       .add(names.resolveKnown, () => {
         // Each batch is a day after the previous one, so each resolve rewrites its 5 last-seen times.
         const nowMs = T0 + ++day * (DAY_MS + 1);
-        dbs.root.transactionSync(() => {
+        stateTransaction(dbs, () => {
           for (let k = 0; k < BATCH; k++) sink += index.resolve({ orgId: ORG, nowMs, ...pool[at++ & (POOL - 1)]! }).accounts_sharing_ip;
         });
       });
@@ -203,7 +203,7 @@ async function main(): Promise<void> {
 
   // A prune call over the full store when nothing has expired: the `limit` bounds removals, not the scan.
   const p0 = performance.now();
-  const pruned = dbs.root.transactionSync(() => index.prune(T0 + DEFAULT_RETENTION_MS - 1, 5000));
+  const pruned = stateTransaction(dbs, () => index.prune(T0 + DEFAULT_RETENTION_MS - 1, 5000));
   const pruneMs = performance.now() - p0;
   console.log(`\nprune(limit 5000) with nothing expired: removed ${pruned}, took ${pruneMs.toFixed(0)} ms in one write transaction (it scans every binding)`);
 

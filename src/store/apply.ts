@@ -42,6 +42,7 @@ export class IntentApplier {
   apply(intent: Intent): Ack {
     switch (intent.op) {
       case "ping":
+      case "shutdown":
         return { ok: true };
       case "charges.apply":
         this.applyCharges(intent.records, intent.upToSeq);

@@ -36,6 +36,9 @@ export class StoreClient {
   /** Highest observation-journal sequence number known at start. */
   observationSeq = 0;
   observationsReplayed = 0;
+  /** See WriterReady. */
+  metersDiscarded = false;
+  metersMigrated = 0;
 
   private constructor(private readonly worker: Worker) {}
 
@@ -52,6 +55,8 @@ export class StoreClient {
           client.replayed = msg.replayed;
           client.observationSeq = msg.observationSeq;
           client.observationsReplayed = msg.observationsReplayed;
+          client.metersDiscarded = msg.metersDiscarded;
+          client.metersMigrated = msg.metersMigrated;
           resolve(client);
         } else client.onAcks(msg.items);
       });
@@ -89,7 +94,7 @@ export class StoreClient {
   /** Stops the writer after everything sent so far was acknowledged. */
   async close(): Promise<void> {
     if (!this.alive) return;
-    await this.send({ op: "ping" });
+    await this.send({ op: "shutdown" });
     this.alive = false;
     await this.worker.terminate();
   }

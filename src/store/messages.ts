@@ -95,6 +95,8 @@ export interface UsageStanding {
 
 export type Intent =
   | { op: "ping" }
+  /** The last intent of a clean stop: the writer flushes and marks what it must, then acks. */
+  | { op: "shutdown" }
   | {
       /**
        * Apply debits already written to the charge journal (admission was decided on the front).
@@ -206,6 +208,10 @@ export interface WriterReady {
   observationSeq: number;
   /** Observations replayed from their journal at this start. */
   observationsReplayed: number;
+  /** The meter windows were discarded: an OS restart followed an unclean stop (meters-env.ts). */
+  metersDiscarded: boolean;
+  /** Meter windows moved from the state environment into their own at this start (upgrade). */
+  metersMigrated: number;
 }
 
 export type WriterMessage = AckBatch | WriterReady;

@@ -5,7 +5,7 @@ import type { KeyRecord, OrgRecord, ProjectRecord, SessionRecord, UsageRecord } 
 import type { OverageState } from "./billing.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "meters", "session_projects", "stripe_events", "stripe_customers", "overage"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -17,6 +17,8 @@ function envOptions(stateDir: string) {
 
 export interface StateDbs {
   root: RootDatabase;
+  /** The meter windows' own environment, `state/meters/` (see meters-env.ts); `meters` lives here. */
+  metersRoot: RootDatabase;
   orgs: Database<OrgRecord, string>;
   projects: Database<ProjectRecord, string>;
   keys: Database<KeyRecord, string>;
@@ -39,6 +41,7 @@ export interface StateDbs {
   bindings: Database<number, [string, string, string, string]>;
   bindingKeys: Database<{ count: number; rep: string }, [string, string, string]>;
   clusters: Database<{ parent: string; size: number }, [string, string]>;
+  /** In `metersRoot`, not `root`: commits that write it go through stateTransaction(). */
   meters: Database<Buffer, [string, string, string]>;
   /** session_id -> project_id of the beacon session (sessions are keyed by project). */
   sessionProjects: Database<string, string>;
@@ -53,10 +56,14 @@ export function stateDirOf(dataDir: string): string {
   return join(dataDir, "state");
 }
 
-/** Opens the state environment. Only the writer thread passes `readOnly: false`. */
-export function openState(stateDir: string, readOnly: boolean): StateDbs {
-  if (!readOnly) mkdirSync(stateDir, { recursive: true });
+/**
+ * Opens the state environment and the meters environment beside it. Only the writer thread
+ * passes `readOnly: false`; it also decides `metersNoSync` (meters-env.ts: prepareMetersDir).
+ */
+export function openState(stateDir: string, readOnly: boolean, metersNoSync = false): StateDbs {
+  if (!readOnly) mkdirSync(join(stateDir, "meters"), { recursive: true });
   const root = open({ ...envOptions(stateDir), readOnly });
+  const metersRoot = open({ path: join(stateDir, "meters"), maxDbs: 1, mapSize: 2 * 1024 ** 3, noSync: metersNoSync, readOnly });
   return {
     root,
     orgs: root.openDB<OrgRecord, string>({ name: "orgs" }),
@@ -70,10 +77,27 @@ export function openState(stateDir: string, readOnly: boolean): StateDbs {
     bindings: root.openDB<number, [string, string, string, string]>({ name: "bindings" }),
     bindingKeys: root.openDB<{ count: number; rep: string }, [string, string, string]>({ name: "binding_keys" }),
     clusters: root.openDB<{ parent: string; size: number }, [string, string]>({ name: "clusters" }),
-    meters: root.openDB<Buffer, [string, string, string]>({ name: "meters", encoding: "binary" }),
+    metersRoot,
+    meters: metersRoot.openDB<Buffer, [string, string, string]>({ name: "meters", encoding: "binary" }),
     sessionProjects: root.openDB<string, string>({ name: "session_projects", encoding: "string" }),
     stripeEvents: root.openDB<{ type: string; created: number; applied: boolean }, string>({ name: "stripe_events" }),
     stripeCustomers: root.openDB<string, string>({ name: "stripe_customers", encoding: "string" }),
     overage: root.openDB<OverageState, string>({ name: "overage" }),
   };
+}
+
+/**
+ * One write transaction over both environments: the meters one around the state one, so a batch
+ * that writes both commits both (state first) or, when `action` throws or returns ABORT, neither.
+ */
+export function stateTransaction<T>(dbs: Pick<StateDbs, "root" | "metersRoot">, action: () => T): T {
+  return dbs.metersRoot.transactionSync(() => dbs.root.transactionSync(action));
+}
+
+/**
+ * Flushes an environment's commits to disk off the thread (lmdb-js `RootDatabase#sync(callback)`,
+ * mdb_env_sync in a libuv worker; present in lmdb 3 but missing from its type definitions).
+ */
+export function flushToDisk(root: RootDatabase, done: (err: unknown) => void): void {
+  (root as unknown as { sync(callback: (err: unknown) => void): void }).sync(done);
 }

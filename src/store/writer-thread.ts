@@ -1,9 +1,9 @@
 /**
  * Entry of the single writer thread: the only code that opens LMDB state for writing.
  * Group commit: every intent that arrived since the last commit is applied in one transaction,
- * then all of them are acknowledged in one message. An ack therefore means "committed": with
- * lmdb's overlapping sync the commit survives a killed process at once and reaches the disk
- * right after (see README, Durability).
+ * then all of them are acknowledged in one message. An ack therefore means "committed": the state
+ * environment's commit is flushed to disk before it returns, the meter windows' environment's
+ * reaches the kernel (it survives a killed process; see meters-env.ts and README, Durability).
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { IntentApplier } from "./apply.js";
@@ -11,7 +11,8 @@ import { listSegments, pruneSegments, readSegment, truncateTornTail } from "./ch
 import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments, readJournalSegment } from "./journal.js";
 import { OBSERVATION_CODEC } from "./observation-journal.js";
 import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "./messages.js";
-import { openState } from "./state-env.js";
+import { markMetersClean, migrateLegacyMeters, prepareMetersDir } from "./meters-env.js";
+import { flushToDisk, openState, stateTransaction } from "./state-env.js";
 
 const data = workerData as WriterData;
 if (data.protocolVersion !== PROTOCOL_VERSION) {
@@ -20,7 +21,8 @@ if (data.protocolVersion !== PROTOCOL_VERSION) {
 const port = parentPort;
 if (!port) throw new Error("writer-thread must run as a worker thread");
 
-const dbs = openState(data.stateDir, false);
+const metersDir = prepareMetersDir(data.stateDir);
+const dbs = openState(data.stateDir, false, metersDir.noSync);
 // Create every named database before any reader opens them (lmdb: opening named databases
 // from read-only transactions can race with their creation).
 dbs.root.transactionSync(() => {
@@ -31,13 +33,16 @@ dbs.root.transactionSync(() => {
   dbs.bindings.get(["", "", "", ""]);
   dbs.bindingKeys.get(["", "", ""]);
   dbs.clusters.get(["", ""]);
-  dbs.meters.get(["", "", ""]);
   dbs.sessionProjects.get("__init__");
   dbs.stripeEvents.get("__init__");
   dbs.stripeCustomers.get("__init__");
   dbs.overage.get("__init__");
   dbs.meta.putSync("schema_version", 1);
 });
+dbs.metersRoot.transactionSync(() => dbs.meters.get(["", "", ""]));
+const metersMigrated = migrateLegacyMeters(dbs);
+
+
 const applier = new IntentApplier(dbs, data.bindingRetentionMs);
 const replayed = replayJournal();
 const observationsReplayed = replayObservations();
@@ -95,7 +100,7 @@ function commitQueued(): void {
   if (items.length === 0) return;
   const acks: AckBatch["items"] = new Array(items.length);
   try {
-    dbs.root.transactionSync(() => {
+    stateTransaction(dbs, () => {
       for (let i = 0; i < items.length; i++) {
         const item = items[i]!;
         acks[i] = { id: item.id, ack: applier.apply(item.intent) };
@@ -108,8 +113,27 @@ function commitQueued(): void {
     for (let i = 0; i < items.length; i++) acks[i] = { id: items[i]!.id, ack: failed };
   }
   const out: AckBatch = { kind: "acks", items: acks };
+  if (items.some((item) => item.intent.op === "shutdown")) return closeMeters(() => port!.postMessage(out));
   port!.postMessage(out);
   maybePrune();
+}
+
+let stopped = false;
+/**
+ * A clean stop (intent `shutdown`, the last the front sends): flush the meters environment to
+ * disk and mark it clean, so a start after an OS restart may trust it; then `done` (the ack).
+ * The writer writes nothing after this.
+ */
+function closeMeters(done: () => void): void {
+  if (stopped || !metersDir.noSync) {
+    stopped = true;
+    return done();
+  }
+  stopped = true;
+  flushToDisk(dbs.metersRoot, (err) => {
+    if (!err) markMetersClean(metersDir.path);
+    done();
+  });
 }
 
 /**
@@ -120,9 +144,10 @@ function commitQueued(): void {
  */
 const PRUNE_BINDINGS_MS = 10 * 60_000;
 function pruneBindings(): void {
+  if (stopped) return;
   let removed = 0;
   let more = false;
-  dbs.root.transactionSync(() => {
+  stateTransaction(dbs, () => {
     const now = Date.now();
     const obs = applier.pruneObservations(now, data.observationRetentionMs ?? 30 * 86_400_000);
     removed = applier.bindings.prune(now) + applier.bindings.pruneMeters(now) + applier.billing.pruneEvents(now) + obs.removed;
@@ -150,6 +175,8 @@ const ready: WriterReady = {
   replayed,
   observationSeq: lastSeqOf(data.journalDir, OBSERVATION_CODEC, applier.appliedObservationSeq()),
   observationsReplayed,
+  metersDiscarded: metersDir.discarded,
+  metersMigrated,
 };
 port.postMessage(ready);
 

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { admin, api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 
@@ -74,6 +76,33 @@ describe("durability", () => {
       const usage = await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key });
       expect(usage.body.data.used).toBeGreaterThanOrEqual(l.counts.ok);
       expect(usage.body.data.used).toBeLessThanOrEqual(l.counts.ok + l.counts.other);
+    } finally {
+      await server.stop();
+      server.cleanup();
+    }
+  });
+
+  it("meter windows (committed without a disk flush) survive kill -9; a clean stop marks them clean", async () => {
+    const server = await startServer({ FS_ENABLE_METER: "true" });
+    try {
+      const { key } = await createOrgWithKey(server, "pro");
+      const meter = () => api(server, "POST", "/v1/meter", { key, body: { resource: "login", identity: { user_id: "u1" }, limit: { max: 10, window: "1h" } } });
+      for (let i = 0; i < 6; i++) expect((await meter()).body.data.action).toBe("allow");
+      expect(existsSync(join(server.dataDir, "state/meters/boot_id"))).toBe(true);
+      await server.kill9();
+      await server.restart();
+      expect(server.output()).not.toMatch(/meter windows discarded/);
+      // Same boot of the machine: the 6 answered decisions are there, so 4 more fit, then throttle.
+      const after = [];
+      for (let i = 0; i < 6; i++) after.push((await meter()).body.data);
+      expect(after.map((d) => d.action)).toEqual(["allow", "allow", "allow", "allow", "throttle", "throttle"]);
+      expect(after[3].usage).toMatchObject({ count: 10, remaining: 0 });
+      await server.stop();
+      expect(server.exitCode()).toBe(0);
+      expect(existsSync(join(server.dataDir, "state/meters/clean"))).toBe(true);
+      await server.restart();
+      expect(existsSync(join(server.dataDir, "state/meters/clean"))).toBe(false); // running again: not clean
+      expect((await meter()).body.data).toMatchObject({ action: "throttle", usage: { count: 10 } });
     } finally {
       await server.stop();
       server.cleanup();

@@ -6,13 +6,13 @@ import { IntentApplier, overageFor } from "../../src/store/apply.js";
 import type { OrgRecord } from "../../src/store/messages.js";
 import type { ObservationRecord } from "../../src/store/observation-journal.js";
 import { groupObservations, lineSeq, pageLinesNewestFirst } from "../../src/store/observation-pages.js";
-import { openState, type StateDbs } from "../../src/store/state-env.js";
+import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
 
 let dir: string;
 let dbs: StateDbs;
 let applier: IntentApplier;
 const org = (id: string, plan: OrgRecord["plan"]): OrgRecord => ({ id, name: id, plan, subscription_status: "active", trial_end: null, created_at: "2026-01-01T00:00:00Z" });
-const tx = <T>(fn: () => T): T => dbs.root.transactionSync(fn);
+const tx = <T>(fn: () => T): T => stateTransaction(dbs, fn);
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "fs-apply-"));

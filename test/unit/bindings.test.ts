@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BindingIndex, type MeterRequest, type ResolveCounts, type ResolveRequest } from "../../src/store/bindings.js";
-import { openState, type StateDbs } from "../../src/store/state-env.js";
+import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
 
 // Each test gets its own LMDB environment (prune scans every org, so tests must not share one).
 let dir: string;
@@ -11,7 +11,7 @@ let dbs: StateDbs;
 let idx: BindingIndex;
 const T0 = 1_800_000_000_000;
 const ORG = "org_a";
-const tx = <T>(fn: () => T): T => dbs.root.transactionSync(fn);
+const tx = <T>(fn: () => T): T => stateTransaction(dbs, fn);
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "fs-bindings-"));

@@ -53,6 +53,7 @@ async function main(): Promise<void> {
   if (store.observationsReplayed > 0) log.warn("replayed observation journal after an unclean stop", { records: store.observationsReplayed });
   if (store.metersDiscarded) log.warn("meter windows discarded: the machine restarted after an unclean stop, so their unflushed environment could be torn; budgets start empty");
   if (store.metersMigrated > 0) log.info("meter windows moved to their own environment (state/meters)", { windows: store.metersMigrated });
+  if (store.budgetsRepaired > 0) log.warn("meter windows of merged accounts folded into their cluster's after an unclean stop", { windows: store.budgetsRepaired });
   store.onDeath((err) => {
     log.error("store writer died; stopping", { err: err.message });
     process.exit(1);

@@ -121,7 +121,13 @@ export const DEFAULT_RETENTION_MS = 90 * 86_400_000;
  * too after a failed transaction (reset).
  */
 class WriteThrough<V, K extends Array<string | number>> {
-  private map = new Map<string, V | null>();
+  /**
+   * Nested maps, one level per key part: the parts (org id, hashed identifiers) are strings
+   * that already carry their hash, so a lookup hashes nothing new; joining them into one string
+   * key per lookup made `get` ~40% of the writer's time in a resolve (CPU profile under wrk).
+   */
+  private root = new Map<string | number, any>();
+  private size = 0;
 
   constructor(
     private readonly db: Database<V, K>,
@@ -129,31 +135,45 @@ class WriteThrough<V, K extends Array<string | number>> {
   ) {}
 
   get(key: K): V | undefined {
-    const s = key.join("\u0000");
-    const hit = this.map.get(s);
+    let m: Map<string | number, any> | undefined = this.root;
+    const last = key.length - 1;
+    for (let i = 0; i < last && m !== undefined; i++) m = m.get(key[i]!);
+    const hit = m?.get(key[last]!);
     if (hit !== undefined) return hit ?? undefined;
     const v = this.db.get(key);
-    this.remember(s, v ?? null);
+    this.remember(key, v ?? null);
     return v;
   }
 
   put(key: K, value: V): void {
     this.db.putSync(key, value);
-    this.remember(key.join("\u0000"), value);
+    this.remember(key, value);
   }
 
   remove(key: K): void {
     this.db.removeSync(key);
-    this.remember(key.join("\u0000"), null);
+    this.remember(key, null);
   }
 
   clear(): void {
-    this.map.clear();
+    this.root = new Map();
+    this.size = 0;
   }
 
-  private remember(s: string, v: V | null): void {
-    if (this.map.size >= this.max) this.map.clear();
-    this.map.set(s, v);
+  private remember(key: K, v: V | null): void {
+    if (this.size >= this.max) this.clear();
+    let m = this.root;
+    const last = key.length - 1;
+    for (let i = 0; i < last; i++) {
+      let next = m.get(key[i]!);
+      if (next === undefined) {
+        next = new Map();
+        m.set(key[i]!, next);
+      }
+      m = next;
+    }
+    if (!m.has(key[last]!)) this.size++;
+    m.set(key[last]!, v);
   }
 }
 
@@ -400,15 +420,42 @@ export class BindingIndex {
     this.moveMeters(org, `a:${small}`, `a:${big}`);
   }
 
-  /** Moves every meter log of one budget into another (merging logs of the same resource). */
-  private moveMeters(org: string, from: string, to: string): void {
+  /**
+   * Folds every account window whose account is no longer its cluster's root into the root's
+   * window (the same move a merge makes). The state environment commits before the meters one,
+   * so a process killed between the two leaves a merge without its move; the writer runs this at
+   * start, and after a failed batch. Must run in a write transaction over both environments.
+   * Returns how many windows moved.
+   */
+  repairBudgets(): number {
+    const stray: Array<{ org: string; user: string }> = [];
+    let lastOrg = "";
+    let lastBudget = "";
+    for (const key of this.dbs.meters.getKeys({})) {
+      const [org, budget] = key as [string, string, string];
+      if ((org === lastOrg && budget === lastBudget) || !budget.startsWith("a:")) continue;
+      lastOrg = org;
+      lastBudget = budget;
+      const user = budget.slice(2);
+      if (this.nodes.get([org, user]) !== undefined && this.find(org, user) !== user) stray.push({ org, user });
+    }
+    let moved = 0;
+    for (const { org, user } of stray) moved += this.moveMeters(org, `a:${user}`, `a:${this.find(org, user)}`);
+    return moved;
+  }
+
+  /** Moves every meter log of one budget into another (merging logs of the same resource); returns how many. */
+  private moveMeters(org: string, from: string, to: string): number {
     const moving = [...this.dbs.meters.getRange({ start: [org, from], end: [org, `${from}\u0000`] })];
+    let moved = 0;
     for (const { key, value } of moving) {
       if (key[0] !== org || key[1] !== from) continue;
       const target: [string, string, string] = [org, to, key[2]];
       const merged = mergeLogs(this.getLog(target), asLog(value));
       this.putLog(target, merged);
       this.removeLog(key);
+      moved++;
     }
+    return moved;
   }
 }

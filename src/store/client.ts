@@ -39,6 +39,7 @@ export class StoreClient {
   /** See WriterReady. */
   metersDiscarded = false;
   metersMigrated = 0;
+  budgetsRepaired = 0;
 
   private constructor(private readonly worker: Worker) {}
 
@@ -57,6 +58,7 @@ export class StoreClient {
           client.observationsReplayed = msg.observationsReplayed;
           client.metersDiscarded = msg.metersDiscarded;
           client.metersMigrated = msg.metersMigrated;
+          client.budgetsRepaired = msg.budgetsRepaired;
           resolve(client);
         } else client.onAcks(msg.items);
       });

@@ -212,6 +212,8 @@ export interface WriterReady {
   metersDiscarded: boolean;
   /** Meter windows moved from the state environment into their own at this start (upgrade). */
   metersMigrated: number;
+  /** Windows of merged accounts folded into their cluster's at this start (after a kill between commits). */
+  budgetsRepaired: number;
 }
 
 export type WriterMessage = AckBatch | WriterReady;

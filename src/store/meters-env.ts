@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { StateDbs } from "./state-env.js";
 
@@ -61,7 +61,12 @@ export function prepareMetersDir(stateDir: string, bootId: string | null = readB
     syncDir(path);
     return { path, noSync: false, discarded };
   }
-  writeDurably(bootFile, `${bootId}\n`);
+  // Rewritten only when it changes, and atomically (a kill mid-write must not leave it empty,
+  // which a later start on the same boot would read as another boot's).
+  if (storedBoot !== bootId) {
+    writeDurably(`${bootFile}.tmp`, `${bootId}\n`);
+    renameSync(`${bootFile}.tmp`, bootFile);
+  }
   syncDir(path); // the removed marker and the boot id reach the disk before any unflushed commit
   return { path, noSync: true, discarded };
 }
@@ -69,6 +74,12 @@ export function prepareMetersDir(stateDir: string, bootId: string | null = readB
 /** After the environment was flushed (env.sync) at a clean stop: later starts may trust it. */
 export function markMetersClean(path: string): void {
   writeDurably(join(path, "clean"), "clean\n");
+  syncDir(path);
+}
+
+/** Before a commit that will not be flushed, once the environment was marked clean. */
+export function unmarkMetersClean(path: string): void {
+  rmSync(join(path, "clean"), { force: true });
   syncDir(path);
 }
 
@@ -93,19 +104,25 @@ function syncDir(dir: string): void {
 
 /**
  * Meter windows written before they had their own environment are in the state environment's
- * `meters` database: moved over once (the writer, at start), so an upgrade loses none. Should the
- * machine crash before the copies reach the disk, the meters environment is discarded at the
- * next start like any windows written then (prepareMetersDir). Returns how many moved.
+ * `meters` database: copied over once (the writer, at start), and deleted there only once the
+ * copies are flushed to disk (`flush`, asynchronous), so an upgrade loses none even to an OS
+ * crash; a kill before the deletion copies again what is missing. Returns how many were copied.
  */
-export function migrateLegacyMeters(dbs: Pick<StateDbs, "root" | "metersRoot" | "meters">): number {
+export function migrateLegacyMeters(
+  dbs: Pick<StateDbs, "root" | "metersRoot" | "meters">,
+  flush: (root: StateDbs["metersRoot"], done: (err: unknown) => void) => void,
+): number {
   const legacy = dbs.root.openDB<Buffer, [string, string, string]>({ name: "meters", encoding: "binary" });
   const entries = [...legacy.getRange({})];
   if (entries.length === 0) return 0;
   dbs.metersRoot.transactionSync(() => {
     for (const { key, value } of entries) if (dbs.meters.get(key) === undefined) dbs.meters.putSync(key, value);
   });
-  dbs.root.transactionSync(() => {
-    for (const { key } of entries) legacy.removeSync(key);
+  flush(dbs.metersRoot, (err) => {
+    if (err) return; // kept: the next start tries again
+    dbs.root.transactionSync(() => {
+      for (const { key } of entries) legacy.removeSync(key);
+    });
   });
   return entries.length;
 }

@@ -12,7 +12,7 @@ export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observat
  * already open at the same path, so options given by a later open may silently not apply.
  */
 function envOptions(stateDir: string) {
-  return { path: stateDir, maxDbs: 16, mapSize: 2 * 1024 ** 3 } as const;
+  return { path: stateDir, maxDbs: 32, mapSize: 2 * 1024 ** 3 } as const;
 }
 
 export interface StateDbs {

@@ -11,7 +11,7 @@ import { listSegments, pruneSegments, readSegment, truncateTornTail } from "./ch
 import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments, readJournalSegment } from "./journal.js";
 import { OBSERVATION_CODEC } from "./observation-journal.js";
 import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "./messages.js";
-import { markMetersClean, migrateLegacyMeters, prepareMetersDir } from "./meters-env.js";
+import { markMetersClean, migrateLegacyMeters, prepareMetersDir, unmarkMetersClean } from "./meters-env.js";
 import { flushToDisk, openState, stateTransaction } from "./state-env.js";
 
 const data = workerData as WriterData;
@@ -40,10 +40,13 @@ dbs.root.transactionSync(() => {
   dbs.meta.putSync("schema_version", 1);
 });
 dbs.metersRoot.transactionSync(() => dbs.meters.get(["", "", ""]));
-const metersMigrated = migrateLegacyMeters(dbs);
+const metersMigrated = migrateLegacyMeters(dbs, flushToDisk);
 
 
 const applier = new IntentApplier(dbs, data.bindingRetentionMs);
+// A kill between a batch's two commits (state first, then meters) can leave a merged account's
+// windows under its old budget: fold them into the cluster's before serving.
+const budgetsRepaired = repairBudgets();
 const replayed = replayJournal();
 const observationsReplayed = replayObservations();
 
@@ -98,6 +101,13 @@ function commitQueued(): void {
   const items = queue;
   queue = [];
   if (items.length === 0) return;
+  // Commits after a clean stop's flush (keep-alive requests still arriving) are not flushed:
+  // the environment is not clean any more.
+  if (metersCleanMarked) {
+    unmarkMetersClean(metersDir.path);
+    metersCleanMarked = false;
+  }
+  commits++;
   const acks: AckBatch["items"] = new Array(items.length);
   try {
     stateTransaction(dbs, () => {
@@ -107,8 +117,15 @@ function commitQueued(): void {
       }
     });
   } catch (err) {
-    // Nothing of this batch was committed: the cached state may hold its effects, so drop it.
+    // The cached state may hold effects of this batch that were not committed, so drop it. The
+    // state environment commits first: if only the meters one failed, a cluster merge may be
+    // stored without its moved windows; fold them now rather than at the next start.
     applier.reset();
+    try {
+      repairBudgets();
+    } catch {
+      // The store is failing; the next start repairs.
+    }
     const failed: Ack = { ok: false, error: "STORE_FAILED", message: `store write failed: ${(err as Error).message}` };
     for (let i = 0; i < items.length; i++) acks[i] = { id: items[i]!.id, ack: failed };
   }
@@ -119,21 +136,30 @@ function commitQueued(): void {
 }
 
 let stopped = false;
+let commits = 0;
+let metersCleanMarked = false;
 /**
  * A clean stop (intent `shutdown`, the last the front sends): flush the meters environment to
  * disk and mark it clean, so a start after an OS restart may trust it; then `done` (the ack).
- * The writer writes nothing after this.
+ * The mark is only written when nothing was committed while the flush ran, and a later commit
+ * removes it first (commitQueued).
  */
 function closeMeters(done: () => void): void {
-  if (stopped || !metersDir.noSync) {
-    stopped = true;
-    return done();
-  }
   stopped = true;
+  if (!metersDir.noSync) return done();
+  const at = commits;
   flushToDisk(dbs.metersRoot, (err) => {
-    if (!err) markMetersClean(metersDir.path);
+    if (!err && commits === at) {
+      markMetersClean(metersDir.path);
+      metersCleanMarked = true;
+    }
     done();
   });
+}
+
+/** Folds meter windows left under a merged account into its cluster's (see BindingIndex.repairBudgets). */
+function repairBudgets(): number {
+  return stateTransaction(dbs, () => applier.bindings.repairBudgets());
 }
 
 /**
@@ -177,6 +203,7 @@ const ready: WriterReady = {
   observationsReplayed,
   metersDiscarded: metersDir.discarded,
   metersMigrated,
+  budgetsRepaired,
 };
 port.postMessage(ready);
 

@@ -208,6 +208,25 @@ describe("BindingIndex.meter: sliding window", () => {
   });
 });
 
+describe("BindingIndex.repairBudgets", () => {
+  it("folds a merged account's window left behind (a kill between the two commits) into its cluster's", () => {
+    resolve({ user: "a", session: "s1" });
+    resolve({ user: "b", session: "s1" }); // a and b linked: one of them is the root
+    expect(meter({ user: "a", max: 10 })).toMatchObject({ allowed: true, linked_identities: 1 });
+    expect(tx(() => idx.repairBudgets())).toBe(0); // nothing stray yet
+    // What a kill between the commits leaves: the merge stored, the non-root's window not moved.
+    const stray = ["a", "b"].find((u) => dbs.meters.get([ORG, `a:${u}`, "login"]) === undefined)!;
+    const log = Buffer.from(new Float64Array([T0 - 2, 1, T0 - 1, 1]).buffer);
+    tx(() => dbs.meters.putSync([ORG, `a:${stray}`, "login"], log));
+    const fresh = new BindingIndex(dbs); // a restarted writer: empty caches
+    expect(tx(() => fresh.repairBudgets())).toBe(1);
+    expect(dbs.meters.get([ORG, `a:${stray}`, "login"])).toBeUndefined();
+    // The cluster's budget now holds all three units: 1 + the 2 that were left behind.
+    expect(meterWith(fresh, { user: stray, max: 10 })).toMatchObject({ allowed: true, count: 4 });
+    expect(tx(() => fresh.repairBudgets())).toBe(0);
+  });
+});
+
 describe("BindingIndex.prune", () => {
   it("removes bindings older than the retention; their counts go down and the keys go when empty", () => {
     const D = 86_400_000;

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -72,12 +72,28 @@ describe("meters environment across restarts", () => {
     const legacy = dbs.root.openDB<Buffer, [string, string, string]>({ name: "meters", encoding: "binary" });
     const log = Buffer.from(new Float64Array([5, 1, 6, 2]).buffer);
     dbs.root.transactionSync(() => legacy.putSync(["org", "a:old", "login"], log));
-    expect(migrateLegacyMeters(dbs)).toBe(1);
+    const flushes: Array<() => void> = [];
+    const flush = (_root: unknown, done: (err: unknown) => void) => flushes.push(() => done(null));
+    expect(migrateLegacyMeters(dbs, flush)).toBe(1);
     expect(dbs.meters.get(["org", "a:old", "login"])).toEqual(log);
+    // The old copy stays until the new one is on disk; a start before that copies nothing twice.
+    expect([...legacy.getRange({})]).toHaveLength(1);
+    expect(migrateLegacyMeters(dbs, flush)).toBe(1);
+    flushes[0]!();
     expect([...legacy.getRange({})]).toHaveLength(0);
-    expect(migrateLegacyMeters(dbs)).toBe(0);
+    expect(migrateLegacyMeters(dbs, flush)).toBe(0);
     await dbs.metersRoot.close();
     await dbs.root.close();
+  });
+
+  it("rewrites the boot id only when it changes, and a kill cannot leave it empty", async () => {
+    const dir = await stateWithWindow("boot-1");
+    const file = join(dir, "meters/boot_id");
+    const before = statSync(file).mtimeMs;
+    prepareMetersDir(dir, "boot-1");
+    expect(statSync(file).mtimeMs).toBe(before);
+    writeFileSync(`${file}.tmp`, ""); // a write cut short by a kill leaves only the temporary file
+    expect(await windowOf(dir, "boot-1")).toMatchObject({ discarded: false, kept: true });
   });
 
   it("a boot id file without data discards nothing", () => {

@@ -49,8 +49,11 @@ export class QuotaGate {
    * the others are refused before they record anything (a binding, a meter decision, a spent
    * challenge). The hold ends exactly once: `charge` turns it into the debit, `release` gives it
    * back (the call failed, the client left, or it charged nothing). Null for an unknown org.
+   * @throws ApiError QUOTA_EXCEEDED (429); NOT_READY (503) once the service is stopping.
    */
   hold(orgId: string, credits: number, nowMs: number): Hold | null {
+    // Stopping: the charge could not be journaled, so refuse before the call records anything.
+    if (this.journal.isClosed) throw unavailable();
     const s = this.standing(orgId, nowMs);
     if (!s) return null;
     if (!this.fits(s, credits)) throw quotaExceeded(s, credits, nowMs);

@@ -114,6 +114,11 @@ export class AppendJournal<T extends JournalRecord> {
     }
   };
 
+  /** True after close(): the service is stopping and appends throw. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Writes what is queued and closes the file; later appends throw. Idempotent. */
   close(): void {
     if (this.closed) return;

@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ApiError } from "../../src/http/errors.js";
+import { QuotaGate } from "../../src/http/quota.js";
+import { usagePeriod } from "../../src/shared/billing-period.js";
+import { SUBSCRIPTION_STATUSES } from "../../src/shared/plans.js";
+import { ChargeJournal } from "../../src/store/charge-journal.js";
+import { openState, type StateDbs } from "../../src/store/state-env.js";
+
+/** QuotaGate with a real charge journal and a real (temporary) LMDB ledger holding one free org. */
+let dir: string;
+let dbs: StateDbs;
+let journal: ChargeJournal;
+let gate: QuotaGate;
+const NOW = Date.UTC(2026, 10, 20);
+const ORG = "org_q";
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "fs-quota-"));
+  dbs = openState(join(dir, "state"), false);
+  dbs.root.transactionSync(() => {
+    dbs.orgs.putSync(ORG, { id: ORG, name: "q", plan: "free", subscription_status: SUBSCRIPTION_STATUSES[0], trial_end: null, created_at: "" });
+    dbs.usage.putSync(`${ORG}:${usagePeriod({}, NOW).id}`, { used: 9_990, overage: 0 });
+  });
+  journal = new ChargeJournal(join(dir, "journal"), 0, () => {});
+  gate = new QuotaGate(dbs, journal);
+});
+afterEach(async () => {
+  journal.close();
+  await dbs.metersRoot.close();
+  await dbs.root.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const charged = (credits: number, hold: ReturnType<QuotaGate["hold"]>) =>
+  new Promise<void>((resolve, reject) => gate.charge(ORG, credits, NOW, false, (err) => (err ? reject(err) : resolve()), hold));
+const code = (fn: () => unknown): string | undefined => {
+  try {
+    fn();
+  } catch (err) {
+    return (err as ApiError).code;
+  }
+  return undefined;
+};
+
+describe("QuotaGate holds (10 credits left on a free plan)", () => {
+  it("counts held credits for later admissions; charging a hold adds nothing twice; a release gives it back", async () => {
+    const holds = Array.from({ length: 5 }, () => gate.hold(ORG, 2, NOW));
+    expect(code(() => gate.hold(ORG, 2, NOW))).toBe("QUOTA_EXCEEDED");
+    gate.release(holds[4]!);
+    gate.release(holds[4]!); // a second release changes nothing
+    const again = gate.hold(ORG, 2, NOW);
+    expect(code(() => gate.hold(ORG, 1, NOW))).toBe("QUOTA_EXCEEDED");
+    for (const h of [...holds.slice(0, 4), again]) await charged(2, h);
+    expect(code(() => gate.hold(ORG, 1, NOW))).toBe("QUOTA_EXCEEDED"); // 10,000 charged
+  });
+
+  it("a refusal caused only by other calls' holds says retry in a second; a spent quota says when it resets", () => {
+    gate.hold(ORG, 10, NOW);
+    try {
+      gate.hold(ORG, 1, NOW);
+      expect.unreachable();
+    } catch (err) {
+      expect((err as ApiError).headers).toEqual({ "retry-after": "1" });
+      expect((err as ApiError).metadata).toMatchObject({ ratelimit: { remaining: 0 } });
+    }
+  });
+
+  it("checks only the credits charged beyond the hold", async () => {
+    const h = gate.hold(ORG, 9, NOW);
+    await expect(charged(11, h)).rejects.toMatchObject({ code: "QUOTA_EXCEEDED" }); // 9 held + 2 more > 10 left
+    expect(code(() => gate.hold(ORG, 10, NOW))).toBeUndefined(); // the refused charge gave its hold back
+  });
+
+  it("an operator's adjustment does not clamp held credits away", async () => {
+    const h = gate.hold(ORG, 4, NOW);
+    await gate.adjust(ORG, -20_000, NOW); // usage to 0 (clamped), the hold still stands
+    await charged(4, h);
+    expect((await gate.adjust(ORG, 0, NOW)).used).toBe(4);
+  });
+
+  it("refuses with 503 NOT_READY once the journal is closed (stopping), before any work", () => {
+    journal.close();
+    expect(code(() => gate.hold(ORG, 1, NOW))).toBe("NOT_READY");
+  });
+});

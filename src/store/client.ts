@@ -1,15 +1,10 @@
 import { Worker } from "node:worker_threads";
 import { join } from "node:path";
 import { REPO_ROOT } from "../config/index.js";
+import { TurnBatcher } from "../shared/turn-batcher.js";
 import { PROTOCOL_VERSION, type Ack, type Intent, type IntentBatch, type WriterData, type WriterMessage } from "./messages.js";
 
-/**
- * Intents sent in one message at most. Sending all of an event-loop turn's intents at once made
- * the two threads take turns: under load the front parsed a turn's worth of requests while the
- * writer idled, then idled while the writer applied them. Sending every CHUNK intents lets the
- * writer start on the first while the front parses the rest (bench, resolve and meter scenarios
- * under wrk: about +20% with 8 to 32; see README, "Benchmarks").
- */
+/** Intents sent in one message at most (TurnBatcher). */
 const CHUNK = 16;
 
 /** The compiled writer entry; worker threads need JavaScript, also when tests import this from src/. */
@@ -23,8 +18,10 @@ const WRITER_ENTRY = join(REPO_ROOT, "dist/src/store/writer-thread.js");
 export class StoreClient {
   private nextId = 1;
   private pending = new Map<number, (ack: Ack) => void>();
-  private outbox: IntentBatch["items"] = [];
-  private flushScheduled = false;
+  private readonly outbox = new TurnBatcher<IntentBatch["items"][number]>(CHUNK, (items) => {
+    const batch: IntentBatch = { kind: "intents", items };
+    this.worker.postMessage(batch);
+  });
   private alive = false;
   private exitHandlers: Array<(err: Error) => void> = [];
   /** Runs when acknowledgements arrive, before their promises settle (main: reset read snapshots). */
@@ -84,12 +81,7 @@ export class StoreClient {
   send(intent: Intent): Promise<Ack> {
     if (!this.alive) return Promise.resolve({ ok: false, error: "STORE_FAILED", message: "store writer is not running" });
     const id = this.nextId++;
-    this.outbox.push({ id, intent });
-    if (this.outbox.length >= CHUNK) this.flush();
-    else if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(this.flush);
-    }
+    this.outbox.add({ id, intent });
     return new Promise((resolve) => this.pending.set(id, resolve));
   }
 
@@ -100,14 +92,6 @@ export class StoreClient {
     this.alive = false;
     await this.worker.terminate();
   }
-
-  private flush = (): void => {
-    this.flushScheduled = false;
-    if (this.outbox.length === 0) return;
-    const batch: IntentBatch = { kind: "intents", items: this.outbox };
-    this.outbox = [];
-    this.worker.postMessage(batch);
-  };
 
   private onAcks(items: Array<{ id: number; ack: Ack }>): void {
     // The writer committed before acknowledging: drop any read snapshot older than that commit,

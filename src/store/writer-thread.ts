@@ -41,8 +41,6 @@ dbs.root.transactionSync(() => {
 });
 dbs.metersRoot.transactionSync(() => dbs.meters.get(["", "", ""]));
 const metersMigrated = migrateLegacyMeters(dbs, flushToDisk);
-
-
 const applier = new IntentApplier(dbs, data.bindingRetentionMs);
 // A kill between a batch's two commits (state first, then meters) can leave a merged account's
 // windows under its old budget: fold them into the cluster's before serving.

@@ -1,23 +1,26 @@
 import type { ContentAnalysis, ContentModel } from "../scoring/content/index.js";
+import { TurnBatcher } from "../shared/turn-batcher.js";
 import type { ScoringPool } from "./pool.js";
 
-/** Texts handed to the pool in one task at most. */
+/** Texts handed to the pool in one task at most (measured best at 16; README, "Form checks"). */
 const CHUNK = 16;
+
+interface Pending {
+  text: string;
+  resolve: (a: ContentAnalysis) => void;
+  reject: (err: unknown) => void;
+}
 
 /**
  * Runs the content model (~18 µs a text) on the scoring pool instead of the front thread. A pool
- * hop costs tens of microseconds, so texts are gathered: those of one event-loop turn go in
- * tasks of up to CHUNK, and the first task leaves as soon as it is full, so a pool thread starts
- * on it while the front still parses the rest of the turn's requests.
+ * hop costs tens of microseconds, so texts go in tasks of up to CHUNK (TurnBatcher).
  *
  * A check never fails for the pool: when it refuses (queue full) or a task fails, or a thread
  * runs another model version than the front's (a model file changed on disk), the texts are
  * analysed here with the front's own model, which is the same code and gives the same answer.
  */
 export class ContentBatcher {
-  private texts: string[] = [];
-  private waiters: Array<{ resolve: (a: ContentAnalysis) => void; reject: (err: unknown) => void }> = [];
-  private scheduled = false;
+  private readonly batch = new TurnBatcher<Pending>(CHUNK, (items) => this.run(items));
   /** Texts analysed on the front because the pool could not take them (see the class comment). */
   fallbacks = 0;
 
@@ -33,38 +36,24 @@ export class ContentBatcher {
 
   /** The analysis of one text, from a pool thread (or inline when the pool cannot take it). */
   analyze(text: string): Promise<ContentAnalysis> {
-    return new Promise((resolve, reject) => {
-      this.texts.push(text);
-      this.waiters.push({ resolve, reject });
-      if (this.texts.length >= CHUNK) this.flush();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
-    });
+    return new Promise((resolve, reject) => this.batch.add({ text, resolve, reject }));
   }
 
-  private flush = (): void => {
-    this.scheduled = false;
-    if (this.texts.length === 0) return;
-    const texts = this.texts;
-    const waiters = this.waiters;
-    this.texts = [];
-    this.waiters = [];
+  private run(items: Pending[]): void {
     const inline = (): void => {
-      this.fallbacks += texts.length;
-      for (let i = 0; i < texts.length; i++) {
+      this.fallbacks += items.length;
+      for (const p of items) {
         // One text the model cannot take fails its own request only; the others still get answers.
         try {
-          waiters[i]!.resolve(this.local.analyze(texts[i]!));
+          p.resolve(this.local.analyze(p.text));
         } catch (err) {
-          waiters[i]!.reject(err);
+          p.reject(err);
         }
       }
     };
-    this.pool.run({ kind: "content.analyzeBatch", texts }).then((r) => {
-      if (r.modelVersion !== this.local.version || r.results.length !== texts.length) return inline();
-      for (let i = 0; i < texts.length; i++) waiters[i]!.resolve(r.results[i]!);
+    this.pool.run({ kind: "content.analyzeBatch", texts: items.map((p) => p.text) }).then((r) => {
+      if (r.modelVersion !== this.local.version || r.results.length !== items.length) return inline();
+      for (let i = 0; i < items.length; i++) items[i]!.resolve(r.results[i]!);
     }, inline);
-  };
+  }
 }

@@ -26,8 +26,9 @@ export interface PoolOptions {
  * Tasks a thread holds at once (piscina's concurrentTasksPerWorker). Tasks are synchronous, so a
  * thread still runs them one after another; what this changes is who waits. With 1, a thread
  * that finished a task idles until the front, busy parsing requests, gets round to handing it
- * the next; with a few in its inbox it goes straight on. Measured with POST /v1/check (content
- * model on the pool, wrk, 100 connections): 14k req/s with 1, 30k with 4 or 16.
+ * the next; with a few in its inbox it goes straight on. POST /v1/check with the content model on
+ * the pool, ratio to hello world in A/B bench runs (wrk / autocannon): 0.07 / 0.13 with 1, 0.17 /
+ * 0.26 with 4 (README, "Latest full run").
  */
 export const TASKS_PER_THREAD = 4;
 

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import type { CpuSpent } from "./cpu.js";
 
 /** What to fire: every connection goes round `paths` with the same headers. */
 export interface Load {
@@ -36,6 +37,8 @@ export interface Measurement {
   byStatus?: Record<number, number>;
   /** Connection errors and timeouts. */
   socketErrors: number;
+  /** CPU the server and the generator spent in this run (cpu.ts), where /proc can be read. */
+  cpu?: CpuSpent;
 }
 
 /** A load generator. */
@@ -45,6 +48,8 @@ export interface LoadGenerator {
   version: string;
   /** How it is driven, for the report. */
   settings: string;
+  /** Where its CPU time is counted (cpu.ts). */
+  runsIn: "in-process" | "child";
   run(load: Load): Promise<Measurement>;
 }
 
@@ -55,6 +60,7 @@ export function autocannonGenerator(): LoadGenerator {
     name: "autocannon",
     version: `autocannon ${pkg.version}`,
     settings: "in the runner's process, pipelining 1",
+    runsIn: "in-process",
     async run(load) {
       const r = await autocannon({
         url: load.url,
@@ -127,6 +133,7 @@ export function wrkGenerator(): LoadGenerator | null {
     name: "wrk",
     version,
     settings: "-t1, Lua script going round the paths",
+    runsIn: "child",
     async run(load) {
       const dir = mkdtempSync(join(tmpdir(), "fs-bench-wrk-"));
       try {

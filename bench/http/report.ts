@@ -78,3 +78,36 @@ export function markdownTable(rows: Row[]): string {
   }
   return lines.join("\n");
 }
+
+/** Median CPU µs per response of a series (server, its main thread, generator), or null without /proc. */
+export function cpuPerResponse(s: Series): { server: number; front: number; generator: number } | null {
+  const runs = s.runs.filter((r) => r.cpu !== undefined && r.requests > 0);
+  if (runs.length === 0) return null;
+  return {
+    server: median(runs.map((r) => r.cpu!.serverUs / r.requests)),
+    front: median(runs.map((r) => r.cpu!.frontUs / r.requests)),
+    generator: median(runs.map((r) => r.cpu!.generatorUs / r.requests)),
+  };
+}
+
+/**
+ * CPU per response and the ceilings it implies, as ratios to the baseline's req/s under the same
+ * generator: `cores` x 1e6 / (service + generator µs), and 1e6 / (main thread µs).
+ */
+export function cpuTable(rows: Row[], cores: number): string {
+  const lines = [
+    "| scenario | generator | service µs | of which main thread | generator µs | ceiling, all cores busy | ceiling, main thread busy | target |",
+    "|---|---|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const r of rows) {
+    const c = cpuPerResponse(r.series);
+    if (!c) continue;
+    const base = r.ratio ? r.rps / r.ratio : null; // the baseline's req/s, same generator
+    const ceiling = (rps: number): string => (base === null || !Number.isFinite(rps) ? "–" : (rps / base).toFixed(2));
+    lines.push(
+      `| ${r.series.scenario} | ${r.series.generator} | ${c.server.toFixed(1)} | ${c.front.toFixed(1)} | ${c.generator.toFixed(1)} | ` +
+        `${ceiling((cores * 1e6) / (c.server + c.generator))} | ${ceiling(1e6 / c.front)} | ${r.series.target === undefined ? "–" : `≥ ${r.series.target}`} |`,
+    );
+  }
+  return lines.join("\n");
+}

@@ -14,7 +14,8 @@ import { REPO_ROOT } from "../../src/config/index.js";
 import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 import { ensureIpDataset, machineLine } from "../lib/context.js";
 import { autocannonGenerator, wrkGenerator, type Load, type LoadGenerator, type Measurement } from "./generators.js";
-import { markdownTable, toRows, type Row, type Series } from "./report.js";
+import { cores, cpuSpent, readCpu } from "./cpu.js";
+import { cpuTable, markdownTable, toRows, type Row, type Series } from "./report.js";
 import { scenarios } from "./scenarios/index.js";
 import type { Prepared, Scenario } from "./scenarios/types.js";
 import { startHello, startService, type ServerProcess } from "./servers.js";
@@ -114,7 +115,9 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     for (let round = 1; round <= opts.rounds; round++) {
       for (const g of generators) {
         for (const a of armed) {
+          const before = readCpu(a.server.pid);
           const m = await g.run(load(a, opts.durationS));
+          m.cpu = cpuSpent(before, readCpu(a.server.pid), g.runsIn);
           const s = series.find((x) => x.scenario === a.scenario.name && x.generator === g.name)!;
           s.runs.push(m);
           const { unexpected } = account(a, m);
@@ -161,6 +164,10 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     markdownTable(rows),
     "",
     missed.length ? `**MISSED** targets: ${missed.join("; ")}` : "All targets met.",
+    "",
+    `CPU per response, medians over the rounds (from /proc; ${cores()} cores here). The ceilings are the highest ratio to hello world each scenario could reach at this CPU cost: with every core busy (service and generator together), and with the service's main thread busy alone.`,
+    "",
+    cpuTable(rows, cores()),
     "",
     ...notes.map((n) => `- ${n}`),
     ...(problems.length ? ["", "**Problems**", "", ...problems.map((p) => `- ${p}`)] : ["- no problems: every response had the expected status, both servers stopped cleanly"]),

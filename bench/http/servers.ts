@@ -22,6 +22,8 @@ process.once("exit", () => {
 export interface ServerProcess {
   name: string;
   url: string;
+  /** Its process id (CPU accounting, cpu.ts). */
+  pid: number;
   /** Admin bearer token (service only; empty for hello-world). */
   adminToken: string;
   /** Everything it wrote to stdout and stderr so far. */
@@ -50,6 +52,7 @@ function launch(name: string, args: string[], env: Record<string, string>, admin
   const handle = (port: number): ServerProcess => ({
     name,
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     adminToken,
     output: () => out,
     ended: () => end,

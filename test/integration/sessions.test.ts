@@ -180,6 +180,7 @@ describe("POST /v1/meter (preview)", () => {
     const site = await createBeaconProject(server, "pro");
     await resolve(site, { external_user_id: "p1", fingerprint: "persist-fp" });
     await meter(site, { resource: "r", identity: { user_id: "p1" }, limit: { max: 1, window: "1h" } });
+    await server.stop();
     await server.restart();
     const again = await resolve(site, { external_user_id: "p2", fingerprint: "persist-fp" });
     expect(again.body.data.correlation.accounts_sharing_fingerprint).toBe(1);

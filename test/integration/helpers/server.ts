@@ -25,7 +25,7 @@ export interface TestServer {
   stop(): Promise<void>;
   /** kill -9. */
   kill9(): Promise<void>;
-  /** Starts again on the same DATA_DIR (new port). */
+  /** Starts again on the same DATA_DIR (new port), after stop() or kill9(). */
   restart(): Promise<void>;
   /** Removes the temp directory (after stop). */
   cleanup(): void;
@@ -122,6 +122,8 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
       await waitExit();
     },
     async restart() {
+      // Two processes on one DATA_DIR would be two writers, and the first would outlive the test.
+      if (child.exitCode === null && child.signalCode === null) throw new Error("restart(): the server is still running; stop() or kill9() it first");
       await launch();
     },
     cleanup() {

@@ -146,7 +146,8 @@ export function wrkGenerator(): LoadGenerator | null {
           child.stdout.setEncoding("utf8").on("data", (d: string) => (text += d));
           child.stderr.setEncoding("utf8").on("data", (d: string) => (text += d));
           child.once("error", reject);
-          child.once("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}:\n${text}`))));
+          // "close", not "exit": the result line may still be in the pipe when the process exits.
+          child.once("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}:\n${text}`))));
         });
         const line = out.split("\n").find((l) => l.startsWith(MARK));
         if (!line) throw new Error(`no result line from wrk:\n${out}`);

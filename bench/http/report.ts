@@ -92,16 +92,19 @@ export function cpuPerResponse(s: Series): { server: number; front: number; gene
 
 /**
  * CPU per response and the ceilings it implies, as ratios to the baseline's req/s under the same
- * generator: `cores` x 1e6 / (service + generator µs), and 1e6 / (main thread µs).
+ * generator: `cores` x 1e6 / (service + generator µs), and 1e6 / (main thread µs). Empty when no
+ * run has CPU figures (no /proc).
  */
 export function cpuTable(rows: Row[], cores: number): string {
   const lines = [
     "| scenario | generator | service µs | of which main thread | generator µs | ceiling, all cores busy | ceiling, main thread busy | target |",
     "|---|---|--:|--:|--:|--:|--:|--:|",
   ];
+  let measured = 0;
   for (const r of rows) {
     const c = cpuPerResponse(r.series);
     if (!c) continue;
+    measured++;
     const base = r.ratio ? r.rps / r.ratio : null; // the baseline's req/s, same generator
     const ceiling = (rps: number): string => (base === null || !Number.isFinite(rps) ? "–" : (rps / base).toFixed(2));
     lines.push(
@@ -109,5 +112,5 @@ export function cpuTable(rows: Row[], cores: number): string {
         `${ceiling((cores * 1e6) / (c.server + c.generator))} | ${ceiling(1e6 / c.front)} | ${r.series.target === undefined ? "–" : `≥ ${r.series.target}`} |`,
     );
   }
-  return lines.join("\n");
+  return measured > 0 ? lines.join("\n") : "";
 }

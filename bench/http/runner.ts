@@ -165,15 +165,24 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     "",
     missed.length ? `**MISSED** targets: ${missed.join("; ")}` : "All targets met.",
     "",
-    `CPU per response, medians over the rounds (from /proc; ${cores()} cores here). The ceilings are the highest ratio to hello world each scenario could reach at this CPU cost: with every core busy (service and generator together), and with the service's main thread busy alone.`,
-    "",
-    cpuTable(rows, cores()),
-    "",
+    ...cpuSection(rows),
     ...notes.map((n) => `- ${n}`),
     ...(problems.length ? ["", "**Problems**", "", ...problems.map((p) => `- ${p}`)] : ["- no problems: every response had the expected status, both servers stopped cleanly"]),
     "",
   ].join("\n");
   return { markdown, clean: problems.length === 0 };
+}
+
+/** The CPU table and what it means, or nothing where /proc gave no figures. */
+function cpuSection(rows: Row[]): string[] {
+  const table = cpuTable(rows, cores());
+  if (!table) return [];
+  return [
+    `CPU per response, medians over the rounds (from /proc; ${cores()} cores here). The ceilings are the highest ratio to hello world each scenario could reach at this CPU cost: with every core busy (service and generator together), and with the service's main thread busy alone.`,
+    "",
+    table,
+    "",
+  ];
 }
 
 /** What a reader needs to weigh the generators against each other. */

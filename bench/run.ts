@@ -8,7 +8,8 @@
  *   node dist/bench/run.js --only micro
  *
  * Flags: --only micro|http; --scenarios a,b (HTTP scenarios to run besides hello); --duration S (seconds per HTTP measurement, default 10);
- * --rounds N (interleaved rounds, default 3); --warmup S (default 3); --connections N (default 100).
+ * --rounds N (interleaved rounds, default 3); --warmup S (default 3); --connections N (default 100);
+ * --ablate a,b serves an ablated build with those parts cut out (HTTP only; bench/http/ablate.ts).
  * FS_POOL_THREADS sets the service's pool threads (default 1). Exits 0 when targets are missed
  * (targets are not tests); exits 1 when a benchmark crashed or the HTTP run was not clean.
  */
@@ -17,6 +18,7 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { REPO_ROOT } from "../src/config/index.js";
+import { parseCuts, type CutName } from "./http/ablate.js";
 import { runHttpBench } from "./http/runner.js";
 import { machineLine } from "./lib/context.js";
 
@@ -30,6 +32,7 @@ interface Flags {
   warmupS: number;
   connections: number;
   scenarios: string[] | undefined;
+  ablate: CutName[] | undefined;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -42,6 +45,7 @@ function parseFlags(argv: string[]): Flags {
       warmup: { type: "string", default: "3" },
       connections: { type: "string", default: "100" },
       scenarios: { type: "string" },
+      ablate: { type: "string" },
     },
   });
   const num = (name: string, v: string, min: number, integer: boolean): number => {
@@ -50,6 +54,13 @@ function parseFlags(argv: string[]): Flags {
     return n;
   };
   if (values.only !== undefined && values.only !== "micro" && values.only !== "http") usage(`--only takes micro or http, got ${values.only}`);
+  let ablate: CutName[] | undefined;
+  try {
+    ablate = values.ablate === undefined ? undefined : parseCuts(values.ablate.split(",").map((c) => c.trim()).filter(Boolean));
+  } catch (err) {
+    usage((err as Error).message);
+  }
+  if (ablate && values.only !== "http") usage("--ablate needs --only http");
   return {
     only: (values.only as Flags["only"]) ?? null,
     durationS: num("duration", values.duration, 1, false),
@@ -57,11 +68,12 @@ function parseFlags(argv: string[]): Flags {
     warmupS: num("warmup", values.warmup, 0, false),
     connections: num("connections", values.connections, 1, true),
     scenarios: values.scenarios?.split(",").map((s) => s.trim()).filter(Boolean),
+    ablate,
   };
 }
 
 function usage(problem: string): never {
-  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N] [--scenarios a,b]\n`);
+  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N] [--scenarios a,b] [--ablate a,b]\n`);
   process.exit(2);
 }
 
@@ -110,7 +122,7 @@ async function main(): Promise<void> {
   if (flags.only !== "micro") {
     console.log("=== http ===");
     try {
-      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads, only: flags.scenarios });
+      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads, only: flags.scenarios, ablate: flags.ablate });
       console.log(`\n${result.markdown}`);
       sections.unshift(result.markdown);
       if (!result.clean) failed.push("http (see Problems)");

@@ -14,6 +14,7 @@ import { REPO_ROOT } from "../../src/config/index.js";
 import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 import { ensureIpDataset, machineLine } from "../lib/context.js";
 import { autocannonGenerator, wrkGenerator, type Load, type LoadGenerator, type Measurement } from "./generators.js";
+import { ablatedBuild, type CutName } from "./ablate.js";
 import { cores, cpuSpent, readCpu } from "./cpu.js";
 import { cpuTable, markdownTable, toRows, type Row, type Series } from "./report.js";
 import { scenarios } from "./scenarios/index.js";
@@ -33,6 +34,8 @@ export interface HttpBenchOptions {
   poolThreads: number;
   /** Scenario names to run (the hello baseline always runs); all when absent. */
   only?: string[];
+  /** Serve an ablated build with these parts cut out instead of the real one (ablate.ts). */
+  ablate?: CutName[];
 }
 
 /** The outcome: the markdown report, and whether everything ran cleanly (targets aside). */
@@ -62,9 +65,11 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
   const generators = [autocannonGenerator(), wrkGenerator()].filter((g): g is LoadGenerator => g !== null);
   if (generators.length === 1) notes.push("wrk not on PATH: autocannon only (apt-get install -y wrk)");
 
+  const ablated = opts.ablate?.length ? ablatedBuild(opts.ablate) : null;
   const hello = await startHello();
-  const service = await startService({ datasetsFrom: dataDir, poolThreads: opts.poolThreads }).catch(async (err: unknown) => {
+  const service = await startService({ datasetsFrom: dataDir, poolThreads: opts.poolThreads, root: ablated?.root }).catch(async (err: unknown) => {
     await hello.stop();
+    ablated?.cleanup();
     throw err;
   });
   const series: Series[] = [];
@@ -136,8 +141,9 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
       if (s.unexpected) problems.push(`${s.scenario} (${s.generator}): ${s.unexpected} responses without the expected status`);
       if (s.socketErrors) problems.push(`${s.scenario} (${s.generator}): ${s.socketErrors} connection errors or timeouts`);
     }
+    if (ablated) notes.push("checks after the runs skipped: an ablated build keeps, stores and charges less on purpose");
     for (const a of armed) {
-      if (!a.prepared.afterRuns || a.server.ended()) continue;
+      if (!a.prepared.afterRuns || a.server.ended() || ablated) continue;
       const { ok, line } = await a.prepared.afterRuns(a.expectedSeen, a.loadRuns * opts.connections);
       (ok ? notes : problems).push(`${a.scenario.name}: ${line}`);
     }
@@ -150,6 +156,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
       else if (!(clean as readonly string[]).includes(how)) problems.push(`${server.name} did not stop cleanly on SIGTERM (${how})`);
     }
     service.cleanup();
+    ablated?.cleanup();
   }
   problems.push(...logProblems(service.output()));
 
@@ -159,6 +166,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
   const markdown = [
     `## HTTP: service vs uWS hello world (${new Date().toISOString()})`,
     "",
+    ...(ablated ? [`**ABLATED BUILD, not the product**: cut ${opts.ablate!.join(", ")} (bench/http/ablate.ts); its answers are wrong on purpose.`, ""] : []),
     ...contextLines(opts, generators, dataDir).map((l) => `- ${l}`),
     "",
     markdownTable(rows),

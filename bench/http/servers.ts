@@ -34,8 +34,8 @@ export interface ServerProcess {
   stop(): Promise<string>;
 }
 
-function launch(name: string, args: string[], env: Record<string, string>, adminToken: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+function launch(name: string, args: string[], env: Record<string, string>, adminToken: string, cwd = REPO_ROOT): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   live.add(child);
   let out = "";
   let end: string | null = null;
@@ -107,9 +107,11 @@ export const SERVICE_NODE_FLAGS = ["--max-semi-space-size=64"];
 
 /**
  * Starts `node dist/src/main.js` (with SERVICE_NODE_FLAGS) on a fresh temporary DATA_DIR whose `datasets` links to
- * `datasetsFrom/datasets` (a DATA_DIR with a built IP dataset), with its own admin token.
+ * `datasetsFrom/datasets` (a DATA_DIR with a built IP dataset), with its own admin token. `root`
+ * is the checkout whose dist/ runs (default this one; an ablated build, ablate.ts).
  */
-export async function startService(opts: { datasetsFrom: string; poolThreads: number }): Promise<ServiceProcess> {
+export async function startService(opts: { datasetsFrom: string; poolThreads: number; root?: string }): Promise<ServiceProcess> {
+  const root = opts.root ?? REPO_ROOT;
   const dataDir = mkdtempSync(join(tmpdir(), "fs-bench-"));
   symlinkSync(join(opts.datasetsFrom, "datasets"), join(dataDir, "datasets"));
   const adminToken = `bench-admin-${randomBytes(16).toString("hex")}`;
@@ -117,7 +119,7 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
   try {
     const server = await launch(
       "service",
-      [...SERVICE_NODE_FLAGS, join(REPO_ROOT, "dist/src/main.js")],
+      [...SERVICE_NODE_FLAGS, join(root, "dist/src/main.js")],
       {
         PATH: process.env.PATH ?? "",
         PORT: "0",
@@ -130,6 +132,7 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
         FS_ENABLE_METER: "true",
       },
       adminToken,
+      root,
     );
     return { ...server, dataDir, cleanup };
   } catch (err) {

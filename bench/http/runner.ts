@@ -66,7 +66,10 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
   if (generators.length === 1) notes.push("wrk not on PATH: autocannon only (apt-get install -y wrk)");
 
   const ablated = opts.ablate?.length ? ablatedBuild(opts.ablate) : null;
-  const hello = await startHello();
+  const hello = await startHello().catch((err: unknown) => {
+    ablated?.cleanup();
+    throw err;
+  });
   const service = await startService({ datasetsFrom: dataDir, poolThreads: opts.poolThreads, root: ablated?.root }).catch(async (err: unknown) => {
     await hello.stop();
     ablated?.cleanup();

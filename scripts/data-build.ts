@@ -3,15 +3,23 @@
  * from the npm packages, plus the type/risk facts, regions, crawlers, companies and provenance
  * from every source listed in data/sources.json that the run can get.
  *
- *   node dist/scripts/data-build.js                        npm sources only
- *   node dist/scripts/data-build.js --sources DIR          + every manifest source found in DIR
- *                                                            (laid out like ../shared/data)
- *   node dist/scripts/data-build.js --fetch                + every source downloaded from its upstream
+ *   node dist/scripts/data-build.js                        npm sources + the snapshot (data/snapshot/)
+ *   node dist/scripts/data-build.js --sources DIR          + every manifest source found in DIR (a
+ *                                                            directory of the sources layout), the
+ *                                                            snapshot for the rest
+ *   node dist/scripts/data-build.js --fetch                every source downloaded from its upstream,
+ *                                                            the snapshot where a download fails
  *   node dist/scripts/data-build.js --fetch --fetch-mirror URL
- *                                                          + downloaded from URL/<path> (a mirror of the layout)
+ *                                                          downloaded from URL/<path> (a mirror of the layout)
+ *   node dist/scripts/data-build.js --no-snapshot ...      without the snapshot (npm sources only, unless
+ *                                                            --sources or --fetch)
  *   node dist/scripts/data-build.js --if-missing           do nothing when a current build exists
  *   node dist/scripts/data-build.js --check [--sources DIR | --fetch ...]
  *                                                          parse only; exit 1 when an input drifted
+ *
+ * Exit status: 0 when the build is current; 1 when it failed or was kept aside because it has fewer
+ * usable listed sources than the current build (--force makes it current anyway); 2 for a usage
+ * error, such as a --sources directory that does not exist.
  *
  * Steps: read and parse every input strictly (a file source that is missing, unreachable or
  * drifted is reported and skipped; bad rows are counted), overlay the range sources into one
@@ -25,6 +33,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { parseArgs as parseCommandLine } from "node:util";
 import { open } from "lmdb";
 import { REPO_ROOT, dataDirFromEnv } from "../src/config/index.js";
 import { z } from "zod";
@@ -41,6 +50,7 @@ import type { BotEntry, MergeStats } from "../src/datasets/bot-registry.js";
 import { mergeBotRegistry, type CrawlerRangeRef } from "./bots/registry.js";
 import { botInputs, readBotRegistrySources, type BotSourceResult } from "./bots/sources.js";
 import { acquireSources, type Acquired } from "./sources/acquire.js";
+import { loadSnapshot, type Snapshot } from "./sources/snapshot.js";
 import { combineFacts, type AsnFacts } from "./sources/facts.js";
 import { isAsnListKind, isNpmSource, loadManifest, type FileSource, type Manifest, type RangeKind } from "./sources/manifest.js";
 import { Dictionary, SPECIAL_PURPOSE_RANGES, cidrRanges, readNpmInput, type Log, type NpmInput } from "./sources/npm.js";
@@ -93,8 +103,13 @@ export function readIpSources(opts: IpSourceOptions = {}): IpSources {
 export interface BuildOptions extends IpSourceOptions {
   /** DATA_DIR: the build goes to `<dataDir>/datasets/ip/<version>/`. */
   dataDir: string;
-  /** A directory laid out like ../shared/data; every manifest source found there is used. */
+  /** A directory of the sources layout; every manifest source found there is used. */
   sourcesDir?: string;
+  /**
+   * The snapshot read for every source that neither a download nor `sourcesDir` gives: default
+   * data/snapshot/; false for none (an npm-only build unless `sourcesDir` or `fetch`).
+   */
+  snapshot?: Snapshot | false;
   /** Download each source's upstream address (with sourcesDir: fall back to it when a download fails). */
   fetch?: boolean;
   /** With fetch: download `${fetchMirror}/${path}` instead of the upstream address. */
@@ -117,19 +132,38 @@ interface FileResult {
   reason: string | null;
   origin: string | null;
   note: string | null;
+  /** When the bytes were taken from upstream, when known. */
+  taken: string | null;
   sha256: string | null;
   parsed: ParsedFile | null;
   /** Range pieces removed because they lie in special-purpose or transition space. */
   masked: number;
 }
 
+/** The snapshot a build reads: the one given, none (false), or data/snapshot/. */
+function snapshotOf(opts: BuildOptions): Snapshot | undefined {
+  if (opts.snapshot === false) return undefined;
+  return opts.snapshot ?? loadSnapshot();
+}
+
+/** Where a run reads its listed sources from, in the order tried, for the log. */
+function describeOrigins(opts: BuildOptions, snapshot: Snapshot | undefined): string {
+  const parts = [
+    ...(opts.fetch ? [`download${opts.fetchMirror ? ` from ${opts.fetchMirror}` : ""}`] : []),
+    ...(opts.sourcesDir ? [opts.sourcesDir] : []),
+    ...(snapshot ? [`the snapshot (${snapshot.dir})`] : []),
+  ];
+  return parts.join(", then ");
+}
+
 /** Reads or downloads every file source and parses it; never throws for one source's problem. */
-async function readFileSources(manifest: Manifest, opts: BuildOptions, log: Log): Promise<FileResult[]> {
+async function readFileSources(manifest: Manifest, opts: BuildOptions, snapshot: Snapshot | undefined, log: Log): Promise<FileResult[]> {
   const files = manifest.sources.filter((s): s is FileSource => !isNpmSource(s));
-  const requested = Boolean(opts.sourcesDir || opts.fetch);
-  if (requested) log(`reading ${files.length} listed sources ${opts.fetch ? `by download${opts.fetchMirror ? ` from ${opts.fetchMirror}` : ""}` : `from ${opts.sourcesDir}`}`);
+  const requested = Boolean(opts.sourcesDir || opts.fetch || snapshot);
+  if (requested) log(`reading ${files.length} listed sources from ${describeOrigins(opts, snapshot)}`);
   const acquired = await acquireSources(files, {
     sourcesDir: opts.sourcesDir,
+    snapshot,
     fetch: opts.fetch,
     fetchMirror: opts.fetchMirror,
     timeoutMs: opts.fetchTimeoutMs,
@@ -140,18 +174,18 @@ async function readFileSources(manifest: Manifest, opts: BuildOptions, log: Log)
     const order = manifest.sources.indexOf(source);
     if (got.status !== "ok") {
       if (requested) log(`  ${got.status.padEnd(7)} ${source.id}: ${got.reason}`);
-      return { source, order, status: got.status, reason: got.reason, origin: got.origin, note: null, sha256: null, parsed: null, masked: 0 };
+      return { source, order, status: got.status, reason: got.reason, origin: got.origin, note: null, taken: null, sha256: null, parsed: null, masked: 0 };
     }
     const sha256 = createHash("sha256").update(got.bytes).digest("hex");
     try {
       const parsed = parseSourceFile(got.bytes, source, got.format);
       const bad = parsed.badRows > 0 ? `, ${parsed.badRows} bad (e.g. ${parsed.badExamples[0]})` : "";
       log(`  ok      ${source.id} (${source.kind}): ${parsed.rows} rows${bad}${parsed.dataDate ? `, data ${parsed.dataDate}` : ""}${got.note ? `; ${got.note}` : ""}`);
-      return { source, order, status: "ok", reason: null, origin: got.origin, note: got.note, sha256, parsed, masked: 0 };
+      return { source, order, status: "ok", reason: null, origin: got.origin, note: got.note, taken: got.taken, sha256, parsed, masked: 0 };
     } catch (err) {
       const reason = err instanceof FormatDriftError ? err.message : `parser error: ${(err as Error).message}`;
       log(`  FAILED  ${source.id}: ${reason}`);
-      return { source, order, status: "failed", reason, origin: got.origin, note: got.note, sha256, parsed: null, masked: 0 };
+      return { source, order, status: "failed", reason, origin: got.origin, note: got.note, taken: got.taken, sha256, parsed: null, masked: 0 };
     }
   });
 }
@@ -349,6 +383,7 @@ const MOBILE_LIST_META: IpSourceMeta = {
   bad_rows: 0,
   sha256: createHash("sha256").update(readFileSync(MOBILE_LIST_FILE)).digest("hex"),
   data_date: null,
+  taken: null,
   upstream: "data/mobile-carrier-asns.json (this repository)",
   licence: "project data (each entry states why it is listed)",
 };
@@ -442,12 +477,12 @@ function sourceMetas(manifest: Manifest, inputs: NpmInput[], results: FileResult
   return manifest.sources.map((s): IpSourceMeta => {
     if (isNpmSource(s)) {
       const p = npmById.get(s.id)!;
-      return { id: s.id, kind: s.kind, status: "ok", reason: null, rows: p.rows, bad_rows: p.badRows, sha256: p.sha256, data_date: p.dataDate, upstream: p.upstream, licence: s.licence };
+      return { id: s.id, kind: s.kind, status: "ok", reason: null, rows: p.rows, bad_rows: p.badRows, sha256: p.sha256, data_date: p.dataDate, taken: p.dataDate, upstream: p.upstream, licence: s.licence };
     }
     const r = fileById.get(s.id)!;
     return {
       id: s.id, kind: s.kind, status: r.status, reason: r.reason, rows: r.parsed?.rows ?? 0, bad_rows: r.parsed?.badRows ?? 0,
-      sha256: r.sha256, data_date: r.parsed?.dataDate ?? null, upstream: s.upstream, licence: s.licence, note: r.note,
+      sha256: r.sha256, data_date: r.parsed?.dataDate ?? null, taken: r.taken, upstream: s.upstream, licence: s.licence, note: r.note,
     };
   });
 }
@@ -468,10 +503,10 @@ interface BotRegistryBuild {
   stats: MergeStats;
 }
 
-async function buildBotRegistry(manifest: Manifest, opts: BuildOptions, results: FileResult[], log: Log): Promise<BotRegistryBuild> {
+async function buildBotRegistry(manifest: Manifest, opts: BuildOptions, snapshot: Snapshot | undefined, results: FileResult[], log: Log): Promise<BotRegistryBuild> {
   const step = Date.now();
   const botResults = await readBotRegistrySources(manifest, {
-    sourcesDir: opts.sourcesDir, fetch: opts.fetch, fetchMirror: opts.fetchMirror, timeoutMs: opts.fetchTimeoutMs, log,
+    sourcesDir: opts.sourcesDir, snapshot, fetch: opts.fetch, fetchMirror: opts.fetchMirror, timeoutMs: opts.fetchTimeoutMs, log,
   });
   const { bots, stats } = mergeBotRegistry(botInputs(botResults), crawlerRefs(results));
   log(
@@ -496,7 +531,10 @@ function botsManifestJson(registry: BotRegistryBuild) {
 }
 
 /** manifest.json: the meta plus per-source detail (file, origin, bad examples, pieces removed). */
-function manifestJson(meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[], results: FileResult[], tables: Record<string, number>, registry: BotRegistryBuild) {
+function manifestJson(
+  meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[], results: FileResult[], tables: Record<string, number>, registry: BotRegistryBuild,
+  snapshot: Snapshot | undefined,
+) {
   const npmById = new Map(inputs.map((p) => [p.spec.id, p]));
   const fileById = new Map(results.map((r) => [r.source.id, r]));
   return {
@@ -504,6 +542,8 @@ function manifestJson(meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[
     ...meta,
     format: IP_DATASET_FORMAT,
     tables,
+    /** The snapshot the build could fall back to (null: built without it). */
+    snapshot: snapshot ? { dir: snapshot.dir, written_at: snapshot.manifest.written_at } : null,
     sources: manifest.sources.map((s, i) => {
       const common = { ...meta.sources[i]!, built_at: meta.built_at };
       if (isNpmSource(s)) {
@@ -520,6 +560,18 @@ function manifestJson(meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[
   };
 }
 
+/** What buildIpDataset did. */
+export interface BuildOutcome {
+  version: string;
+  dir: string;
+  /** Per source, in manifest order, what the build made of it. */
+  sources: IpSourceMeta[];
+  /** False when the build was kept aside because the current one has more usable sources. */
+  madeCurrent: boolean;
+  /** One line saying what happened, for the command's last line. */
+  summary: string;
+}
+
 /**
  * Builds a new IP dataset version under `<dataDir>/datasets/ip/` and makes it current.
  * File sources that are missing, unreachable or drifted are reported (log, manifest.json,
@@ -528,7 +580,7 @@ function manifestJson(meta: IpDatasetMeta, manifest: Manifest, inputs: NpmInput[
  * @throws Error when an npm input drifted, a licence file changed, or the verification failed;
  *   `current` is left untouched in that case.
  */
-export async function buildIpDataset(opts: BuildOptions): Promise<{ version: string; dir: string; sources: IpSourceMeta[]; madeCurrent: boolean }> {
+export async function buildIpDataset(opts: BuildOptions): Promise<BuildOutcome> {
   const log = opts.log ?? (() => {});
   const began = Date.now();
   const builtAt = new Date();
@@ -537,11 +589,14 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
   log(`npm sources read (${seconds(began)})`);
 
   let step = Date.now();
-  const results = await readFileSources(manifest, opts, log);
+  const snapshot = snapshotOf(opts);
+  const results = await readFileSources(manifest, opts, snapshot, log);
   const okCount = results.filter((r) => r.status === "ok").length;
-  if (opts.sourcesDir || opts.fetch) log(`listed sources: ${okCount} ok, ${results.length - okCount} not used (${seconds(step)})`);
+  const requested = Boolean(opts.sourcesDir || opts.fetch || snapshot);
+  if (requested) log(`listed sources: ${okCount} ok, ${results.length - okCount} not used (${seconds(step)})`);
 
-  const registry = await buildBotRegistry(manifest, opts, results, log);
+  const registry = await buildBotRegistry(manifest, opts, snapshot, results, log);
+  const usable = okCount + registry.results.filter((r) => r.status === "ok").length;
 
   step = Date.now();
   const claimSet = collectClaims(results);
@@ -586,9 +641,10 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
   const npmSummary = `ip-location-db:asn+geo-whois-asn-country@${npmVersions}`;
   const meta: IpDatasetMeta = {
     version,
-    source: opts.sourcesDir || opts.fetch ? `${npmSummary} + ${okCount}/${results.length} listed sources${fallbackSummary(results)}` : npmSummary,
+    source: requested ? `${npmSummary} + ${okCount}/${results.length} listed sources${fallbackSummary(results)}` : npmSummary,
     built_at: builtAt.toISOString(),
     sources,
+    registries: registry.results.map((r) => ({ id: r.source.id, status: r.status, taken: r.taken })),
   };
   log(`writing ${tmp}`);
   // noSubdir: lmdb-js would otherwise read the ".tmp" suffix as a file extension and write a bare file.
@@ -610,41 +666,48 @@ export async function buildIpDataset(opts: BuildOptions): Promise<{ version: str
     fact_sets: built.factSets.length, orgs: dict.orgs.length, countries: dict.countries.length,
   };
   writeFileSync(join(tmp, BOT_REGISTRY_FILE), formatBotRegistryFile({ format: BOT_REGISTRY_FORMAT, stats: registry.stats, bots: registry.bots }));
-  writeFileSync(join(tmp, "manifest.json"), `${JSON.stringify(manifestJson(meta, manifest, inputs, results, counts, registry), null, 2)}\n`);
+  writeFileSync(join(tmp, "manifest.json"), `${JSON.stringify(manifestJson(meta, manifest, inputs, results, counts, registry, snapshot), null, 2)}\n`);
 
   verifyBuild(tmp, inputs, dict, claimSet, registry.bots.length, log);
   renameSync(tmp, dir);
+  const total = results.length + registry.results.length;
   const currentOk = usableListedSources(currentIpDatasetDir(opts.dataDir));
-  if (currentOk !== null && okCount < currentOk && !opts.force) {
-    log(
-      `built ${version} in ${seconds(began)} but kept current: it has ${okCount} usable listed sources, the current build has ${currentOk}. ` +
-        "Use --force to make it current anyway (or POST /v1/admin/datasets/activate).",
-    );
-    return { version, dir, sources, madeCurrent: false };
+  if (currentOk !== null && usable < currentOk && !opts.force) {
+    const summary =
+      `kept ${version} aside: ${usable}/${total} usable listed sources against ${currentOk} in the current build; ` +
+      "the service keeps the current one (--force, or POST /v1/admin/datasets/activate, to use it anyway)";
+    log(summary);
+    return { version, dir, sources, madeCurrent: false, summary };
   }
   // Readers see either the old name or the new one, never a partial file.
   const pointerTmp = join(root, `current.${process.pid}.tmp`);
   writeFileSync(pointerTmp, `${version}\n`);
   renameSync(pointerTmp, join(root, "current"));
-  log(`built ${version} in ${seconds(began)}; current -> ${version}`);
-  return { version, dir, sources, madeCurrent: true };
+  const summary = `built ${version} in ${seconds(began)} with ${usable}/${total} usable listed sources; current -> ${version}`;
+  log(summary);
+  return { version, dir, sources, madeCurrent: true, summary };
 }
 
-/** With --fetch and --sources: say how many sources came from local copies after a failed download. */
+/** Say how many sources came from a fallback (a local copy or the snapshot) after a failed download or a missing file. */
 function fallbackSummary(results: FileResult[]): string {
   const n = results.filter((r) => r.status === "ok" && r.note !== null).length;
-  return n > 0 ? ` (${n} from local copies after failed downloads)` : "";
+  return n > 0 ? ` (${n} from a fallback after a failed download or a missing file)` : "";
 }
 
 /**
- * Listed range sources (not the npm ASN/country data, not the curated mobile list) with status ok
- * in a build's manifest; null when there is no readable build.
+ * Listed sources with status ok in a build's manifest: range and ASN-list sources (not the npm
+ * ASN/country data, not the curated mobile list) and bot registries; null when there is no
+ * readable build.
  */
 export function usableListedSources(dir: string | null): number | null {
   if (!dir) return null;
   try {
-    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { sources?: Array<{ kind?: string; status?: string }> };
-    return (m.sources ?? []).filter((s) => s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn" && s.status === "ok").length;
+    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as {
+      sources?: Array<{ kind?: string; status?: string }>;
+      bots?: { sources?: Array<{ status?: string }> };
+    };
+    const ranges = (m.sources ?? []).filter((s) => s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn" && s.status === "ok").length;
+    return ranges + (m.bots?.sources ?? []).filter((s) => s.status === "ok").length;
   } catch {
     return null;
   }
@@ -698,44 +761,98 @@ function verifyBuild(dir: string, inputs: NpmInput[], dict: Dictionary, claims: 
   }
 }
 
-const USAGE = `usage: node dist/scripts/data-build.js [--if-missing | --check] [--sources DIR] [--fetch [--fetch-mirror URL]] [--force]
-  --sources DIR       also build every data/sources.json source found in DIR (laid out like ../shared/data),
-                      bot registries included (crawler-user-agents always comes from npm)
-  --fetch             download every source from its upstream address (with --sources: fall back to DIR)
+const USAGE = `usage: node dist/scripts/data-build.js [--if-missing | --check] [--sources DIR] [--fetch [--fetch-mirror URL]] [--no-snapshot] [--force]
+  (no option)         build from the npm packages and the snapshot in data/snapshot/
+  --sources DIR       read every data/sources.json source found in DIR (a directory of the sources layout),
+                      the snapshot for the rest
+  --fetch             download every source from its upstream address; where a download fails, fall back
+                      to DIR (with --sources), then to the snapshot
   --fetch-mirror URL  with --fetch: download URL/<path> instead (a mirror of the same layout)
-  --if-missing        do nothing when DATA_DIR already has a current build this reader can open
+  --no-snapshot       do not read data/snapshot/ (an npm-only build, unless --sources or --fetch)
+  --if-missing        do nothing when DATA_DIR already has a current build this reader can open and that
+                      has every source the snapshot offers
   --check             parse every input and exit 1 when one has drifted; writes nothing
-  --force             make the build current even with fewer usable sources than the current one`;
+  --force             make the build current even with fewer usable sources than the current one
+exit status: 0 built and current (or nothing to do); 1 failed, or built but kept aside; 2 usage error`;
 
-interface Cli {
+/** What the command line asks for. */
+export interface Cli {
   ifMissing: boolean;
   check: boolean;
   sourcesDir?: string;
   fetch: boolean;
   fetchMirror?: string;
   force: boolean;
+  /** Read data/snapshot/ (default true; --no-snapshot). */
+  snapshot: boolean;
 }
 
 /** Parses the command line; returns a message for anything it does not understand. */
 export function parseArgs(argv: string[]): Cli | string {
-  const cli: Cli = { ifMissing: false, check: false, fetch: false, force: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
-    const value = () => inline ?? argv[++i];
-    if (flag === "--if-missing") cli.ifMissing = true;
-    else if (flag === "--check") cli.check = true;
-    else if (flag === "--fetch") cli.fetch = true;
-    else if (flag === "--force") cli.force = true;
-    else if (flag === "--sources") cli.sourcesDir = value();
-    else if (flag === "--fetch-mirror") cli.fetchMirror = value();
-    else return `unexpected argument ${arg}`;
-    if ((flag === "--sources" && !cli.sourcesDir) || (flag === "--fetch-mirror" && !cli.fetchMirror)) return `${flag} needs a value`;
+  let values: ReturnType<typeof parseCliArgs>["values"];
+  try {
+    ({ values } = parseCliArgs(argv));
+  } catch (err) {
+    return (err as Error).message;
   }
+  const cli: Cli = {
+    ifMissing: values["if-missing"] ?? false,
+    check: values.check ?? false,
+    fetch: values.fetch ?? false,
+    force: values.force ?? false,
+    snapshot: !(values["no-snapshot"] ?? false),
+  };
+  if (values.sources !== undefined) cli.sourcesDir = values.sources;
+  if (values["fetch-mirror"] !== undefined) cli.fetchMirror = values["fetch-mirror"];
+  if (cli.sourcesDir === "") return "--sources needs a value";
   if (cli.ifMissing && cli.check) return "--if-missing and --check do not go together";
-  if (cli.fetchMirror && !cli.fetch) return "--fetch-mirror needs --fetch";
-  if (cli.fetchMirror && !/^https?:\/\//.test(cli.fetchMirror)) return "--fetch-mirror needs an http(s) URL";
+  if (cli.fetchMirror !== undefined && !cli.fetch) return "--fetch-mirror needs --fetch";
+  if (cli.fetchMirror !== undefined && !/^https?:\/\//.test(cli.fetchMirror)) return "--fetch-mirror needs an http(s) URL";
   return cli;
+}
+
+function parseCliArgs(argv: string[]) {
+  return parseCommandLine({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      "if-missing": { type: "boolean" },
+      check: { type: "boolean" },
+      fetch: { type: "boolean" },
+      force: { type: "boolean" },
+      "no-snapshot": { type: "boolean" },
+      sources: { type: "string" },
+      "fetch-mirror": { type: "string" },
+    },
+  });
+}
+
+/**
+ * Whether the current build lacks what the snapshot offers: fewer usable listed sources than the
+ * snapshot holds, or made from an older snapshot than the repository's. `npm start` rebuilds then.
+ */
+function currentIsBehindSnapshot(dir: string, manifest: Manifest, snapshot: Snapshot): string | null {
+  const usable = usableListedSources(dir) ?? 0;
+  const offered =
+    manifest.sources.filter((s) => !isNpmSource(s) && snapshot.files.has(s.path)).length +
+    manifest.bots.filter((b) => ("path" in b ? snapshot.files.has(b.path) : true)).length;
+  if (usable < offered) return `it has ${usable} usable listed sources, the snapshot offers ${offered}`;
+  const builtFrom = snapshotWrittenAt(dir);
+  if (snapshot.manifest.written_at && builtFrom !== null && builtFrom < snapshot.manifest.written_at) {
+    return `it was built from the snapshot of ${builtFrom}, the repository has the one of ${snapshot.manifest.written_at}`;
+  }
+  return null;
+}
+
+/** The snapshot a build read (manifest.json `snapshot.written_at`), or null. */
+function snapshotWrittenAt(dir: string): string | null {
+  try {
+    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { snapshot?: { written_at?: unknown } | null };
+    return typeof m.snapshot?.written_at === "string" ? m.snapshot.written_at : null;
+  } catch {
+    return null;
+  }
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -744,14 +861,21 @@ async function main(argv: string[]): Promise<number> {
     console.error(`[data-build] ${cli}\n${USAGE}`);
     return 2;
   }
+  if (cli.sourcesDir !== undefined && !existsSync(cli.sourcesDir)) {
+    console.error(`[data-build] --sources ${cli.sourcesDir}: no such directory`);
+    return 2;
+  }
   const dataDir = dataDirFromEnv(process.env);
   const log: Log = (line) => console.log(`[data-build] ${line}`);
-  if (cli.sourcesDir && !existsSync(cli.sourcesDir)) log(`warning: ${cli.sourcesDir} does not exist; its sources will be reported missing`);
+  const manifest = loadManifest();
+  const snapshot = cli.snapshot ? loadSnapshot() : undefined;
+  const opts: BuildOptions = {
+    dataDir, log, manifest, sourcesDir: cli.sourcesDir, fetch: cli.fetch, fetchMirror: cli.fetchMirror, force: cli.force, snapshot: snapshot ?? false,
+  };
   if (cli.check) {
-    const manifest = loadManifest();
     readIpSources({ log, manifest });
-    const results = await readFileSources(manifest, { dataDir, ...cli }, log);
-    const botResults = await readBotRegistrySources(manifest, { sourcesDir: cli.sourcesDir, fetch: cli.fetch, fetchMirror: cli.fetchMirror, log });
+    const results = await readFileSources(manifest, opts, snapshot, log);
+    const botResults = await readBotRegistrySources(manifest, { sourcesDir: cli.sourcesDir, snapshot, fetch: cli.fetch, fetchMirror: cli.fetchMirror, log });
     const failed = [...results, ...botResults].filter((r) => r.status === "failed");
     if (failed.length > 0) {
       log(`${failed.length} source(s) failed: ${failed.map((r) => r.source.id).join(", ")}`);
@@ -760,24 +884,28 @@ async function main(argv: string[]): Promise<number> {
     log("inputs look as expected");
     return 0;
   }
-  let force = cli.force;
   if (cli.ifMissing) {
     const dir = currentIpDatasetDir(dataDir);
     if (dir) {
       // A build this reader cannot open (an older format, a damaged copy) counts as missing.
+      let problem: string | null;
       try {
         openIpDatasetDir(dir).close();
+        problem = snapshot ? currentIsBehindSnapshot(dir, manifest, snapshot) : null;
+      } catch (err) {
+        problem = `it cannot be used (${(err as Error).message})`;
+      }
+      if (problem === null) {
         log(`IP dataset present at ${dir}; nothing to do`);
         return 0;
-      } catch (err) {
-        log(`IP dataset at ${dir} cannot be used (${(err as Error).message}); building a new one`);
-        force = true; // whatever the old one had, it cannot be served
-
       }
+      log(`IP dataset at ${dir} is replaced: ${problem}`);
+      opts.force = true; // whatever the old one had, the new one has at least what the snapshot offers
     }
   }
-  await buildIpDataset({ dataDir, log, sourcesDir: cli.sourcesDir, fetch: cli.fetch, fetchMirror: cli.fetchMirror, force });
-  return 0;
+  // The summary is the last line either way; a build kept aside is a failure of the command.
+  const outcome = await buildIpDataset(opts);
+  return outcome.madeCurrent ? 0 : 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -31,6 +31,8 @@ export interface BotSourceResult {
   origin: string | null;
   /** Set when the bytes did not come from where the source is listed (a fallback after a failed download). */
   note: string | null;
+  /** When the bytes were taken from upstream, when known. */
+  taken: string | null;
   sha256: string | null;
   /** Entries parsed and entries skipped; 0 unless ok. */
   entries: number;
@@ -65,22 +67,27 @@ export async function readBotRegistrySources(manifest: Manifest, opts: AcquireOp
     const upstream = isBotNpmSource(source) && got.status === "ok" ? (got.note ?? source.upstream) : source.upstream;
     const base = { source, origin: got.origin, upstream, entries: 0, bad: 0, doc: null };
     if (got.status !== "ok") {
-      if (opts.fetch || opts.sourcesDir || isBotNpmSource(source)) log(`  ${got.status.padEnd(7)} ${source.id}: ${got.reason}`);
-      return { ...base, status: got.status, reason: got.reason, note: null, sha256: null };
+      if (opts.fetch || opts.sourcesDir || opts.snapshot || isBotNpmSource(source)) log(`  ${got.status.padEnd(7)} ${source.id}: ${got.reason}`);
+      return { ...base, status: got.status, reason: got.reason, note: null, taken: null, sha256: null };
     }
     const note = isBotNpmSource(source) ? null : got.note;
     const sha256 = createHash("sha256").update(got.bytes).digest("hex");
     try {
-      const doc = decode(source, got.bytes);
-      const parsed = PARSE[source.source](doc);
+      const { doc, parsed } = parseBotRegistryBytes(source, got.bytes);
       log(`  ok      ${source.id} (bots): ${parsed.entries.length} entries${parsed.bad ? `, ${parsed.bad} bad` : ""}${note ? `; ${note}` : ""}`);
-      return { ...base, status: "ok", reason: null, note, sha256, entries: parsed.entries.length, bad: parsed.bad, doc };
+      return { ...base, status: "ok", reason: null, note, taken: got.taken, sha256, entries: parsed.entries.length, bad: parsed.bad, doc };
     } catch (err) {
       const reason = `format drifted: ${(err as Error).message}`;
       log(`  FAILED  ${source.id}: ${reason}`);
-      return { ...base, status: "failed", reason, note, sha256 };
+      return { ...base, status: "failed", reason, note, taken: got.taken, sha256 };
     }
   });
+}
+
+/** Decodes a registry file (JSON or YAML) and runs it through its strict parser; throws on drift. */
+export function parseBotRegistryBytes(source: BotRegistrySource, bytes: Buffer): { doc: unknown; parsed: ParsedSource } {
+  const doc = decode(source, bytes);
+  return { doc, parsed: PARSE[source.source](doc) };
 }
 
 /** The documents of the registries that are ok, keyed as mergeBotRegistry takes them. */
@@ -129,7 +136,7 @@ function readNpmRegistry(source: BotNpmSource): Acquired {
     }
     const version = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version?: unknown }).version;
     const bytes = readFileSync(path);
-    return { status: "ok", bytes, origin: path, format: source.format, note: `${source.package}@${String(version)} ${source.upstream}` };
+    return { status: "ok", bytes, origin: path, format: source.format, note: `${source.package}@${String(version)} ${source.upstream}`, taken: null };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return { status: code === "ENOENT" ? "missing" : "failed", reason: `cannot read ${path}: ${code ?? (err as Error).message}`, origin: path };

@@ -1,20 +1,26 @@
 /**
- * Getting the bytes of each manifest file source: from a local directory laid out like
- * ../shared/data (`--sources DIR`), from each source's upstream address (`--fetch`), or from a
- * mirror that serves the same layout (`--fetch --fetch-mirror URL`: `${URL}/${path}`). A source
- * that cannot be had is reported as missing or failed, never thrown: the build goes on without it.
+ * Getting the bytes of each manifest file source: from the repository's snapshot (data/snapshot/,
+ * ./snapshot.ts), from a local directory of the sources layout (`--sources DIR`), from each
+ * source's upstream address (`--fetch`), or from a mirror that serves the same layout
+ * (`--fetch --fetch-mirror URL`: `${URL}/${path}`). The first of download, directory and snapshot
+ * that the run asked for is tried first; the others follow in that order as fallbacks, and the
+ * answer's note says which one was used. A source that cannot be had is reported as missing or
+ * failed, never thrown: the build goes on without it.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { FileSource } from "./manifest.js";
+import { readSnapshot, type Snapshot } from "./snapshot.js";
 
 /** What acquiring needs of a source: range sources and the bot registry files both have it. */
 export type AcquirableSource = Pick<FileSource, "path" | "upstream" | "upstream_format" | "format">;
 
 /** Where the builder looks for file sources. */
 export interface AcquireOptions {
-  /** A directory laid out like ../shared/data. With `fetch`, the fallback when a download fails. */
+  /** A directory of the sources layout. With `fetch`, the fallback when a download fails. */
   sourcesDir?: string;
+  /** The repository's snapshot: read when neither `fetch` nor `sourcesDir` has the source. */
+  snapshot?: Snapshot;
   /** Download instead of reading the directory. */
   fetch?: boolean;
   /** With `fetch`: a base URL serving the snapshot layout, used instead of each upstream address. */
@@ -29,7 +35,15 @@ export interface AcquireOptions {
 
 /** The outcome for one source: bytes and the format they are in, or why there are none. */
 export type Acquired =
-  | { status: "ok"; bytes: Buffer; origin: string; format: string; note: string | null }
+  | {
+      status: "ok";
+      bytes: Buffer;
+      origin: string;
+      format: string;
+      note: string | null;
+      /** When these bytes were taken from upstream (snapshot: its date; download: now); null when unknown. */
+      taken: string | null;
+    }
   | { status: "missing" | "failed"; reason: string; origin: string | null };
 
 /** Files larger than this are refused (the biggest source is ~2 MB). */
@@ -41,7 +55,7 @@ export async function readLocal(source: AcquirableSource, dir: string): Promise<
   try {
     const bytes = await readFile(path);
     if (bytes.length > MAX_SOURCE_BYTES) return { status: "failed", reason: `larger than ${MAX_SOURCE_BYTES} bytes`, origin: path };
-    return { status: "ok", bytes, origin: path, format: source.format, note: null };
+    return { status: "ok", bytes, origin: path, format: source.format, note: null, taken: null };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return { status: "missing", reason: `not in ${dir}`, origin: path };
@@ -85,7 +99,7 @@ export async function download(source: AcquirableSource, opts: AcquireOptions, d
       }
       const bytes = Buffer.from(await res.arrayBuffer());
       if (bytes.length > MAX_SOURCE_BYTES) return { status: "failed", reason: `larger than ${MAX_SOURCE_BYTES} bytes`, origin: url };
-      return { status: "ok", bytes, origin: url, format, note: null };
+      return { status: "ok", bytes, origin: url, format, note: null, taken: new Date().toISOString() };
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       const timedOut = e.name === "TimeoutError";
@@ -105,13 +119,14 @@ export async function download(source: AcquirableSource, opts: AcquireOptions, d
 const UNREACHABLE = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT"]);
 
 /**
- * Gets every source, at most `concurrency` downloads at a time, in manifest order.
- * Without `sourcesDir` and `fetch`, every source is "missing" (not requested).
+ * Gets every source, at most `concurrency` downloads at a time, in manifest order: downloaded
+ * (`fetch`), else read from `sourcesDir`, else from `snapshot`, each later one a fallback of the
+ * earlier. With none of the three, every source is "missing" (not requested).
  */
 export async function acquireSources(sources: readonly AcquirableSource[], opts: AcquireOptions): Promise<Acquired[]> {
   const log = opts.log ?? (() => {});
-  if (!opts.fetch && !opts.sourcesDir) {
-    return sources.map(() => ({ status: "missing", reason: "not requested (no --sources or --fetch)", origin: null }));
+  if (!opts.fetch && !opts.sourcesDir && !opts.snapshot) {
+    return sources.map(() => ({ status: "missing", reason: "not requested (no snapshot, --sources or --fetch)", origin: null }));
   }
   const results: Acquired[] = new Array(sources.length);
   const down = new Map<string, string>();
@@ -121,17 +136,35 @@ export async function acquireSources(sources: readonly AcquirableSource[], opts:
     while (nextIndex < sources.length) {
       const i = nextIndex++;
       const source = sources[i]!;
-      let got = opts.fetch ? await download(source, opts, down) : await readLocal(source, opts.sourcesDir!);
-      if (got.status !== "ok" && opts.fetch && opts.sourcesDir) {
-        // An unreachable upstream falls back to the local snapshot, and the record says so.
-        const local = await readLocal(source, opts.sourcesDir);
-        if (local.status === "ok") got = { ...local, note: `download failed (${got.reason}); used ${local.origin}` };
-      }
-      results[i] = got;
+      results[i] = await acquireOne(source, opts, down);
       if (opts.fetch && ++done % 25 === 0) log(`  fetched ${done}/${sources.length}`);
     }
   };
   const threads = opts.fetch ? Math.max(1, opts.concurrency ?? 8) : 16;
   await Promise.all(Array.from({ length: Math.min(threads, sources.length) }, worker));
   return results;
+}
+
+/** One source through the chain download -> directory -> snapshot; a fallback's note names what failed. */
+async function acquireOne(source: AcquirableSource, opts: AcquireOptions, down: Map<string, string>): Promise<Acquired> {
+  const steps: Array<() => Acquired | Promise<Acquired>> = [];
+  if (opts.fetch) steps.push(() => download(source, opts, down));
+  if (opts.sourcesDir) steps.push(() => readLocal(source, opts.sourcesDir!));
+  if (opts.snapshot) steps.push(() => readSnapshot(source, opts.snapshot!));
+  if (steps.length === 1) return steps[0]!();
+  const failures: string[] = [];
+  let status: "missing" | "failed" = "missing";
+  let origin: string | null = null;
+  for (const step of steps) {
+    const got = await step();
+    if (got.status === "ok") {
+      if (failures.length === 0) return got;
+      const used = got.taken && opts.snapshot && got.origin.startsWith(opts.snapshot.dir) ? `the snapshot taken ${got.taken}` : got.origin;
+      return { ...got, note: `${failures.join("; ")}; used ${used}` };
+    }
+    if (failures.length === 0) ({ status, origin } = got);
+    failures.push(opts.fetch && failures.length === 0 ? `download failed (${got.reason})` : got.reason);
+  }
+  // Every step failed: the first one's status and origin, with every reason.
+  return { status, origin, reason: failures.join("; ") };
 }

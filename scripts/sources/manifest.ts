@@ -144,6 +144,33 @@ const botNpmSourceSchema = z
   })
   .strict();
 
+/**
+ * A tree of the sources layout that the repository's snapshot leaves out because its licence does
+ * not let us redistribute it; builds read it only with --fetch or --sources.
+ */
+const withheldSchema = z
+  .object({
+    /** Path prefix, ending in "/" (a whole repository of the layout). */
+    prefix: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._\/-]*\/$/, "a relative directory ending in /"),
+    licence: z.string().min(1),
+    reason: z.string().min(1),
+  })
+  .strict();
+
+/** A file the snapshot ships that no build reads: labelled lists the tests and evaluations use. */
+const evaluationFileSchema = z
+  .object({
+    id,
+    path: relativePath,
+    /** Where the list was derived from; null for lists recorded by the project itself. */
+    upstream: url.nullable(),
+    licence: z.string().min(1),
+    /** When the list was taken from upstream (YYYY-MM-DD), as its own documentation states. */
+    taken: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+    note: z.string().optional(),
+  })
+  .strict();
+
 const manifestSchema = z
   .object({
     $comment: z.string().optional(),
@@ -152,6 +179,10 @@ const manifestSchema = z
     bots: z.array(z.union([botFileSourceSchema, botNpmSourceSchema])).default([]),
     /** Files of the snapshot layout that are deliberately not used, and why. */
     excluded: z.array(z.object({ path: relativePath, reason: z.string().min(1) }).strict()),
+    /** Repositories of the layout whose licence keeps them out of data/snapshot/. */
+    withheld: z.array(withheldSchema).default([]),
+    /** Files data/snapshot/ also ships for tests and evaluations (User-Agent and e-mail lists). */
+    evaluation: z.array(evaluationFileSchema).default([]),
   })
   .strict()
   .superRefine((m, ctx) => {
@@ -177,6 +208,13 @@ export type Manifest = z.infer<typeof manifestSchema>;
 export type BotFileSource = z.infer<typeof botFileSourceSchema>;
 export type BotNpmSource = z.infer<typeof botNpmSourceSchema>;
 export type BotRegistrySource = BotFileSource | BotNpmSource;
+export type WithheldTree = z.infer<typeof withheldSchema>;
+export type EvaluationFile = z.infer<typeof evaluationFileSchema>;
+
+/** The withheld tree a path lies in, if any. */
+export function withheldTreeOf(manifest: Manifest, path: string): WithheldTree | undefined {
+  return manifest.withheld.find((w) => path.startsWith(w.prefix));
+}
 
 /** True for a bot registry read from an npm package rather than a sources directory. */
 export function isBotNpmSource(s: BotRegistrySource): s is BotNpmSource {

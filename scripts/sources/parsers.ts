@@ -309,7 +309,11 @@ const asnEntityCsv = csvWithHeader(["asn", "entity"], ([asn, entity], sink) => s
 
 const strings = z.array(z.unknown());
 
-/** `aws-ip-ranges`: ip-ranges.json; region from `region` (GLOBAL = none). Option `services` filters. */
+/**
+ * `aws-ip-ranges`: ip-ranges.json; region from `region`, kept as AWS writes it: "GLOBAL" marks the
+ * ranges of AWS's edge and global services (CloudFront, Route 53), which serve every region.
+ * Option `services` filters.
+ */
 const awsIpRanges: Parser = (bytes, source) => {
   const doc = envelope(bytes, source, z.object({ syncToken: z.string(), createDate: z.string(), prefixes: strings, ipv6_prefixes: strings }));
   const sink = new RowSink();
@@ -326,7 +330,7 @@ const awsIpRanges: Parser = (bytes, source) => {
         continue;
       }
       if (services && !services.includes(p.data.service)) continue;
-      sink.cidr(cidr, null, p.data.region === "GLOBAL" ? null : p.data.region);
+      sink.cidr(cidr, null, p.data.region);
     }
   }
   return sink.done(source);

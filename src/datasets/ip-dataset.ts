@@ -48,6 +48,12 @@ export interface IpSourceMeta {
   sha256: string | null;
   /** The source's own timestamp (ISO 8601) when its file carries one, else null. */
   data_date: string | null;
+  /**
+   * When the bytes were taken from upstream (YYYY-MM-DD or ISO 8601): the snapshot's date, the
+   * download time, the npm data's date; null when unknown (a --sources directory). Builds of
+   * earlier versions do not have it.
+   */
+  taken?: string | null;
   /** Where it comes from: the operator's or list's address (npm sources: package@version and homepage). */
   upstream: string;
   licence: string;
@@ -71,6 +77,16 @@ export interface IpDatasetMeta {
   built_at: string;
   /** Every source of the manifest, in manifest order, with its outcome in this build. */
   sources: IpSourceMeta[];
+  /** The bot registries merged into bots.json, with their outcome (builds of earlier versions: absent). */
+  registries?: IpRegistryMeta[];
+}
+
+/** One bot registry of a build. */
+export interface IpRegistryMeta {
+  id: string;
+  status: IpSourceStatus;
+  /** When its bytes were taken from upstream, when known. */
+  taken: string | null;
 }
 
 /** An opened build. Safe to share within a thread; open one per worker thread. */
@@ -217,11 +233,13 @@ const metaSchema = z.object({
       bad_rows: z.number(),
       sha256: z.string().nullable(),
       data_date: z.string().nullable(),
+      taken: z.string().nullable().optional(),
       upstream: z.string(),
       licence: z.string(),
       note: z.string().nullable().optional(),
     }),
   ),
+  registries: z.array(z.object({ id: z.string(), status: z.enum(["ok", "missing", "failed"]), taken: z.string().nullable() })).optional(),
 });
 
 const factSetSchema = z.object({

@@ -1,3 +1,4 @@
+import { coverageOf, type IpCoverage } from "../../datasets/coverage.js";
 import type { IpDatasetMeta, IpFacts } from "../../datasets/ip-dataset.js";
 import { buildIpRecord, ipRecordJson } from "../../scoring/ip-record.js";
 import { formatIp, parseIp } from "../../shared/ip.js";
@@ -75,11 +76,15 @@ async function withRdns(
   };
 }
 
-/** metadata.source, built_at and enrichment (SPEC 2.3): {requested, resolved, skipped?, cache?, credits}. */
+/**
+ * metadata.source, built_at, coverage and enrichment ({requested, resolved, skipped?, cache?,
+ * credits}); docs/api.md, "GET /v1/ip/{ip}".
+ */
 function provenanceFields(meta: IpDatasetMeta, include: IpDatasetName[], skipped: IpDatasetName[], credits: number, cache?: Record<string, string>) {
   return {
     source: meta.source,
     built_at: meta.built_at,
+    coverage: coverageFor(meta),
     enrichment: {
       requested: include,
       resolved: include.filter((d) => !skipped.includes(d)),
@@ -96,6 +101,16 @@ function provenanceFields(meta: IpDatasetMeta, include: IpDatasetName[], skipped
  */
 function skippedOf(meta: IpDatasetMeta, include: IpDatasetName[], facts: IpFacts): IpDatasetName[] {
   return include.filter((d) => (d === "region" && !hasRegionFeeds(meta)) || (d === "company" && facts.company === null));
+}
+
+const coverageCache = new WeakMap<IpDatasetMeta, IpCoverage>();
+function coverageFor(meta: IpDatasetMeta): IpCoverage {
+  let coverage = coverageCache.get(meta);
+  if (coverage === undefined) {
+    coverage = coverageOf(meta);
+    coverageCache.set(meta, coverage);
+  }
+  return coverage;
 }
 
 const regionFeedCache = new WeakMap<IpDatasetMeta, boolean>();

@@ -161,32 +161,34 @@ async function readFileSources(manifest: Manifest, opts: BuildOptions, snapshot:
   const files = manifest.sources.filter((s): s is FileSource => !isNpmSource(s));
   const requested = Boolean(opts.sourcesDir || opts.fetch || snapshot);
   if (requested) log(`reading ${files.length} listed sources from ${describeOrigins(opts, snapshot)}`);
-  const acquired = await acquireSources(files, {
-    sourcesDir: opts.sourcesDir,
-    snapshot,
-    fetch: opts.fetch,
-    fetchMirror: opts.fetchMirror,
-    timeoutMs: opts.fetchTimeoutMs,
-    log,
-  });
+  // Each candidate's bytes are parsed as they arrive, so a drifted download falls back to the
+  // next origin; the parse of the accepted bytes is kept for the build.
+  const parsedBytes = new WeakMap<Buffer, ParsedFile>();
+  const accept = (source: FileSource, bytes: Buffer, format: string): string | null => {
+    try {
+      parsedBytes.set(bytes, parseSourceFile(bytes, source, format));
+      return null;
+    } catch (err) {
+      return err instanceof FormatDriftError ? err.message : `parser error: ${(err as Error).message}`;
+    }
+  };
+  const acquired = await acquireSources(
+    files,
+    { sourcesDir: opts.sourcesDir, snapshot, fetch: opts.fetch, fetchMirror: opts.fetchMirror, timeoutMs: opts.fetchTimeoutMs, log },
+    accept,
+  );
   return files.map((source, i) => {
     const got: Acquired = acquired[i]!;
     const order = manifest.sources.indexOf(source);
     if (got.status !== "ok") {
-      if (requested) log(`  ${got.status.padEnd(7)} ${source.id}: ${got.reason}`);
+      if (requested) log(`  ${got.status === "failed" ? "FAILED " : "missing"} ${source.id}: ${got.reason}`);
       return { source, order, status: got.status, reason: got.reason, origin: got.origin, note: null, taken: null, sha256: null, parsed: null, masked: 0 };
     }
     const sha256 = createHash("sha256").update(got.bytes).digest("hex");
-    try {
-      const parsed = parseSourceFile(got.bytes, source, got.format);
-      const bad = parsed.badRows > 0 ? `, ${parsed.badRows} bad (e.g. ${parsed.badExamples[0]})` : "";
-      log(`  ok      ${source.id} (${source.kind}): ${parsed.rows} rows${bad}${parsed.dataDate ? `, data ${parsed.dataDate}` : ""}${got.note ? `; ${got.note}` : ""}`);
-      return { source, order, status: "ok", reason: null, origin: got.origin, note: got.note, taken: got.taken, sha256, parsed, masked: 0 };
-    } catch (err) {
-      const reason = err instanceof FormatDriftError ? err.message : `parser error: ${(err as Error).message}`;
-      log(`  FAILED  ${source.id}: ${reason}`);
-      return { source, order, status: "failed", reason, origin: got.origin, note: got.note, taken: got.taken, sha256, parsed: null, masked: 0 };
-    }
+    const parsed = parsedBytes.get(got.bytes)!;
+    const bad = parsed.badRows > 0 ? `, ${parsed.badRows} bad (e.g. ${parsed.badExamples[0]})` : "";
+    log(`  ok      ${source.id} (${source.kind}): ${parsed.rows} rows${bad}${parsed.dataDate ? `, data ${parsed.dataDate}` : ""}${got.note ? `; ${got.note}` : ""}`);
+    return { source, order, status: "ok", reason: null, origin: got.origin, note: got.note, taken: got.taken, sha256, parsed, masked: 0 };
   });
 }
 

@@ -2,9 +2,9 @@
  * Trains the content model (src/scoring/content) from the labelled text corpora and writes
  * data/content-model/{model.bin, manifest.json, reliability.png}.
  *
- *   node dist/scripts/train-content-model.js [--shared DIR] [--out DIR] [--check]
+ *   node dist/scripts/train-content-model.js --corpora DIR [--out DIR] [--check]
  *
- * --shared  the shared data folder holding text/ (default ../shared/data from the repo root)
+ * --corpora the folder of labelled text corpora (required; they do not ship with the repository)
  * --out     output folder (default data/content-model)
  * --check   train and evaluate, print the metrics, write nothing; exit 1 when the input files'
  *           sha256 differ from the committed manifest's, or the paper protocol is not beaten
@@ -71,11 +71,15 @@ function row(name: string, m: Metrics): string {
 const TABLE_HEAD = "| set | n | spam | ROC AUC | acc % | MCC | SC % | BH % | Brier | ECE |\n|---|---|---|---|---|---|---|---|---|---|";
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { shared: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } } });
-  const shared = resolve(values.shared ?? join(REPO_ROOT, "../shared/data"));
+  const { values } = parseArgs({ options: { corpora: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } } });
+  if (!values.corpora) {
+    console.error("usage: node dist/scripts/train-content-model.js --corpora DIR [--out DIR] [--check]");
+    return 2;
+  }
+  const corpora = resolve(values.corpora);
   const out = resolve(values.out ?? DEFAULT_OUT);
   const started = Date.now();
-  const { rows, files } = loadCorpora(shared);
+  const { rows, files } = loadCorpora(corpora);
   const usable = rows.filter((r) => r.source !== "sms_mt");
   const splits = { train: [] as TextRow[], calibration: [] as TextRow[], test: [] as TextRow[] };
   for (const r of usable) {

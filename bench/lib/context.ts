@@ -2,12 +2,10 @@
  * What every benchmark prints with its numbers (STYLE.md §12: numbers without Node version, CPU
  * and warm-up cannot be compared), and the one dataset every benchmark that looks up addresses needs.
  */
-import { existsSync } from "node:fs";
 import type { Task } from "tinybench";
 import { cpus } from "node:os";
-import { resolve } from "node:path";
 import { buildIpDataset, usableListedSources } from "../../scripts/data-build.js";
-import { REPO_ROOT, dataDirFromEnv } from "../../src/config/index.js";
+import { dataDirFromEnv } from "../../src/config/index.js";
 import { currentIpDatasetDir, openIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 
 /** Node version, CPU model, core count and platform of this machine. */
@@ -41,18 +39,14 @@ export function machineLine(info: MachineInfo = machineInfo()): string {
 export async function ensureIpDataset(log: (line: string) => void = (line) => console.log(line)): Promise<string> {
   const dataDir = dataDirFromEnv(process.env);
   const current = currentIpDatasetDir(dataDir);
-  // Benchmarks measure the full dataset: build from ../shared/data when it is here and the
-  // current build lacks it (an npm-only build from `npm start`).
-  const sourcesDir = existsSync(SHARED_DATA) ? SHARED_DATA : undefined;
-  if (!current || !opens(current) || (sourcesDir && !hasRangeSources(current))) {
-    log(`building an IP dataset in ${dataDir}${sourcesDir ? ` from npm + ${sourcesDir}` : " from npm"}`);
-    await buildIpDataset({ dataDir, sourcesDir, log: (line) => log(`  ${line}`) });
+  // Benchmarks measure the full dataset: build from the snapshot when the current build lacks
+  // the range sources (an npm-only build).
+  if (!current || !opens(current) || !hasRangeSources(current)) {
+    log(`building an IP dataset in ${dataDir} from npm + the snapshot`);
+    await buildIpDataset({ dataDir, force: true, log: (line) => log(`  ${line}`) });
   }
   return dataDir;
 }
-
-/** Snapshots of the range sources (tests, CI and benchmarks read them; never copied into the repo). */
-export const SHARED_DATA = resolve(REPO_ROOT, "../shared/data");
 
 /** True when this reader can open the build (an older storage format cannot). */
 function opens(dir: string): boolean {

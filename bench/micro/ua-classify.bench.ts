@@ -8,30 +8,26 @@
  * Traffic mix, deterministic: the 10,000 entries of the `user-agents` package in file order (real
  * browser UAs, drawn by popularity, so a few repeat a lot and the rest form a long tail) with one
  * bot UA (arcjet's example UAs, in order) after every 19 browser UAs, so 5% bots. Each task call
- * classifies the next UA of that stream. The registry is merged from ../shared/data when present
- * (all four sources), else from crawler-user-agents alone. Target: cached at least 10x faster than
+ * classifies the next UA of that stream. The registry is merged from all four sources (three from
+ * the repository's snapshot, crawler-user-agents from npm). Target: cached at least 10x faster than
  * ua-parser-js uncached in the same run.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { Bench } from "tinybench";
 import UAParser from "ua-parser-js";
-import { mergeBotRegistry, readBotSources, type BotSourceInputs } from "../../scripts/bots/registry.js";
-import { REPO_ROOT } from "../../src/config/index.js";
+import { mergeBotRegistry, readBotSources } from "../../scripts/bots/registry.js";
+import { loadSnapshot, snapshotBytes } from "../../scripts/sources/snapshot.js";
 import { compileBotRegistry } from "../../src/datasets/bot-registry.js";
 import { createUaClassifier } from "../../src/datasets/ua.js";
 import { machineLine, microRow } from "../lib/context.js";
 
 const TIME_MS = 1000;
 const WARMUP_MS = 250;
-const SHARED = resolve(REPO_ROOT, "../shared/data");
 const require = createRequire(import.meta.url);
-
-function registryInputs(): { inputs: BotSourceInputs; from: string } {
-  if (existsSync(join(SHARED, "bots/arcjet-well-known-bots/well-known-bots.json"))) return { inputs: readBotSources(SHARED), from: "all four registries" };
-  return { inputs: { crawlerUserAgents: JSON.parse(readFileSync(require.resolve("crawler-user-agents"), "utf8")) }, from: "crawler-user-agents only" };
-}
+const snapshot = loadSnapshot();
+const fromSnapshot = (path: string): Buffer => snapshotBytes(snapshot, path);
 
 function trafficMix(botUas: string[]): string[] {
   const file = join(dirname(require.resolve("user-agents")), "user-agents.json");
@@ -47,11 +43,9 @@ function trafficMix(botUas: string[]): string[] {
 
 
 async function main(): Promise<void> {
-  const { inputs, from } = registryInputs();
-  const { bots } = mergeBotRegistry(inputs);
-  const arcjet = existsSync(join(SHARED, "bots/arcjet-well-known-bots/well-known-bots.json"))
-    ? (JSON.parse(readFileSync(join(SHARED, "bots/arcjet-well-known-bots/well-known-bots.json"), "utf8")) as Array<{ instances: { accepted: string[] } }>)
-    : [];
+  const from = "all four registries";
+  const { bots } = mergeBotRegistry(readBotSources(fromSnapshot));
+  const arcjet = JSON.parse(fromSnapshot("bots/arcjet-well-known-bots/well-known-bots.json").toString("utf8")) as Array<{ instances: { accepted: string[] } }>;
   const botUas = arcjet.flatMap((e) => e.instances.accepted);
   const stream = trafficMix(botUas.length > 0 ? botUas : ["Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"]);
   const distinct = new Set(stream).size;

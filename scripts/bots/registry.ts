@@ -628,24 +628,24 @@ function toEntry(key: string, group: BotSource[], crawlers: readonly CrawlerRang
 }
 
 /**
- * Read the three snapshots under `sharedDataDir` (…/shared/data) and crawler-user-agents from
- * node_modules. Throws when a file is missing or not JSON/YAML.
+ * The three registry files of the sources layout, read through `read` (for example from the
+ * repository's snapshot: `(path) => snapshotBytes(loadSnapshot(), path)`), and crawler-user-agents
+ * from node_modules. Throws when a file is missing or not JSON/YAML.
  */
-export function readBotSources(sharedDataDir: string): BotSourceInputs {
-  const bots = join(sharedDataDir, "bots");
+export function readBotSources(read: (path: string) => Buffer): BotSourceInputs {
   const require = createRequire(import.meta.url);
-  const cuaPath = require.resolve("crawler-user-agents") // "require" export: the JSON file itself;
-  const json = (path: string): unknown => JSON.parse(readFileSync(path, "utf8")) as unknown;
+  const cuaPath = require.resolve("crawler-user-agents"); // "require" export: the JSON file itself
+  const json = (path: string): unknown => JSON.parse(read(path).toString("utf8")) as unknown;
   let matomo: unknown;
   try {
-    matomo = parseYaml(readFileSync(join(bots, "matomo-device-detector/regexes/bots.yml"), "utf8"));
+    matomo = parseYaml(read("bots/matomo-device-detector/regexes/bots.yml").toString("utf8"));
   } catch (err) {
     throw new Error(`bot source matomo bots.yml: ${(err as Error).message}`);
   }
   return {
-    arcjet: json(join(bots, "arcjet-well-known-bots/well-known-bots.json")),
-    aiRobotsTxt: json(join(bots, "ai-robots-txt/robots.json")),
+    arcjet: json("bots/arcjet-well-known-bots/well-known-bots.json"),
+    aiRobotsTxt: json("bots/ai-robots-txt/robots.json"),
     matomo,
-    crawlerUserAgents: json(cuaPath),
+    crawlerUserAgents: JSON.parse(readFileSync(cuaPath, "utf8")) as unknown,
   };
 }

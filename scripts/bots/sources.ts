@@ -60,7 +60,16 @@ const INPUT_KEY: Record<BotSourceName, keyof BotSourceInputs> = {
 export async function readBotRegistrySources(manifest: Manifest, opts: AcquireOptions): Promise<BotSourceResult[]> {
   const log = opts.log ?? (() => {});
   const files = manifest.bots.filter((b): b is BotFileSource => !isBotNpmSource(b));
-  const acquired = await acquireSources(files, opts);
+  // A drifted download falls back to the next origin, like a missing one.
+  const accept = (source: BotFileSource, bytes: Buffer): string | null => {
+    try {
+      parseBotRegistryBytes(source, bytes);
+      return null;
+    } catch (err) {
+      return `format drifted: ${(err as Error).message}`;
+    }
+  };
+  const acquired = await acquireSources(files, opts, accept);
   const byId = new Map(files.map((f, i) => [f.id, acquired[i]!]));
   return manifest.bots.map((source) => {
     const got = isBotNpmSource(source) ? readNpmRegistry(source) : byId.get(source.id)!;

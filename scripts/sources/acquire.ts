@@ -119,11 +119,19 @@ export async function download(source: AcquirableSource, opts: AcquireOptions, d
 const UNREACHABLE = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT"]);
 
 /**
+ * Checks bytes before they are accepted: null when they are usable, else why not (a drifted
+ * format). A rejected download or file falls back like a missing one.
+ */
+export type AcceptBytes<S extends AcquirableSource> = (source: S, bytes: Buffer, format: string) => string | null;
+
+/**
  * Gets every source, at most `concurrency` downloads at a time, in manifest order: downloaded
  * (`fetch`), else read from `sourcesDir`, else from `snapshot`, each later one a fallback of the
- * earlier. With none of the three, every source is "missing" (not requested).
+ * earlier. Bytes that `accept` rejects (a drifted upstream) fall back the same way; when every
+ * step fails that way, the answer is "failed" with the rejection as reason. With none of the
+ * three, every source is "missing" (not requested).
  */
-export async function acquireSources(sources: readonly AcquirableSource[], opts: AcquireOptions): Promise<Acquired[]> {
+export async function acquireSources<S extends AcquirableSource>(sources: readonly S[], opts: AcquireOptions, accept?: AcceptBytes<S>): Promise<Acquired[]> {
   const log = opts.log ?? (() => {});
   if (!opts.fetch && !opts.sourcesDir && !opts.snapshot) {
     return sources.map(() => ({ status: "missing", reason: "not requested (no snapshot, --sources or --fetch)", origin: null }));
@@ -136,7 +144,7 @@ export async function acquireSources(sources: readonly AcquirableSource[], opts:
     while (nextIndex < sources.length) {
       const i = nextIndex++;
       const source = sources[i]!;
-      results[i] = await acquireOne(source, opts, down);
+      results[i] = await acquireOne(source, opts, down, accept);
       if (opts.fetch && ++done % 25 === 0) log(`  fetched ${done}/${sources.length}`);
     }
   };
@@ -146,25 +154,28 @@ export async function acquireSources(sources: readonly AcquirableSource[], opts:
 }
 
 /** One source through the chain download -> directory -> snapshot; a fallback's note names what failed. */
-async function acquireOne(source: AcquirableSource, opts: AcquireOptions, down: Map<string, string>): Promise<Acquired> {
+async function acquireOne<S extends AcquirableSource>(source: S, opts: AcquireOptions, down: Map<string, string>, accept?: AcceptBytes<S>): Promise<Acquired> {
   const steps: Array<() => Acquired | Promise<Acquired>> = [];
   if (opts.fetch) steps.push(() => download(source, opts, down));
   if (opts.sourcesDir) steps.push(() => readLocal(source, opts.sourcesDir!));
   if (opts.snapshot) steps.push(() => readSnapshot(source, opts.snapshot!));
-  if (steps.length === 1) return steps[0]!();
+  let first: Extract<Acquired, { status: "missing" | "failed" }> | undefined;
   const failures: string[] = [];
-  let status: "missing" | "failed" = "missing";
-  let origin: string | null = null;
   for (const step of steps) {
-    const got = await step();
+    let got = await step();
+    if (got.status === "ok" && accept) {
+      const rejected = accept(source, got.bytes, got.format);
+      if (rejected !== null) got = { status: "failed", reason: rejected, origin: got.origin };
+    }
     if (got.status === "ok") {
       if (failures.length === 0) return got;
       const used = got.taken && opts.snapshot && got.origin.startsWith(opts.snapshot.dir) ? `the snapshot taken ${got.taken}` : got.origin;
       return { ...got, note: `${failures.join("; ")}; used ${used}` };
     }
-    if (failures.length === 0) ({ status, origin } = got);
+    first ??= got;
+    // A failed download is named as such once something else is tried after it.
     failures.push(opts.fetch && failures.length === 0 ? `download failed (${got.reason})` : got.reason);
   }
-  // Every step failed: the first one's status and origin, with every reason.
-  return { status, origin, reason: failures.join("; ") };
+  // Every step failed: the first one's status and origin, with every reason (one step: its own).
+  return steps.length === 1 ? first! : { ...first!, reason: failures.join("; ") };
 }

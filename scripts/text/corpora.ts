@@ -1,6 +1,7 @@
 /**
- * Loads the labelled text corpora of ../shared/data/text (see its SOURCES.md) into one row type,
- * recording each file's sha256 and row counts for the model manifest.
+ * Loads the labelled text corpora (a folder given on the command line; the corpora do not ship
+ * with the repository, docs/content-model.md lists them) into one row type, recording each
+ * file's sha256 and row counts for the model manifest.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -34,7 +35,7 @@ export interface SourceFile {
   ham: number;
 }
 
-/** Files read, relative to `<shared>/text`. */
+/** Files read, relative to the corpora folder. */
 export const CORPUS_FILES: readonly { file: string; source: SourceName }[] = [
   { file: "sms_spam_collection.csv", source: "sms" },
   { file: "youtube_spam_collection.csv", source: "youtube" },
@@ -51,15 +52,15 @@ export const CORPUS_FILES: readonly { file: string; source: SourceName }[] = [
 const LANG_BY_SOURCE: Partial<Record<SourceName, string>> = { sms: "en", youtube: "en", enron: "en", turkish: "tr", indonesian: "id" };
 
 /**
- * Reads every corpus file under `<sharedDir>/text`. Throws when a file is missing or a label is
- * not spam/ham (the builder refuses drifted input rather than training on it).
+ * Reads every corpus file under `textDir`. Throws when a file is missing or a label is not
+ * spam/ham (the builder refuses drifted input rather than training on it).
  */
-export function loadCorpora(sharedDir: string, which: readonly SourceName[] = CORPUS_FILES.map((f) => f.source)): { rows: TextRow[]; files: SourceFile[] } {
+export function loadCorpora(textDir: string, which: readonly SourceName[] = CORPUS_FILES.map((f) => f.source)): { rows: TextRow[]; files: SourceFile[] } {
   const rows: TextRow[] = [];
   const files: SourceFile[] = [];
   for (const { file, source } of CORPUS_FILES) {
     if (!which.includes(source)) continue;
-    const bytes = readFileSync(join(sharedDir, "text", file));
+    const bytes = readFileSync(join(textDir, file));
     const records = parseCsv(bytes.toString("utf8"));
     let spam = 0;
     records.forEach((r, i) => {

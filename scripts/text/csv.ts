@@ -1,5 +1,5 @@
 /**
- * RFC 4180 CSV reader for the labelled text corpora in ../shared/data/text (comma separator,
+ * RFC 4180 CSV reader for the labelled text corpora and the snapshot's CSV lists (comma separator,
  * `"` quoting with `""` escapes, newlines allowed inside quoted fields, a header row).
  */
 

@@ -4,7 +4,7 @@
  * time per call. Prints a markdown table; the choice it supports is recorded in
  * src/scoring/content/language.ts.
  *
- *   node dist/scripts/text/language-bench.js [--shared DIR] [--per-lang N]
+ *   node dist/scripts/text/language-bench.js --corpora DIR [--per-lang N]
  *
  * Texts: Turkish and Indonesian SMS (native), the machine-translated SMS set (de, fr, hi) and the
  * English SMS Spam Collection; N per language (default 600), chosen by a seeded shuffle.
@@ -18,7 +18,6 @@ import { eld as eldLarge } from "eld/large";
 import { eld as eldMedium } from "eld/medium";
 import { detect as tinyldDetect } from "tinyld";
 import { detect as tinyldLightDetect } from "tinyld/light";
-import { REPO_ROOT } from "../../src/config/index.js";
 import { LANGUAGE_WINDOW, detectLanguage } from "../../src/scoring/content/language.js";
 import { loadCorpora, type TextRow } from "./corpora.js";
 import { seededShuffle } from "./split.js";
@@ -69,9 +68,9 @@ function timePerCall(c: Contender, texts: string[], rounds: number): number {
 }
 
 function main(): void {
-  const { values } = parseArgs({ options: { shared: { type: "string" }, "per-lang": { type: "string", default: "600" } } });
-  const shared = resolve(values.shared ?? resolve(REPO_ROOT, "../shared/data"));
-  const { rows } = loadCorpora(shared, ["sms", "turkish", "indonesian", "sms_mt"]);
+  const { values } = parseArgs({ options: { corpora: { type: "string" }, "per-lang": { type: "string", default: "600" } } });
+  if (!values.corpora) throw new Error("usage: node dist/scripts/text/language-bench.js --corpora DIR [--per-lang N]");
+  const { rows } = loadCorpora(resolve(values.corpora), ["sms", "turkish", "indonesian", "sms_mt"]);
   const picked = sample(rows, Number(values["per-lang"]));
   const langs = [...new Set(picked.map((r) => r.lang!))];
   const short = picked.map((r) => r.text).filter((t) => t.length <= 80);

@@ -3,22 +3,28 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, normalize, resolve } from "node:path";
+import { join, normalize } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { buildIpDataset } from "../../scripts/data-build.js";
 import { acquireSources } from "../../scripts/sources/acquire.js";
 import { isNpmSource, loadManifest, type FileSource } from "../../scripts/sources/manifest.js";
-import { REPO_ROOT } from "../../src/config/index.js";
+import { extractSnapshot, loadSnapshot } from "../../scripts/sources/snapshot.js";
 import { openIpDataset, type IpSourceMeta } from "../../src/datasets/ip-dataset.js";
 import { parseIp } from "../../src/shared/ip.js";
 
-// `--fetch --fetch-mirror URL` against a local HTTP server that serves ../shared/data, the way an
-// operator's internal mirror would. One file is withheld (404), one answers 500, one answers an
-// HTML page with 200: missing, failed and drifted are reported and the build still succeeds.
+// `--fetch --fetch-mirror URL` against a local HTTP server that serves the repository's snapshot,
+// extracted, the way an operator's internal mirror would. One file is gone (404), one answers 500,
+// one answers an HTML page with 200: missing, failed and drifted are reported and the build still
+// succeeds; with the snapshot as fallback, each of them comes from the snapshot instead. Sources
+// the snapshot withholds for their licence are not on this mirror either (404).
 
-const SHARED = resolve(REPO_ROOT, "../shared/data");
-const fileSources = loadManifest().sources.filter((s): s is FileSource => !isNpmSource(s));
-const WITHHELD = "cloud/jonhadfield-cloud-ips/gcp.json";
+const snapshot = loadSnapshot();
+const SRC = mkdtempSync(join(tmpdir(), "fetch-mirror-src-"));
+extractSnapshot(snapshot, SRC);
+const allSources = loadManifest().sources.filter((s): s is FileSource => !isNpmSource(s));
+const fileSources = allSources.filter((s) => snapshot.files.has(s.path));
+const notShipped = allSources.length - fileSources.length;
+const GONE = "cloud/jonhadfield-cloud-ips/gcp.json";
 const BROKEN = "tor/alireza-rezaee-tor-nodes/latest.exits.csv";
 const HTML = "proxy/monosans-proxy-list/proxies/socks4.txt";
 
@@ -29,44 +35,46 @@ const requested: string[] = [];
 let sources: IpSourceMeta[];
 const lines: string[] = [];
 
-describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => {
+describe("data-build --fetch --fetch-mirror", () => {
   beforeAll(async () => {
     server = createServer((req, res) => {
       const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname).slice(1);
       requested.push(path);
-      const file = normalize(join(SHARED, path));
+      const file = normalize(join(SRC, path));
       if (path === BROKEN) return void res.writeHead(500).end("upstream error");
       if (path === HTML) return void res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Too many requests</body></html>\n");
-      if (path === WITHHELD || !file.startsWith(SHARED) || !existsSync(file)) return void res.writeHead(404).end("not found");
+      if (path === GONE || !file.startsWith(SRC) || !existsSync(file)) return void res.writeHead(404).end("not found");
       res.writeHead(200).end(readFileSync(file));
     });
     await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
     mirror = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     dataDir = mkdtempSync(join(tmpdir(), "fetch-build-"));
-    ({ sources } = await buildIpDataset({ dataDir, fetch: true, fetchMirror: mirror, fetchTimeoutMs: 10_000, log: (l) => lines.push(l) }));
+    ({ sources } = await buildIpDataset({ dataDir, fetch: true, fetchMirror: mirror, fetchTimeoutMs: 10_000, snapshot: false, log: (l) => lines.push(l) }));
   }, 120_000);
 
   afterAll(async () => {
     await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    rmSync(SRC, { recursive: true, force: true });
   });
 
   const statusOf = (path: string) => sources.find((s) => s.id === fileSources.find((f) => f.path === path)!.id)!;
 
   it("downloads every listed source from the mirror at its snapshot path", () => {
-    for (const s of fileSources) expect(requested, s.path).toContain(s.path);
+    for (const s of allSources) expect(requested, s.path).toContain(s.path);
   });
 
   it("uses what it downloaded: same bytes as the snapshot, parsed as usual", () => {
     const aws = sources.find((s) => s.id === "aws")!;
-    const want = createHash("sha256").update(readFileSync(join(SHARED, "cloud/jonhadfield-cloud-ips/aws.json"))).digest("hex");
-    expect(aws).toMatchObject({ status: "ok", sha256: want, rows: 16817, data_date: "2026-08-21T07:37:05.000Z" });
+    const want = createHash("sha256").update(readFileSync(join(SRC, "cloud/jonhadfield-cloud-ips/aws.json"))).digest("hex");
+    expect(want).toBe(snapshot.files.get("cloud/jonhadfield-cloud-ips/aws.json")!.sha256);
+    expect(aws).toMatchObject({ status: "ok", sha256: want, rows: 16817, data_date: "2026-08-21T07:37:05.000Z", taken: expect.stringMatching(/^\d{4}-/) });
     const ok = sources.filter((s) => s.status === "ok" && s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn");
     expect(ok.length).toBe(fileSources.length - 3);
   });
 
   it("reports a withheld file as missing, a server error and an HTML page as failed, and carries on", () => {
-    expect(statusOf(WITHHELD)).toMatchObject({ status: "missing", reason: "HTTP 404", rows: 0 });
+    expect(statusOf(GONE)).toMatchObject({ status: "missing", reason: "HTTP 404", rows: 0 });
     expect(statusOf(BROKEN)).toMatchObject({ status: "failed", reason: "HTTP 500" });
     expect(statusOf(HTML)).toMatchObject({ status: "failed", reason: expect.stringMatching(/rows do not parse as host-port-list.*drifted/) });
     expect(lines.some((l) => /missing +gcp: HTTP 404/.test(l))).toBe(true);
@@ -76,26 +84,28 @@ describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => 
       expect([f.cloud_provider, f.cloud_region]).toEqual(["aws", "ap-northeast-2"]);
       // GCP was not fetched: its region is gone, though other lists still know the range as Google's.
       expect(ds.lookup(parseIp("34.35.0.1")!).cloud_region).toBeNull();
-      expect(ds.meta.source).toMatch(new RegExp(` \\+ ${fileSources.length - 3}/${fileSources.length} listed sources$`));
+      expect(ds.meta.source).toMatch(new RegExp(` \\+ ${fileSources.length - 3}/${allSources.length} listed sources$`));
       const manifest = JSON.parse(readFileSync(join(ds.dir, "manifest.json"), "utf8"));
       const gcp = manifest.sources.find((s: { id: string }) => s.id === "gcp");
-      expect(gcp).toMatchObject({ status: "missing", reason: "HTTP 404", origin: `${mirror}${WITHHELD}` });
+      expect(gcp).toMatchObject({ status: "missing", reason: "HTTP 404", origin: `${mirror}${GONE}` });
     } finally {
       ds.close();
     }
   });
 
-  it("says in the build's provenance which sources came from local copies after a failed download", async () => {
+  it("says in the build's provenance which sources came from local copies after a failed or drifted download", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fetch-fallback-"));
     try {
-      const { version } = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: mirror, sourcesDir: SHARED });
+      const { version } = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: mirror, sourcesDir: SRC, snapshot: false });
       const ds = openIpDataset(dir);
       try {
         expect(ds.meta.version).toBe(version);
-        // Exactly the withheld (404) and broken (500) files came from local copies; the notes say why.
+        // Exactly the gone (404), broken (500) and drifted (HTML) files came from local copies; the notes say why.
         const fellBack = ds.meta.sources.filter((x) => x.note).map((x) => `${x.id}: ${x.note}`);
-        expect(fellBack.map((n) => n.split(":")[0]).sort(), fellBack.join("\n")).toEqual(["gcp", "tor-exits"]);
-        expect(ds.meta.source).toMatch(/\(2 from local copies after failed downloads\)$/);
+        const html = fileSources.find((f) => f.path === HTML)!.id;
+        expect(fellBack.map((n) => n.split(":")[0]).sort(), fellBack.join("\n")).toEqual(["gcp", html, "tor-exits"].sort());
+        expect(ds.meta.source).toMatch(/\(3 from a fallback after a failed download or a missing file\)$/);
+        expect(ds.meta.sources.find((x) => x.id === html)?.note).toMatch(/^download failed \(.*drifted.*\); used /);
         const gcp = ds.meta.sources.find((x) => x.id === "gcp");
         expect(gcp?.note).toMatch(/^download failed \(HTTP 404\); used /);
         expect(ds.meta.sources.find((x) => x.id === "aws")?.note).toBeNull();
@@ -107,15 +117,15 @@ describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => 
     }
   }, 120_000);
 
-  it("falls back to the local snapshot for a download that fails when --sources is also given", async () => {
-    const picked = fileSources.filter((s) => [WITHHELD, BROKEN, "cloud/jonhadfield-cloud-ips/aws.json"].includes(s.path));
-    const got = await acquireSources(picked, { fetch: true, fetchMirror: mirror, sourcesDir: SHARED });
+  it("falls back to the local copy for a download that fails when --sources is also given", async () => {
+    const picked = fileSources.filter((s) => [GONE, BROKEN, "cloud/jonhadfield-cloud-ips/aws.json"].includes(s.path));
+    const got = await acquireSources(picked, { fetch: true, fetchMirror: mirror, sourcesDir: SRC });
     for (const [i, s] of picked.entries()) {
       const g = got[i]!;
       expect(g.status, s.id).toBe("ok");
       if (g.status !== "ok") continue;
-      if (s.path === WITHHELD || s.path === BROKEN) {
-        expect(g.note).toMatch(new RegExp(`^download failed \\(HTTP (404|500)\\); used ${join(SHARED, s.path)}$`));
+      if (s.path === GONE || s.path === BROKEN) {
+        expect(g.note).toMatch(new RegExp(`^download failed \\(HTTP (404|500)\\); used ${join(SRC, s.path)}$`));
       } else {
         expect([g.note, g.origin]).toEqual([null, `${mirror}${s.path}`]);
       }
@@ -130,10 +140,17 @@ describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => 
       await new Promise<void>((ok) => closed.listen(0, "127.0.0.1", ok));
       const port = (closed.address() as AddressInfo).port;
       await new Promise<void>((ok) => closed.close(() => ok()));
-      const { sources: down } = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: `http://127.0.0.1:${port}`, fetchTimeoutMs: 5_000 });
+      const unreachable = `http://127.0.0.1:${port}`;
+      const { sources: down } = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: unreachable, fetchTimeoutMs: 5_000, snapshot: false });
       const files = down.filter((s) => s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn");
       expect(files.every((s) => s.status === "failed" && /^fetch failed: ECONNREFUSED/.test(s.reason ?? ""))).toBe(true);
       expect(down.filter((s) => s.status === "ok").map((s) => s.id)).toEqual(["asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6", "mobile-carrier-asns"]);
+      // Offline with the snapshot (the default): every shipped source comes from it, and says so.
+      const offline = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: unreachable, fetchTimeoutMs: 5_000, force: true });
+      const fromSnapshot = offline.sources.filter((s) => s.status === "ok" && /^download failed \(fetch failed: ECONNREFUSED.*\); used the snapshot taken /.test(s.note ?? ""));
+      expect(fromSnapshot.length).toBe(fileSources.length);
+      expect(offline.sources.filter((s) => s.status !== "ok").length).toBe(notShipped);
+      expect(offline.madeCurrent).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -145,10 +162,14 @@ describe.skipIf(!existsSync(SHARED))("data-build --fetch --fetch-mirror", () => 
       cpSync(join(inject("datasetDataDir"), "datasets"), join(dir, "datasets"), { recursive: true });
       const pointer = join(dir, "datasets", "ip", "current");
       const before = readFileSync(pointer, "utf8");
-      const kept = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-snapshot") });
+      const kept = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-folder"), snapshot: false });
       expect(kept.madeCurrent).toBe(false);
+      expect(kept.summary).toMatch(/^kept ip-\S+ aside: 1\/\d+ usable listed sources against \d+ in the current build; /);
       expect(readFileSync(pointer, "utf8")).toBe(before);
-      const forced = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-snapshot"), force: true });
+      // The same folder over the snapshot is as good as the current build: it is made current.
+      const same = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-folder") });
+      expect(same.madeCurrent).toBe(true);
+      const forced = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-folder"), snapshot: false, force: true });
       expect(forced.madeCurrent).toBe(true);
       expect(readFileSync(pointer, "utf8").trim()).toBe(forced.version);
     } finally {

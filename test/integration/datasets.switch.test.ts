@@ -21,7 +21,7 @@ beforeAll(async () => {
   root = join(server.dataDir, "datasets", "ip");
   first = readFileSync(join(root, "current"), "utf8").trim();
   cpSync(join(root, first), join(root, second), { recursive: true });
-  npmOnly = (await buildIpDataset({ dataDir: server.dataDir, force: false })).version;
+  npmOnly = (await buildIpDataset({ dataDir: server.dataDir, snapshot: false, force: false })).version;
   mkdirSync(join(root, "ip-20990101T000001Z-broken"));
   writeFileSync(join(root, "ip-20990101T000001Z-broken", "data.mdb"), "not an lmdb file");
 });

@@ -3,7 +3,7 @@ import { startDnsServer } from "./helpers/dns-server.js";
 import { api, startServer, type TestServer } from "./helpers/server.js";
 
 /**
- * The full record over HTTP, against a build from ../shared/data, with rdns answered by a local
+ * The full record over HTTP, against the build from the repository's snapshot, with rdns answered by a local
  * UDP DNS server (no network). Addresses are taken from the snapshot files:
  * 35.180.0.0/16 AWS EC2 eu-west-3; 204.8.96.141 a Tor exit; 134.209.95.237/32 Shodan (on
  * DigitalOcean); 10.20.30.40 listed nowhere.

@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   mergeBotRegistry,
@@ -15,7 +15,7 @@ import {
   type MergeStats,
 } from "../../scripts/bots/registry.js";
 import { loadManifest } from "../../scripts/sources/manifest.js";
-import { REPO_ROOT } from "../../src/config/index.js";
+import { loadSnapshot, snapshotBytes } from "../../scripts/sources/snapshot.js";
 import {
   compileBotRegistry,
   detectAutomation,
@@ -24,7 +24,8 @@ import {
   type BotEntry,
 } from "../../src/datasets/bot-registry.js";
 
-const SHARED_DATA = resolve(REPO_ROOT, "../shared/data");
+const snapshot = loadSnapshot();
+const fromSnapshot = (path: string): Buffer => snapshotBytes(snapshot, path);
 const require = createRequire(import.meta.url);
 
 /** The published crawler lists of data/sources.json, as a build with every source has them. */
@@ -87,7 +88,6 @@ const OTHER_WINNER: Record<string, { winners: string[]; why: string }> = {
 function ownerOf(bots: BotEntry[], source: string, patterns: string[]): BotEntry[] {
   return bots.filter((b) => b.sources.includes(source as BotEntry["sources"][number]) && patterns.every((p) => b.patterns.includes(p)));
 }
-const HAVE_DATA = existsSync(join(SHARED_DATA, "bots/arcjet-well-known-bots/well-known-bots.json"));
 
 const BROWSERS = [
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36",
@@ -165,14 +165,14 @@ describe("bot source parsers", () => {
   });
 });
 
-describe.skipIf(!HAVE_DATA)("merged bot registry (shared/data)", () => {
+describe("merged bot registry (the repository's snapshot)", () => {
   let inputs: BotSourceInputs;
   let bots: BotEntry[];
   let classifier: BotClassifier;
   let stats: MergeStats;
 
   beforeAll(() => {
-    inputs = readBotSources(SHARED_DATA);
+    inputs = readBotSources(fromSnapshot);
     const merged = mergeBotRegistry(inputs, CRAWLERS);
     bots = merged.bots;
     stats = merged.stats;
@@ -309,9 +309,7 @@ describe.skipIf(!HAVE_DATA)("merged bot registry (shared/data)", () => {
   });
 
   it("classifies every arcjet example UA as some bot", () => {
-    const raw = JSON.parse(
-      readFileSync(join(SHARED_DATA, "bots/arcjet-well-known-bots/well-known-bots.json"), "utf8"),
-    ) as Array<{ instances: { accepted: string[] } }>;
+    const raw = JSON.parse(fromSnapshot("bots/arcjet-well-known-bots/well-known-bots.json").toString("utf8")) as Array<{ instances: { accepted: string[] } }>;
     const uas = raw.flatMap((e) => e.instances.accepted);
     const missed = uas.filter((ua) => classifier.classify(ua) === null);
     expect(missed).toEqual([]);

@@ -1,12 +1,13 @@
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadSnapshot, snapshotBytes } from "../../scripts/sources/snapshot.js";
 import * as mod from "../../src/datasets/email-lists.js";
 import { buildEmailLists, emailLists } from "../../src/datasets/email-lists.js";
 
-const SNAPSHOT = resolve(import.meta.dirname, "../../../shared/data/email");
+// The e-mail lists of the repository's snapshot (data/snapshot/email/), as taken from the npm packages.
+const snapshot = loadSnapshot();
 const csv = (file: string): string[][] =>
-  readFileSync(resolve(SNAPSHOT, file), "utf8")
+  snapshotBytes(snapshot, `email/${file}`)
+    .toString("utf8")
     .split("\n")
     .slice(1)
     .filter((l) => l.length > 0)

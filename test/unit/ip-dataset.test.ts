@@ -21,7 +21,7 @@ const lines: string[] = [];
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "ip-dataset-test-"));
-  await buildIpDataset({ dataDir, log: (line) => lines.push(line) });
+  await buildIpDataset({ dataDir, snapshot: false, log: (line) => lines.push(line) });
   ds = openIpDataset(dataDir);
 }, 120_000);
 
@@ -62,14 +62,14 @@ describe("buildIpDataset", () => {
       expect(s.rows).toBeGreaterThan(10_000);
       expect(s.licence).toMatch(/CC-BY-4.0/);
     }
-    // Without --sources or --fetch every listed file source is reported, not silently dropped.
+    // Without the snapshot, --sources or --fetch every listed file source is reported, not silently dropped.
     const others = manifest.sources.filter((s: { kind: string }) => s.kind !== "asn" && s.kind !== "country");
     expect(others.length).toBeGreaterThan(100);
-    for (const s of others) expect(s).toMatchObject({ status: "missing", reason: "not requested (no --sources or --fetch)", rows: 0, sha256: null });
+    for (const s of others) expect(s).toMatchObject({ status: "missing", reason: "not requested (no snapshot, --sources or --fetch)", rows: 0, sha256: null });
     expect(lines.some((l) => l.startsWith("verified "))).toBe(true);
   });
 
-  it("ships the bot registry of the build: crawler-user-agents from npm even without --sources", () => {
+  it("ships the bot registry of the build: crawler-user-agents from npm even without the snapshot", () => {
     const manifest = JSON.parse(readFileSync(join(ds.dir, "manifest.json"), "utf8"));
     const status = Object.fromEntries(manifest.bots.sources.map((s: { id: string; status: string }) => [s.id, s.status]));
     expect(status).toEqual({ "arcjet-well-known-bots": "missing", "ai-robots-txt": "missing", "matomo-bots": "missing", "crawler-user-agents": "ok" });

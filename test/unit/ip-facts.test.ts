@@ -1,22 +1,26 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SPECIAL_PURPOSE_RANGES, buildIpDataset, cidrRanges } from "../../scripts/data-build.js";
 import { isNpmSource, loadManifest, type FileSource, type RangeKind } from "../../scripts/sources/manifest.js";
 import { parseSourceFile, type FactRow } from "../../scripts/sources/parsers.js";
-import { REPO_ROOT } from "../../src/config/index.js";
+import { loadSnapshot, snapshotBytes } from "../../scripts/sources/snapshot.js";
 import { openIpDataset, type IpDataset, type IpFacts } from "../../src/datasets/ip-dataset.js";
 import { RISK_FLAGS, TYPE_FLAGS } from "../../src/datasets/ip-facts.js";
 import { ipv6WordsFromBigInt, parseIp, type ParsedIp } from "../../src/shared/ip.js";
 
-// Builds the full dataset from ../shared/data plus npm once, then checks every listed range of
-// every source against it, re-reading the files with the builder's parsers.
+// Builds the full dataset from the repository's snapshot plus npm once, as `npm start` does on a
+// fresh clone, then checks every listed range of every shipped source against it, re-reading the
+// files with the builder's parsers. Withheld sources are built from constructed files below.
 
-const SHARED = resolve(REPO_ROOT, "../shared/data");
+const snapshot = loadSnapshot();
 const manifest = loadManifest();
 const fileSources = manifest.sources.filter((s): s is FileSource => !isNpmSource(s));
+const shipped = fileSources.filter((s) => snapshot.files.has(s.path));
+const withheld = fileSources.filter((s) => !snapshot.files.has(s.path));
+const bytesOf = (s: FileSource): Buffer => snapshotBytes(snapshot, s.path);
 
 let dataDir: string;
 let ds: IpDataset;
@@ -43,13 +47,13 @@ const EXPECT: Record<RangeKind, (f: IpFacts) => boolean> = {
   scanner: (f) => f.risk.scanner,
 };
 
-const rangesOf = (s: FileSource): FactRow[] => parseSourceFile(readFileSync(join(SHARED, s.path)), s).ranges;
+const rangesOf = (s: FileSource): FactRow[] => parseSourceFile(bytesOf(s), s, snapshot.files.get(s.path)!.format).ranges;
 
-describe.skipIf(!existsSync(SHARED))("IP facts built from ../shared/data", () => {
+describe("IP facts built from the snapshot", () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "ip-facts-test-"));
     const began = Date.now();
-    await buildIpDataset({ dataDir, sourcesDir: SHARED });
+    await buildIpDataset({ dataDir });
     buildSeconds = (Date.now() - began) / 1000;
     ds = openIpDataset(dataDir);
   }, 180_000);
@@ -59,10 +63,12 @@ describe.skipIf(!existsSync(SHARED))("IP facts built from ../shared/data", () =>
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("uses every listed source and finishes well inside 60 s", () => {
+  it("uses every shipped source, reports each withheld one as such, and finishes well inside 60 s", () => {
     const notOk = ds.meta.sources.filter((s) => s.status !== "ok");
-    expect(notOk).toEqual([]);
-    expect(ds.meta.source).toMatch(new RegExp(`^ip-location-db:asn\\+geo-whois-asn-country@\\S+ \\+ ${fileSources.length}/${fileSources.length} listed sources$`));
+    expect(notOk.map((s) => s.id).sort()).toEqual(withheld.map((s) => s.id).sort());
+    for (const s of notOk) expect(s).toMatchObject({ status: "missing", reason: expect.stringMatching(/^withheld from the snapshot \(licence: /) });
+    expect(ds.meta.source).toMatch(new RegExp(`^ip-location-db:asn\\+geo-whois-asn-country@\\S+ \\+ ${shipped.length}/${fileSources.length} listed sources$`));
+    expect(ds.meta.sources.find((s) => s.id === "aws")!.taken).toBe(snapshot.files.get("cloud/jonhadfield-cloud-ips/aws.json")!.taken);
     expect(buildSeconds).toBeLessThan(60);
   });
 
@@ -81,7 +87,7 @@ describe.skipIf(!existsSync(SHARED))("IP facts built from ../shared/data", () =>
   });
 
   // The heart of it: every range of every source, at its first, middle and last address.
-  it.each(fileSources.filter((s) => !s.kind.endsWith("-asn")).map((s) => [s.id, s] as const))(
+  it.each(shipped.filter((s) => !s.kind.endsWith("-asn")).map((s) => [s.id, s] as const))(
     "%s: every listed range classifies as its kind",
     (_id, s) => {
       const check = EXPECT[s.kind as RangeKind];
@@ -107,7 +113,7 @@ describe.skipIf(!existsSync(SHARED))("IP facts built from ../shared/data", () =>
     }
     let checked = 0;
     for (const s of fileSources.filter((x) => x.kind.endsWith("-asn"))) {
-      for (const { asn } of parseSourceFile(readFileSync(join(SHARED, s.path)), s).asns) {
+      for (const { asn } of parseSourceFile(bytesOf(s), s).asns) {
         const start = firstRange.get(asn);
         if (start === undefined || isMasked(4, start)) continue; // not announced in this snapshot
         const f = ds.lookup(asIp(4, start));
@@ -135,13 +141,13 @@ describe.skipIf(!existsSync(SHARED))("IP facts built from ../shared/data", () =>
     }
   });
 
-  it("reports a GPTBot range inside Azure the same way (IPv4)", () => {
+  it("reports a GPTBot range inside Microsoft's network with the crawler's source (Azure's service tags are withheld)", () => {
     const f = lookup("20.171.207.1");
     expect(f.crawler).toEqual({ id: "gptbot", operator: "OpenAI" });
     expect(f.provenance.crawler!.source).toBe("openai-gptbot");
     expect(f.provenance.crawler!.data_date).toBe("2025-10-30T11:00:00.000Z");
-    expect([f.cloud_provider, f.cloud_region]).toEqual(["azure", "westus3"]);
-    expect(f.provenance.cloud!.source).toBe("azure-westus3");
+    expect([f.type.datacenter, f.cloud_provider, f.cloud_region]).toEqual([true, null, null]);
+    expect(f.provenance.datacenter!.source).toMatch(/^lord-alfred-(microsoft|github)-v4$/); // Microsoft's lists, GitHub's first
     expect(f.asn).toBe(8075);
   });
 
@@ -161,7 +167,8 @@ describe.skipIf(!existsSync(SHARED))("IP facts built from ../shared/data", () =>
     expect(lookup("3.5.140.1")).toMatchObject({ cloud_provider: "aws", cloud_region: "ap-northeast-2" });
     expect(lookup("34.35.0.1")).toMatchObject({ cloud_provider: "gcp", cloud_region: "africa-south1" });
     expect(lookup("40.233.0.1")).toMatchObject({ cloud_provider: "oracle", cloud_region: "mx-monterrey-1" });
-    expect(lookup("5.101.96.1")).toMatchObject({ cloud_provider: "digitalocean", cloud_region: "NL-NH" });
+    expect(lookup("5.101.96.1")).toMatchObject({ cloud_provider: "digitalocean", cloud_region: null }); // the geofeed is withheld
+    expect(lookup("52.95.110.1")).toMatchObject({ cloud_provider: "aws", cloud_region: "GLOBAL" });
     expect(lookup("94.130.0.1")).toMatchObject({ cloud_provider: "hetzner", cloud_region: null });
     expect(lookup("162.142.125.10")).toMatchObject({ scanner_org: "censys", risk: expect.objectContaining({ scanner: true }) });
     expect(lookup("23.144.160.67")).toMatchObject({ vpn_provider: "Mullvad", risk: expect.objectContaining({ vpn: true }) });
@@ -175,7 +182,7 @@ describe.skipIf(!existsSync(SHARED))("IP facts built from ../shared/data", () =>
     for (const f of [exit, lookup("85.8.47.198"), lookup("104.28.28.5")]) expect(f.risk.residential_proxy).toBe(false);
   });
 
-  it("classifies ISPs and mobile carriers by name, and Starlink by its geofeed", () => {
+  it("classifies ISPs and mobile carriers by name", () => {
     const comcast = lookup("73.32.1.1");
     expect(flagsOf(comcast)).toEqual(["isp"]);
     expect(comcast.provenance.isp).toEqual({ source: "asn-ipv4", data_date: "2026-06-17T19:00:00.000Z" });
@@ -186,9 +193,6 @@ describe.skipIf(!existsSync(SHARED))("IP facts built from ../shared/data", () =>
     expect(flagsOf(tmobile6)).toEqual(["isp", "mobile"]);
     // T-Mobile USA (AS21928) is on data/mobile-carrier-asns.json, which outranks the name match.
     expect([tmobile6.provenance.isp!.source, tmobile6.provenance.mobile!.source]).toEqual(["mobile-carrier-asns", "mobile-carrier-asns"]);
-    const starlink = lookup("98.97.0.1");
-    expect(starlink.type.isp).toBe(true);
-    expect(starlink.provenance.isp!.source).toBe("disposable-starlink");
   });
 
   it("returns all flags false for an address no source lists", () => {
@@ -226,7 +230,7 @@ describe.skipIf(!existsSync(SHARED))("IP facts built from ../shared/data", () =>
   });
 });
 
-describe.skipIf(!existsSync(SHARED))("building from a sources directory with problems", () => {
+describe("building from a sources directory with problems", () => {
   it("reports missing and drifted sources, counts bad rows, and still builds", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ip-facts-drift-"));
     try {
@@ -237,16 +241,16 @@ describe.skipIf(!existsSync(SHARED))("building from a sources directory with pro
       };
       const byId = (id: string) => fileSources.find((s) => s.id === id)!;
       put(byId("aws").path, JSON.stringify({ syncToken: "1", create_date: "2026-08-21", prefixes: [] })); // drifted layout
-      put(byId("openai-gptbot").path, readFileSync(join(SHARED, byId("openai-gptbot").path)));
-      const mullvad = readFileSync(join(SHARED, byId("x4bnet-mullvadvpn").path), "utf8");
+      put(byId("openai-gptbot").path, bytesOf(byId("openai-gptbot")));
+      const mullvad = bytesOf(byId("x4bnet-mullvadvpn")).toString("utf8");
       put(byId("x4bnet-mullvadvpn").path, `${mullvad}not-an-address\n`);
       const lines: string[] = [];
-      const built = await buildIpDataset({ dataDir: join(dir, "data"), sourcesDir: sources, log: (l) => lines.push(l) });
+      const built = await buildIpDataset({ dataDir: join(dir, "data"), sourcesDir: sources, snapshot: false, log: (l) => lines.push(l) });
       const status = (id: string) => built.sources.find((s) => s.id === id)!;
       expect(status("aws")).toMatchObject({ status: "failed", reason: expect.stringMatching(/^aws: not the aws-ip-ranges layout: createDate/), rows: 0 });
       expect(status("openai-gptbot")).toMatchObject({ status: "ok", rows: 21, bad_rows: 0 });
       expect(status("x4bnet-mullvadvpn")).toMatchObject({ status: "ok", bad_rows: 1 });
-      expect(status("gcp")).toMatchObject({ status: "missing", reason: expect.stringMatching(/^not in /), sha256: null });
+      expect(status("gcp")).toMatchObject({ status: "missing", reason: expect.stringMatching(/^not in /), sha256: null, taken: null });
       expect(lines.some((l) => /FAILED {2}aws: /.test(l))).toBe(true);
       const built2 = openIpDataset(join(dir, "data"));
       try {
@@ -262,3 +266,34 @@ describe.skipIf(!existsSync(SHARED))("building from a sources directory with pro
   }, 120_000);
 });
 
+
+describe("building the withheld sources from a --sources folder over the snapshot", () => {
+  it("takes each source from the folder when it has it, from the snapshot otherwise, and says which", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ip-facts-withheld-"));
+    try {
+      const fixtures = join(import.meta.dirname, "../fixtures/sources-withheld");
+      const built = await buildIpDataset({ dataDir: dir, sourcesDir: fixtures });
+      const status = (id: string) => built.sources.find((s) => s.id === id)!;
+      for (const id of ["azure-westus3", "digitalocean", "disposable-starlink", "goodbots-commoncrawlbot"]) {
+        expect(status(id), id).toMatchObject({ status: "ok", taken: null, note: null });
+      }
+      // A path the folder lacks comes from the snapshot, and the record says what was tried first.
+      expect(status("aws")).toMatchObject({ status: "ok", note: expect.stringMatching(/^not in .*; used the snapshot taken \d{4}-\d{2}-\d{2}$/) });
+      expect(status("azure-eastus")).toMatchObject({ status: "missing", reason: expect.stringMatching(/^not in .*; withheld from the snapshot/) });
+      const ds2 = openIpDataset(dir);
+      try {
+        const gptbot = ds2.lookup(parseIp("20.171.207.1")!);
+        expect([gptbot.crawler?.id, gptbot.cloud_provider, gptbot.cloud_region]).toEqual(["gptbot", "azure", "westus3"]);
+        expect(gptbot.provenance.cloud!.source).toBe("azure-westus3");
+        expect(ds2.lookup(parseIp("5.101.96.1")!)).toMatchObject({ cloud_provider: "digitalocean", cloud_region: "NL-NH" });
+        const starlink = ds2.lookup(parseIp("98.97.0.1")!);
+        expect([starlink.type.isp, starlink.provenance.isp?.source]).toEqual([true, "disposable-starlink"]);
+        expect(ds2.lookup(parseIp("18.97.9.170")!).crawler).toEqual({ id: "ccbot", operator: "Common Crawl" });
+      } finally {
+        ds2.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

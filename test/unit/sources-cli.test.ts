@@ -5,8 +5,9 @@ import type { FileSource } from "../../scripts/sources/manifest.js";
 
 describe("data-build command line", () => {
   it("reads --sources, --fetch and --fetch-mirror in both spellings", () => {
-    expect(parseArgs([])).toEqual({ ifMissing: false, check: false, fetch: false, force: false });
+    expect(parseArgs([])).toEqual({ ifMissing: false, check: false, fetch: false, force: false, snapshot: true });
     expect(parseArgs(["--force"])).toMatchObject({ force: true });
+    expect(parseArgs(["--no-snapshot", "--sources", "d"])).toMatchObject({ snapshot: false, sourcesDir: "d" });
     expect(parseArgs(["--sources", "../shared/data"])).toMatchObject({ sourcesDir: "../shared/data", fetch: false });
     expect(parseArgs(["--sources=../shared/data", "--if-missing"])).toMatchObject({ sourcesDir: "../shared/data", ifMissing: true });
     expect(parseArgs(["--fetch", "--fetch-mirror", "http://mirror.local/data"])).toMatchObject({ fetch: true, fetchMirror: "http://mirror.local/data" });
@@ -14,8 +15,10 @@ describe("data-build command line", () => {
   });
 
   it("refuses what it does not understand", () => {
-    expect(parseArgs(["--sauces", "x"])).toMatch(/unexpected argument --sauces/);
-    expect(parseArgs(["--sources"])).toMatch(/--sources needs a value/);
+    expect(parseArgs(["--sauces", "x"])).toMatch(/Unknown option '--sauces'/);
+    expect(parseArgs(["--sources"])).toMatch(/--sources <value>' argument missing/);
+    expect(parseArgs(["--sources="])).toMatch(/--sources needs a value/);
+    expect(parseArgs(["stray"])).toMatch(/Unexpected argument 'stray'/);
     expect(parseArgs(["--fetch-mirror", "http://m"])).toMatch(/--fetch-mirror needs --fetch/);
     expect(parseArgs(["--fetch", "--fetch-mirror", "ftp://m"])).toMatch(/http\(s\) URL/);
     expect(parseArgs(["--check", "--if-missing"])).toMatch(/do not go together/);

@@ -1,20 +1,9 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ASN_LIST_KINDS, RANGE_KINDS, isNpmSource, loadManifest, parseManifest } from "../../scripts/sources/manifest.js";
+import { ASN_LIST_KINDS, RANGE_KINDS, isNpmSource, loadManifest, parseManifest, withheldTreeOf } from "../../scripts/sources/manifest.js";
 import { NPM_FORMATS, PARSERS } from "../../scripts/sources/parsers.js";
-import { REPO_ROOT } from "../../src/config/index.js";
+import { loadSnapshot } from "../../scripts/sources/snapshot.js";
 
-const SHARED = resolve(REPO_ROOT, "../shared/data");
 const manifest = loadManifest();
-
-/** Every file under dir, as paths relative to root. */
-function walk(dir: string, root: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? walk(path, root) : [relative(root, path)];
-  });
-}
 
 describe("data/sources.json", () => {
   it("names a parser for every source and every upstream format", () => {
@@ -80,18 +69,22 @@ describe("data/sources.json bots", () => {
   });
 });
 
-describe.skipIf(!existsSync(SHARED))("data/sources.json against ../shared/data", () => {
-  it("lists only paths that exist there", () => {
-    for (const s of manifest.sources) if (!isNpmSource(s)) expect(existsSync(join(SHARED, s.path)), `${s.id}: ${s.path}`).toBe(true);
-    for (const e of manifest.excluded) expect(existsSync(join(SHARED, e.path)), e.path).toBe(true);
-    for (const b of manifest.bots) if ("path" in b) expect(existsSync(join(SHARED, b.path)), b.id).toBe(true);
+describe("data/sources.json against the repository's snapshot", () => {
+  const snapshot = loadSnapshot();
+
+  it("finds every listed path in the snapshot or among its withheld files, and nothing else there", () => {
+    const listed = new Set([
+      ...manifest.sources.flatMap((s) => (isNpmSource(s) ? [] : [s.path])),
+      ...manifest.bots.flatMap((b) => ("path" in b ? [b.path] : [])),
+      ...manifest.evaluation.map((e) => e.path),
+    ]);
+    for (const path of listed) expect(snapshot.files.has(path) || snapshot.withheld.has(path), path).toBe(true);
+    for (const path of [...snapshot.files.keys(), ...snapshot.withheld.keys()]) expect(listed.has(path), path).toBe(true);
   });
 
-  it("accounts for every IP-range, bot and ASN file: used or excluded with a reason", () => {
-    const botPaths = manifest.bots.flatMap((b) => ("path" in b ? [b.path] : []));
-    const listed = new Set([...manifest.sources.flatMap((s) => (isNpmSource(s) ? [] : [s.path])), ...botPaths, ...manifest.excluded.map((e) => e.path)]);
-    const files = ["asn", "bots", "cloud", "proxy", "scanner", "tor", "vpn"].flatMap((d) => walk(join(SHARED, d), SHARED));
-    expect(files.length).toBeGreaterThan(250);
-    expect(files.filter((f) => !listed.has(f))).toEqual([]);
+  it("withholds exactly the trees data/sources.json withholds", () => {
+    for (const path of snapshot.files.keys()) expect(withheldTreeOf(manifest, path), path).toBeUndefined();
+    for (const path of snapshot.withheld.keys()) expect(withheldTreeOf(manifest, path), path).toBeDefined();
+    expect(manifest.withheld.length).toBeGreaterThan(0);
   });
 });

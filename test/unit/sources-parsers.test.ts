@@ -1,13 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseCidr } from "../../scripts/sources/cidr.js";
 import { isNpmSource, loadManifest, type FileSource } from "../../scripts/sources/manifest.js";
 import { scannerOrgFromComment, vpnProviderFromComment } from "../../scripts/sources/names.js";
 import { FormatDriftError, isoTimestamp, parseSourceFile, splitLooseCsv } from "../../scripts/sources/parsers.js";
-import { REPO_ROOT } from "../../src/config/index.js";
-
-const SHARED = resolve(REPO_ROOT, "../shared/data");
+import { loadSnapshot, snapshotBytes } from "../../scripts/sources/snapshot.js";
 
 /** A minimal manifest entry for feeding a parser. */
 function source(format: string, extra: Partial<FileSource> = {}): FileSource {
@@ -126,7 +122,7 @@ describe("text formats", () => {
 });
 
 describe("JSON formats", () => {
-  it("aws-ip-ranges reads regions, drops GLOBAL, filters services and dates the file", () => {
+  it("aws-ip-ranges reads regions, keeps AWS's GLOBAL label, filters services and dates the file", () => {
     const doc = {
       syncToken: "1",
       createDate: "2026-08-21-07-37-05",
@@ -139,7 +135,7 @@ describe("JSON formats", () => {
     };
     const all = parse("aws-ip-ranges", JSON.stringify(doc));
     expect(all.dataDate).toBe("2026-08-21T07:37:05.000Z");
-    expect(all.ranges.map((r) => r.region)).toEqual(["ap-northeast-2", null, "us-east-1"]);
+    expect(all.ranges.map((r) => r.region)).toEqual(["ap-northeast-2", "GLOBAL", "us-east-1"]);
     expect(all.badRows).toBe(1);
     const r53 = parse("aws-ip-ranges", JSON.stringify(doc), { options: { services: ["ROUTE53_HEALTHCHECKS"] } });
     expect(r53.ranges).toHaveLength(1);
@@ -198,11 +194,19 @@ describe("names from comments", () => {
   ])("vpn %j -> %j", (comment, want) => expect(vpnProviderFromComment(comment)).toBe(want));
 });
 
-describe.skipIf(!existsSync(SHARED))("every manifest source against the shared snapshot", () => {
+describe("every manifest source against the repository's snapshot", () => {
+  const snapshot = loadSnapshot();
   const sources = loadManifest().sources.filter((s): s is FileSource => !isNpmSource(s));
+  const shipped = sources.filter((s) => snapshot.files.has(s.path));
+  const withheld = sources.filter((s) => !snapshot.files.has(s.path));
 
-  it.each(sources.map((s) => [s.id, s] as const))("%s parses with its format and few bad rows", (_id, s) => {
-    const r = parseSourceFile(readFileSync(resolve(SHARED, s.path)), s);
+  it("ships most sources and lists every other one as withheld, with its reason", () => {
+    expect(shipped.length).toBeGreaterThan(150);
+    for (const s of withheld) expect(snapshot.withheld.get(s.path)?.reason, s.id).toMatch(/licence/);
+  });
+
+  it.each(shipped.map((s) => [s.id, s] as const))("%s parses with its format and few bad rows", (_id, s) => {
+    const r = parseSourceFile(snapshotBytes(snapshot, s.path), s, snapshot.files.get(s.path)!.format);
     expect(r.rows).toBeGreaterThan(0);
     expect(r.badRows).toBeLessThanOrEqual(Math.max(2, r.rows * 0.05));
     expect(r.ranges.length + r.asns.length).toBe(r.rows - r.badRows);
@@ -210,6 +214,6 @@ describe.skipIf(!existsSync(SHARED))("every manifest source against the shared s
 
   it("reports a drifted file as such: AWS's feed read as Google's layout", () => {
     const aws = sources.find((s) => s.id === "aws")!;
-    expect(() => parseSourceFile(readFileSync(resolve(SHARED, aws.path)), aws, "google-ranges-json")).toThrow(/not the google-ranges-json layout: creationTime/);
+    expect(() => parseSourceFile(snapshotBytes(snapshot, aws.path), aws, "google-ranges-json")).toThrow(/not the google-ranges-json layout: creationTime/);
   });
 });

@@ -1,0 +1,69 @@
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
+/**
+ * The dataset command as users run it (`node dist/scripts/data-build.js`, which `npm start` and
+ * `npm run data:build` call): a build never silently gets worse, and bad arguments are errors.
+ */
+const REPO = resolve(import.meta.dirname, "../..");
+let dataDir: string;
+
+const run = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [join(REPO, "dist/scripts/data-build.js"), ...args], {
+    env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  return { status: r.status, out: `${r.stdout}${r.stderr}`, last: `${r.stdout}${r.stderr}`.trim().split("\n").at(-1) ?? "" };
+};
+const current = () => readFileSync(join(dataDir, "datasets", "ip", "current"), "utf8").trim();
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "data-build-cli-"));
+  // Start from the run's full build (npm + snapshot), as after a first `npm start`.
+  cpSync(join(inject("datasetDataDir"), "datasets"), join(dataDir, "datasets"), { recursive: true });
+});
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe("data-build command", () => {
+  it("refuses a --sources folder that does not exist (exit 2), and unknown options", () => {
+    const missing = run("--sources", join(dataDir, "nowhere"));
+    expect(missing.status).toBe(2);
+    expect(missing.last).toMatch(/--sources .*nowhere: no such directory/);
+    expect(run("--sauces").status).toBe(2);
+  });
+
+  it("keeps a worse build aside and exits 1 with a one-line summary; --force makes it current", () => {
+    const before = current();
+    const worse = run("--no-snapshot");
+    expect(worse.status).toBe(1);
+    expect(worse.last).toMatch(/^\[data-build\] kept ip-\S+ aside: 1\/\d+ usable listed sources against \d+ in the current build; the service keeps the current one/);
+    expect(current()).toBe(before);
+    const forced = run("--no-snapshot", "--force");
+    expect(forced.status).toBe(0);
+    expect(current()).not.toBe(before);
+  }, 120_000);
+
+  it("--if-missing replaces a build that lacks what the snapshot offers, then leaves the full one alone", () => {
+    const npmOnly = current(); // made current with --force above
+    const rebuilt = run("--if-missing");
+    expect(rebuilt.status).toBe(0);
+    expect(rebuilt.out).toMatch(/is replaced: it has 1 usable listed sources, the snapshot offers \d+/);
+    expect(current()).not.toBe(npmOnly);
+    const full = current();
+    const again = run("--if-missing");
+    expect([again.status, current()]).toEqual([0, full]);
+    expect(again.last).toMatch(/nothing to do$/);
+  }, 120_000);
+
+  it("--fetch with no network builds from the snapshot, as good as the current build", () => {
+    // A mirror on a closed port stands for the missing network.
+    const r = run("--fetch", "--fetch-mirror", "http://127.0.0.1:9/");
+    expect(r.status).toBe(0);
+    expect(r.out).toMatch(/download failed \(fetch failed: [^)]+\); used the snapshot taken \d{4}-\d{2}-\d{2}/);
+    expect(r.last).toMatch(/^\[data-build\] built ip-\S+ .* with (\d+)\/\d+ usable listed sources; current -> /);
+  }, 120_000);
+});

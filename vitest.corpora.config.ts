@@ -1,0 +1,9 @@
+import { defineConfig } from "vitest/config";
+
+/** Tests that read data the repository does not ship; run by `npm run test:corpora` (scripts/test-corpora.ts). */
+export default defineConfig({
+  test: {
+    include: ["test/corpora/**/*.test.ts"],
+    testTimeout: 300_000,
+  },
+});

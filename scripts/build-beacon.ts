@@ -1,5 +1,5 @@
 /**
- * Builds the browser beacon (beacon/src, SPEC 4.9) into one minified IIFE, `dist/beacon/fs.js`,
+ * Builds the browser beacon (beacon/src; docs/api.md, "Beacon") into one minified IIFE, `dist/beacon/fs.js`,
  * plus `fs.meta.json` ({ bytes, gzip_bytes, sha256 }) beside it. The service serves the file at
  * `GET /js/fs.js`. Run: `node dist/scripts/build-beacon.js [outDir]`.
  */

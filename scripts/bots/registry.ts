@@ -1,7 +1,7 @@
 /**
  * Bot registry builder: strict parsers for the four bot sources and the merge into one registry.
  *
- * Sources (see ../shared/data/SOURCES.md, `bots`): arcjet well-known-bots.json (MIT), matomo
+ * Sources (data/sources.json `bots`, data/snapshot/LICENCES.md): arcjet well-known-bots.json (MIT), matomo
  * device-detector regexes/bots.yml (LGPL-3.0-or-later), ai-robots-txt robots.json (MIT) and the npm
  * package crawler-user-agents. Each parser validates the whole document with zod and throws an Error
  * naming the source when the format has drifted; single bad entries are skipped and counted.

@@ -1,6 +1,6 @@
 /**
  * The source manifest (data/sources.json): every input of the IP dataset, where it comes from,
- * how to parse it and what it means. Parsed once with zod at the edge (STYLE.md §4); the builder
+ * how to parse it and what it means. Parsed once with zod at the edge; the builder
  * and the tests take the typed result.
  *
  * Kinds:
@@ -76,7 +76,7 @@ const fileSourceSchema = z
     id,
     kind: z.enum([...RANGE_KINDS, ...ASN_LIST_KINDS]),
     format: z.string(),
-    /** Path inside a sources directory laid out like ../shared/data; also the mirror path for --fetch-mirror. */
+    /** Path in the sources layout (data/snapshot/, --sources DIR); also the mirror path for --fetch-mirror. */
     path: relativePath,
     /** What `--fetch` downloads: the operator's own file where one exists, else the list's raw address. */
     upstream: url,
@@ -120,7 +120,7 @@ const botFileSourceSchema = z
     /** Which registry this is (one entry per registry). */
     source: z.enum(BOT_SOURCE_NAMES),
     format: botFormat,
-    /** Path inside a sources directory laid out like ../shared/data; also the mirror path. */
+    /** Path in the sources layout (data/snapshot/, --sources DIR); also the mirror path. */
     path: relativePath,
     /** What `--fetch` downloads (the registry's raw file in its repository). */
     upstream: url,

@@ -4,7 +4,7 @@
  * so that source fails with a clear message and the build goes on. Rows that do not parse are
  * counted (`badRows`, with a few examples) and skipped; too many of them also count as drift.
  *
- * JSON envelopes are checked with zod (STYLE.md §4); rows inside them and text lines are checked
+ * JSON envelopes are checked with zod (validation at the edge); rows inside them and text lines are checked
  * one by one so a single odd row costs one row, not the source.
  */
 import { z } from "zod";

@@ -12,7 +12,7 @@ declare const window: any, document: any, navigator: any, sessionStorage: any;
 const CHROMIUM = process.env.FS_CHROMIUM ?? "/usr/bin/chromium";
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"];
 
-/** SPEC 2.4 plus what the observations listing adds. */
+/** The observation fields (docs/api.md) plus what the observations listing adds. */
 interface Observation {
   id: string;
   kind: string;
@@ -141,7 +141,7 @@ describe("beacon script", () => {
 });
 
 describe("pageload mode", () => {
-  it("records exactly one page.view with the SPEC 2.4 fields, and leaves forms alone", async () => {
+  it("records exactly one page.view with every observation field, and leaves forms alone", async () => {
     const page = await newPage();
     const form = `<form method="post" action="/pl-submit" target="sink"><input name="q" value="x"><button id="go">go</button></form>`;
     const ready = await openReady(page, site.page("/pricing", html(form, beaconTag({ "data-fs-mode": "pageload", "data-fs-action": "landing" }))));

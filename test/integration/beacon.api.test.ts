@@ -73,7 +73,7 @@ describe("handshake", () => {
 });
 
 describe("collect and report", () => {
-  it("records a scored page.view with every SPEC 2.4 field; the page keeps no query string", async () => {
+  it("records a scored page.view with every observation field; the page keeps no query string", async () => {
     const p = await createBeaconProject(server);
     const h = await handshake(p);
     const r = await hit(p, { token: h.token, session_id: h.session_id, body: { signals: { tells: [], fp: "0123456789abcdef", timing: { elapsed_ms: 900, interactions: 4, rtt_ms: 3 }, ua: CHROME } } });

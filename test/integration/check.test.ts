@@ -47,7 +47,7 @@ const base = (over: Record<string, unknown> = {}, md: Record<string, unknown> = 
 });
 
 describe("POST /v1/check", () => {
-  it("answers SPEC 2.2 with 2 credits", async () => {
+  it("answers the documented check result with 2 credits", async () => {
     const r = await check(base());
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const d = r.body.data;

@@ -4,7 +4,7 @@ import { ADMIN_TOKEN, admin, api, createOrgWithKey, useServer, type TestServer }
 let server!: TestServer;
 useServer((s) => (server = s));
 
-describe("GET /v1/ip/{ip} authentication (SPEC 5)", () => {
+describe("GET /v1/ip/{ip} authentication", () => {
   it("401 MISSING_KEY without Authorization", async () => {
     const r = await api(server, "GET", "/v1/ip/8.8.8.8");
     expect(r.status).toBe(401);

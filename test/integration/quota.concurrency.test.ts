@@ -8,7 +8,7 @@ useServer((s) => (server = s));
 const adjustAt = (orgId: string, credits: number, nowMs: number) =>
   api(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { key: ADMIN_TOKEN, body: { credits, reason: "test" }, headers: { "x-fs-test-now": String(nowMs) } });
 
-describe("free plan quota (SPEC 3, 7, 8)", () => {
+describe("free plan quota: the hard stop at the monthly credits", () => {
   it("with 9,990 of 10,000 used, exactly 10 of 100 concurrent 1-credit calls succeed", async () => {
     const { orgId, key } = await createOrgWithKey(server);
     await admin(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits: 9_990, reason: "test" });

@@ -27,7 +27,7 @@ function meter(site: Site, body: Record<string, unknown>, headers: Record<string
 }
 
 describe("POST /v1/sessions/resolve", () => {
-  it("binds a user to a beacon session: every SPEC 2.6 field, 2 credits", async () => {
+  it("binds a user to a beacon session: every documented field, 2 credits", async () => {
     const site = await createBeaconProject(server);
     const sid = await browserSession(site);
     const r = await resolve(site, { external_user_id: "user-1", session_id: sid, ip: "73.15.20.30", email: "Ann@Example.com", fingerprint: "abc123" });

@@ -5,7 +5,7 @@ let server!: TestServer;
 useServer((s) => (server = s));
 
 describe("GET /v1/orgs/{orgId}/usage", () => {
-  it("returns every SPEC 2.5 field for a free org", async () => {
+  it("returns every usage field for a free org", async () => {
     const { orgId, key } = await createOrgWithKey(server);
     await api(server, "GET", "/v1/ip/8.8.8.8", { key });
     const r = await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key });

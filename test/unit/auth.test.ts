@@ -33,7 +33,7 @@ describe("Authenticator", () => {
     expect(auth.verifyKey(`Bearer ${key}`, { kind: "secret" }, NOW).orgId).toBe("org_a");
   });
 
-  it("refuses in SPEC 5 order: missing, invalid, expired, disabled", () => {
+  it("refuses in order: missing, invalid, expired, disabled", () => {
     const { auth, add } = setup();
     const secret = { kind: "secret" } as const;
     expect(codeOf(() => auth.verifyKey("", secret, NOW))).toBe("MISSING_KEY");

@@ -12,7 +12,7 @@ describe("readConfig", () => {
     expect(readConfig(attrs({ "data-fs-project-key": "  " }), ORIGIN)).toBeNull();
   });
 
-  it("applies every SPEC 4.9 default from the script's origin", () => {
+  it("applies every documented data-fs-* default from the script's origin", () => {
     expect(readConfig(attrs({ "data-fs-project-key": "fs_pub_live_x" }), ORIGIN)).toEqual({
       key: "fs_pub_live_x",
       pageload: true,

@@ -85,7 +85,7 @@ describe("fuseCheck", () => {
     expect(risky.categories.fraud).toBeGreaterThan(r.categories.fraud);
   });
 
-  it("decides by the SPEC thresholds", () => {
+  it("decides by the documented thresholds", () => {
     expect(decide(0.4499)).toBe("allow");
     expect(decide(0.45)).toBe("review");
     expect(decide(0.7999)).toBe("review");

@@ -235,7 +235,7 @@ describe("reasons", () => {
     expect(reasons({ tells: ["no_plugins", "swiftshader"], clientUaMismatch: true })).toEqual([]);
   });
 
-  it("only emits reasons from the SPEC table (plus policy reasons)", () => {
+  it("only emits documented reasons (plus policy reasons)", () => {
     const spec = /^(automation_detected|ua_bot|bot:ai_crawler|bot:search_crawler|bot:id:.+|bot:verified|bot:spoofed:.+|client_token_missing|ip_datacenter|ip_vpn|ip_proxy|ip_scanner|policy:(allow|block):.+)$/;
     const all = scoreHit(
       hit({ automationUa: true, bot: googlebot, ip: facts({ type: datacenter.type, risk: { proxy: true, vpn: true, tor: true, residential_proxy: true, scanner: true } }), tokenValid: false, tells: [...STRONG_TELLS, ...WEAK_TELLS, "x"], clientUaMismatch: true }),
@@ -246,7 +246,7 @@ describe("reasons", () => {
   });
 });
 
-describe("decide (SPEC 2.4 thresholds)", () => {
+describe("decide (allow < 0.45 <= review < 0.8 <= block)", () => {
   it.each<[number, string]>([
     [0, "allow"],
     [0.4499, "allow"],

@@ -8,8 +8,8 @@ describe("data-build command line", () => {
     expect(parseArgs([])).toEqual({ ifMissing: false, check: false, fetch: false, force: false, snapshot: true });
     expect(parseArgs(["--force"])).toMatchObject({ force: true });
     expect(parseArgs(["--no-snapshot", "--sources", "d"])).toMatchObject({ snapshot: false, sourcesDir: "d" });
-    expect(parseArgs(["--sources", "../shared/data"])).toMatchObject({ sourcesDir: "../shared/data", fetch: false });
-    expect(parseArgs(["--sources=../shared/data", "--if-missing"])).toMatchObject({ sourcesDir: "../shared/data", ifMissing: true });
+    expect(parseArgs(["--sources", "/srv/sources"])).toMatchObject({ sourcesDir: "/srv/sources", fetch: false });
+    expect(parseArgs(["--sources=/srv/sources", "--if-missing"])).toMatchObject({ sourcesDir: "/srv/sources", ifMissing: true });
     expect(parseArgs(["--fetch", "--fetch-mirror", "http://mirror.local/data"])).toMatchObject({ fetch: true, fetchMirror: "http://mirror.local/data" });
     expect(parseArgs(["--check", "--fetch", "--sources", "d"])).toMatchObject({ check: true, fetch: true, sourcesDir: "d" });
   });

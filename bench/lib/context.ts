@@ -1,6 +1,6 @@
 /**
- * What every benchmark prints with its numbers (STYLE.md §12: numbers without Node version, CPU
- * and warm-up cannot be compared), and the one dataset every benchmark that looks up addresses needs.
+ * What every benchmark prints with its numbers (numbers without Node version, CPU and warm-up
+ * cannot be compared), and the one dataset every benchmark that looks up addresses needs.
  */
 import { existsSync } from "node:fs";
 import type { Task } from "tinybench";
@@ -41,8 +41,9 @@ export function machineLine(info: MachineInfo = machineInfo()): string {
 export async function ensureIpDataset(log: (line: string) => void = (line) => console.log(line)): Promise<string> {
   const dataDir = dataDirFromEnv(process.env);
   const current = currentIpDatasetDir(dataDir);
-  // Benchmarks measure the full dataset: build from ../shared/data when it is here and the
-  // current build lacks it (an npm-only build from `npm start`).
+  // Benchmarks measure the full dataset: when a sources directory sits beside the repository
+  // (SHARED_DATA), build from it if the current build has no range sources (an npm-only build);
+  // without one, a build from the npm packages and the snapshot (as `npm start` makes).
   const sourcesDir = existsSync(SHARED_DATA) ? SHARED_DATA : undefined;
   if (!current || !opens(current) || (sourcesDir && !hasRangeSources(current))) {
     log(`building an IP dataset in ${dataDir}${sourcesDir ? ` from npm + ${sourcesDir}` : " from npm"}`);
@@ -51,7 +52,7 @@ export async function ensureIpDataset(log: (line: string) => void = (line) => co
   return dataDir;
 }
 
-/** Snapshots of the range sources (tests, CI and benchmarks read them; never copied into the repo). */
+/** An optional directory of the sources layout beside the repository, read when present (--sources). */
 export const SHARED_DATA = resolve(REPO_ROOT, "../shared/data");
 
 /** True when this reader can open the build (an older storage format cannot). */

@@ -5,8 +5,8 @@
  *
  *   node dist/bench/micro/ip-lookup.bench.js
  *
- * Uses the current build under DATA_DIR (building one first if there is none: from
- * ../shared/data when present, else npm sources only; the build's source line is printed).
+ * Uses the current build under DATA_DIR (building one first if there is none: see ensureIpDataset
+ * in bench/lib/context.ts; the build's source line is printed).
  * Each contender answers the same 10k addresses per iteration; figures are per lookup. Answers
  * are checked against each other before anything is timed. Also prints the process RSS (after a
  * full GC) before and after opening the dataset, and with every facts object built (they are

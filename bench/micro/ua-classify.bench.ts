@@ -8,9 +8,9 @@
  * Traffic mix, deterministic: the 10,000 entries of the `user-agents` package in file order (real
  * browser UAs, drawn by popularity, so a few repeat a lot and the rest form a long tail) with one
  * bot UA (arcjet's example UAs, in order) after every 19 browser UAs, so 5% bots. Each task call
- * classifies the next UA of that stream. The registry is merged from ../shared/data when present
- * (all four sources), else from crawler-user-agents alone. Target: cached at least 10x faster than
- * ua-parser-js uncached in the same run.
+ * classifies the next UA of that stream. The registry is merged from all four sources when a
+ * sources directory sits beside the repository (SHARED below), else from crawler-user-agents
+ * alone. Target: cached at least 10x faster than ua-parser-js uncached in the same run.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -3,7 +3,7 @@
  * No DOM types and no globals here, so test/unit can import this file under Node.
  */
 
-/** What the script tag asks for (SPEC 4.9), defaults applied. */
+/** What the script tag asks for, defaults applied. */
 export interface BeaconConfig {
   key: string;
   /** Whether to send one `page.view` on load. */
@@ -35,7 +35,7 @@ export interface BeaconState {
 }
 
 /**
- * Reads the `data-fs-*` attributes through `attr` and applies the SPEC 4.9 defaults.
+ * Reads the `data-fs-*` attributes through `attr` and applies the defaults (docs/api.md, "The beacon script").
  * Empty attributes count as absent; an unknown mode falls back to `auto`.
  * @param attr returns the attribute value or null (e.g. `(n) => script.getAttribute(n)`)
  * @param origin the script's origin, e.g. `https://fs.example.com`

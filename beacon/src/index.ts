@@ -1,5 +1,5 @@
 /**
- * Entry of the browser beacon (SPEC 4.9, wire protocol in beacon/README.md). Auto-initialises
+ * Entry of the browser beacon (docs/api.md, "The beacon script"; wire protocol in beacon/README.md). Auto-initialises
  * from its own script tag; every network call happens after window load, at idle time.
  */
 import { buildHit, fieldValue, readConfig, type BeaconConfig, type BeaconState, type Signals } from "./core.js";

@@ -1,6 +1,6 @@
 /**
- * Ablated builds, for measuring what a required part of a request costs (README, "What the wrk
- * targets would take"): a temporary copy of dist/ with parts cut out of the compiled request
+ * Ablated builds, for measuring what a required part of a request costs (bench/README.md,
+ * "Reading the results"): a temporary copy of dist/ with parts cut out of the compiled request
  * path, served instead of the real build by `node dist/bench/run.js --only http --ablate ...`.
  *
  * Never the product: an ablated build answers wrongly on purpose (resolve's counts are all 0,

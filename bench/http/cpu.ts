@@ -6,7 +6,7 @@
  * What it is for: on a machine whose cores the generator, the baseline and the service share, a
  * scenario cannot go faster than cores / (CPU per response), however its work is spread over
  * threads. Set beside hello world's rate in the same run, that gives the highest ratio the
- * scenario could reach at its current CPU cost (README, "Benchmarks").
+ * scenario could reach at its current CPU cost (bench/README.md, "Reading the results").
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";

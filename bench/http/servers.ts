@@ -101,7 +101,7 @@ export interface ServiceProcess extends ServerProcess {
  * Node flags the service runs with, as in `npm start` (package.json; a unit test keeps the two in
  * step): a 64 MB young generation, so the allocation-heavy request path scavenges less often
  * (A/B bench runs under wrk: collect 0.29 -> 0.34, check 0.17 -> 0.20, resolve 0.27 -> 0.32 of
- * hello world; README, "Latest full run").
+ * hello world; bench/README.md).
  */
 export const SERVICE_NODE_FLAGS = ["--max-semi-space-size=64"];
 

@@ -1,6 +1,6 @@
 /**
- * What every benchmark prints with its numbers (STYLE.md §12: numbers without Node version, CPU
- * and warm-up cannot be compared), and the one dataset every benchmark that looks up addresses needs.
+ * What every benchmark prints with its numbers (numbers without Node version, CPU and warm-up
+ * cannot be compared), and the one dataset every benchmark that looks up addresses needs.
  */
 import type { Task } from "tinybench";
 import { cpus } from "node:os";

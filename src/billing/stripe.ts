@@ -12,7 +12,7 @@ export const STRIPE_API_VERSION = "2026-10-28.endive";
 
 export type PaidPlan = Extract<Plan, "pro" | "business">;
 
-/** Days of free trial per paid plan (README, "Billing"). */
+/** Days of free trial per paid plan (docs/api.md, "Billing"). */
 export const TRIAL_DAYS: Record<PaidPlan, number> = { pro: 14, business: 0 };
 
 export interface BillingSetup {

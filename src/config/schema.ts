@@ -74,13 +74,13 @@ export const envSchema = z.object({
     .pipe(z.array(z.string().regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, "each entry must be an IP address or CIDR block"))),
   /** Seconds a beacon handshake token stays valid. Example: 1800. */
   FS_BEACON_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(1800),
-  /** Serve the demo page at /demo (the demo org's project; see README). */
+  /** Serve the demo page at /demo (the demo org's project; see README, "Quick start"). */
   FS_DEMO: z
     .enum(["true", "false", "1", "0"])
     .default("true")
     .transform((v) => v === "true" || v === "1"),
   /**
-   * Preview: serve POST /v1/meter (announced in the SPEC, not yet live). Off: the endpoint
+   * Preview: serve POST /v1/meter (announced, not yet live). Off: the endpoint
    * answers 404 saying it is not available yet.
    */
   FS_ENABLE_METER: z

@@ -1,7 +1,7 @@
 /**
  * bots.json: the merged bot registry stored in an IP dataset version directory, next to the lmdb
  * environment, by scripts/data-build.ts. Parsed with zod when a dataset is opened (a file read is
- * an edge, STYLE.md §4); a version without the file has no registry.
+ * an edge, so its contents are checked); a version without the file has no registry.
  *
  *   { "format": 1, "stats": MergeStats, "bots": BotEntry[] }
  */

@@ -1,6 +1,6 @@
 /**
  * E-mail classification lists: disposable domains, free-mail providers and role local parts.
- * Read once from the npm packages (real dependencies, see ../shared/data/email/SOURCES.md for the
+ * Read once from the npm packages (real dependencies, see docs/data.md, "Email data", for the
  * snapshot and provenance), then answered from Sets:
  *
  * - disposable: `freemail/data/disposable.txt` (ISC; already the union of ivolo's list and older
@@ -38,7 +38,7 @@ export interface EmailLists {
   isFree(domain: string): boolean;
   /** The role category of a whole local part (lower-case, +tag removed), or null. */
   roleCategory(localPart: string): RoleCategory | null;
-  /** Entry counts, for logs and the README. */
+  /** Entry counts, for logs and the docs. */
   readonly counts: { disposable: number; free: number; role: number; excludedSuffixes: number };
 }
 
@@ -78,7 +78,7 @@ export function buildEmailLists(src: EmailListSources): EmailLists {
  * only. Generic second-level labels under a two-letter country code (`co.uk`, `com.br`, `ac.jp`)
  * are caught by the pattern, so a future entry of that kind is handled too. Dynamic-DNS parents
  * (`ddns.net`, `dynv6.net`, `cloudns.asia`, ...) are deliberately NOT here: throw-away hosts on
- * them are what SOURCES.md says the parent match is for.
+ * them are what the parent match is for.
  */
 const GENERIC_SLD = /^(?:ac|biz|co|com|edu|firm|gen|go|gob|gov|in|info|int|ltd|me|mil|my|ne|net|nic|nom|or|org|plc|sch|web)\.[a-z]{2}$/;
 const PUBLIC_SUFFIX_ENTRIES: ReadonlySet<string> = new Set(["za.com", "eu.org", "us.com", "uk.com", "gb.net"]);

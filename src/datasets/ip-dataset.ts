@@ -259,7 +259,7 @@ const factSetSchema = z.object({
  */
 export function openIpDatasetDir(dir: string): IpDataset {
   if (!existsSync(join(dir, "data.mdb"))) throw new Error(`${dir} is not an IP dataset build (no data.mdb)`);
-  // Always these options: lmdb shares one environment per path within a process (STYLE.md §6).
+  // Always these options: lmdb shares one environment per path within a process.
   const env = open({ path: dir, readOnly: true, encoding: "binary", noSubdir: false });
   let loaded: Loaded;
   try {

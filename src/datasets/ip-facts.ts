@@ -61,7 +61,7 @@ export interface IpBase {
   country: string | null;
 }
 
-/** SPEC 2.3 `type` attributes. */
+/** The IP record's `type` attributes. */
 export interface IpTypeFlags {
   datacenter: boolean;
   hosting: boolean;
@@ -70,7 +70,7 @@ export interface IpTypeFlags {
   cloud: boolean;
 }
 
-/** SPEC 2.3 `risk` attributes. */
+/** The IP record's `risk` attributes. */
 export interface IpRiskFlags {
   proxy: boolean;
   vpn: boolean;
@@ -79,9 +79,9 @@ export interface IpRiskFlags {
   scanner: boolean;
 }
 
-/** The `type` attribute names, in SPEC field order. */
+/** The `type` attribute names, in the record's field order. */
 export const TYPE_FLAGS = ["datacenter", "hosting", "isp", "mobile", "cloud"] as const satisfies ReadonlyArray<keyof IpTypeFlags>;
-/** The `risk` attribute names, in SPEC field order. */
+/** The `risk` attribute names, in the record's field order. */
 export const RISK_FLAGS = ["proxy", "vpn", "tor", "residential_proxy", "scanner"] as const satisfies ReadonlyArray<keyof IpRiskFlags>;
 /** Every flag name; the keys `provenance` may carry (plus "crawler"). */
 export type IpFlagName = (typeof TYPE_FLAGS)[number] | (typeof RISK_FLAGS)[number];
@@ -90,7 +90,7 @@ export type IpFlagName = (typeof TYPE_FLAGS)[number] | (typeof RISK_FLAGS)[numbe
 export const COMPANY_CATEGORIES = ["hosting", "isp", "mobile", "education", "government", "business"] as const;
 export type CompanyCategory = (typeof COMPANY_CATEGORIES)[number];
 
-/** The network's operator, derived from its ASN (SPEC 2.3 `company`). */
+/** The network's operator, derived from its ASN (the record's `company`). */
 export interface IpCompany {
   /** The AS organisation name, e.g. "Amazon.com, Inc."; "AS<n>" when no source names it. */
   name: string;

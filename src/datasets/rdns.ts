@@ -1,5 +1,6 @@
 /**
- * Reverse-DNS enrichment (SPEC.md 2.3 `network.hostname`, `network.hostname_verified`; 4.2 `rdns`).
+ * Reverse-DNS enrichment (`network.hostname`, `network.hostname_verified`; `include=rdns` of
+ * GET /v1/ip/{ip}, docs/api.md).
  *
  * Forward-confirmed reverse DNS: the PTR name of the address, then that name's A (IPv4) or AAAA
  * (IPv6) records; the name is verified when the address is among them. Unlike the other adapters
@@ -25,8 +26,8 @@ import { formatIp, parseIp, type ParsedIp } from "../shared/ip.js";
  *   PTR name but its forward lookup finds no records, other addresses, or fails; null exactly
  *   when `hostname` is null.
  * - `outcome`: "hit" when this call caused no DNS query (served from cache, or joined a lookup
- *   already in flight for the same address); "miss" when it started the queries. SPEC.md 4.2
- *   charges +1 credit for "miss" only.
+ *   already in flight for the same address); "miss" when it started the queries. GET /v1/ip/{ip}
+ *   charges +1 credit for a "miss" only (docs/api.md, "GET /v1/ip/{ip}").
  */
 export interface RdnsResult {
   hostname: string | null;

@@ -38,7 +38,7 @@ export class Authenticator {
 
   /**
    * Checks an `Authorization: Bearer <key>` header against the requirement.
-   * Order of checks follows SPEC 5: missing, invalid, expired, disabled, then type and scope.
+   * Order of checks: missing, invalid, expired, disabled, then type and scope (docs/api.md, "Authentication").
    */
   verifyKey(header: string, need: Extract<AuthRequirement, { kind: "secret" | "publishable" }>, nowMs: number): KeyPrincipal {
     const plain = bearer(header);

@@ -1,6 +1,6 @@
 /**
  * The error catalogue: every code the API can answer with, its HTTP status and what it means.
- * The README's error table is checked against this list by test/unit/errors.test.ts.
+ * The error table of docs/api.md ("Errors") is checked against this list by test/unit/errors.test.ts.
  */
 export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: { status: 400, meaning: "Invalid request format; the message names the failing field path." },

@@ -168,7 +168,7 @@ function unavailable(): ApiError {
 }
 
 /**
- * SPEC 7 rule 1: 429 with metadata.ratelimit, plus Retry-After. When only credits held by calls
+ * 429 with metadata.ratelimit, plus Retry-After (docs/api.md, "429 and metadata.ratelimit"). When only credits held by calls
  * in progress stand in the way (they may fail and give them back within milliseconds), Retry-After
  * says 1 second instead of the time until the period resets.
  */

@@ -2,7 +2,7 @@ import type { HttpResponse } from "uWebSockets.js";
 import { ApiError, STATUS_TEXT } from "./errors.js";
 import type { Hold } from "./quota.js";
 
-/** SPEC 2.1 envelope version. */
+/** Envelope version (docs/api.md, "Envelope"). */
 export const ENVELOPE_VERSION = "1";
 
 export interface Envelope {

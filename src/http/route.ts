@@ -25,7 +25,7 @@ export interface RouteResult {
   /** Extra metadata already serialised (`"k":v,...`, no braces), for hot paths; see writeData. */
   metadataJson?: string;
   credits?: number;
-  /** Beacon endpoints: counted but never refused for quota (SPEC 7 rule 2). */
+  /** Beacon endpoints: counted but never refused for quota (docs/api.md, "Credits and quota"). */
   neverBlock?: boolean;
   /** Extra response headers. */
   headers?: Record<string, string>;

@@ -211,7 +211,7 @@ function failRequest(route: Route<any>, res: HttpResponse, state: ResponseState,
   if (apiErr.status >= 500 && apiErr.code === "INTERNAL_ERROR") {
     deps.log.error("request failed", { request_id: state.requestId, route: route.pattern, err: errorText(err) });
   }
-  // Metered routes state what a failure charged: nothing (SPEC 8: credits are stated in metadata).
+  // Metered routes state what a failure charged: nothing (credits are stated in metadata).
   const cors = apiErr.code === "ORIGIN_NOT_ALLOWED" ? undefined : state.cors;
   writeError(res, state, apiErr, route.minCredits || route.beacon ? { credits: 0 } : undefined, cors);
 }

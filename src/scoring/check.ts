@@ -4,7 +4,7 @@
  *
  * score = sigmoid(logit(BASE_RATE) + Σ contributions), where
  * - the content model contributes logit(spam_probability) - logit(BASE_RATE) when the form has
- *   text (its probability is calibrated on held-out text, see the README), and
+ *   text (its probability is calibrated on held-out text, see docs/content-model.md), and
  * - every other signal adds a fixed log-likelihood ratio (FUSION_WEIGHTS), as in naive Bayes.
  * The weights are priors chosen from what each signal means, not fit on labelled form
  * submissions (no public set exists); each one that moved the score is listed in rule_matches.
@@ -16,7 +16,7 @@ export type Decision = "allow" | "review" | "block";
 /** Share of abusive submissions assumed before any evidence (a form without text starts here). */
 export const BASE_RATE = 0.1;
 
-/** Log-likelihood ratios (log-odds added) per signal. Printed by the README. */
+/** Log-likelihood ratios (log-odds added) per signal. Printed in docs/api.md, "POST /v1/check". */
 export const FUSION_WEIGHTS = Object.freeze({
   honeypot_filled: 6.0,
   submit_too_fast: 3.0, // under 1.5 s from form load to submit
@@ -107,7 +107,7 @@ export function confidenceOf(input: CheckInput): number {
   return round(Math.min(1, c), 3);
 }
 
-/** Fuses the signals into the check result (SPEC 2.2 minus `signals`, which the route adds). */
+/** Fuses the signals into the check result (all but `signals`, which the route adds). */
 export function fuseCheck(input: CheckInput): CheckResult {
   const W = FUSION_WEIGHTS;
   const matches: RuleMatch[] = [];

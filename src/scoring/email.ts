@@ -20,7 +20,7 @@
  *
  * Score: a logistic scorecard, as in observation.ts: EMAIL_WEIGHTS.base (log-odds) plus the weight
  * of every signal present, through the sigmoid, rounded to 4 decimals; the decision comes from the
- * SPEC thresholds (allow < 0.45 <= review < 0.8 <= block).
+ * usual thresholds (allow < 0.45 <= review < 0.8 <= block).
  */
 import { domainToASCII } from "node:url";
 import type { EmailLists, RoleCategory } from "../datasets/email-lists.js";
@@ -117,7 +117,8 @@ export type EmailReason =
   | "free_provider";
 
 /**
- * Scorecard weights in log-odds; printed by the README, change them together with the tests.
+ * Scorecard weights in log-odds; printed in docs/api.md, "POST /v1/email"; change them together
+ * with the tests and that list.
  * With base -2.5 a clean company address scores 0.076; a total of 2.5 above base reaches 0.5, and
  * 3.886 above base crosses 0.8 (block).
  */
@@ -144,7 +145,7 @@ export const EMAIL_WEIGHTS = Object.freeze({
   mx_unresolved: 0,
 });
 
-/** SPEC decision thresholds (shared with observation scoring): allow < 0.45 <= review < 0.8 <= block. */
+/** Decision thresholds (shared with observation scoring): allow < 0.45 <= review < 0.8 <= block. */
 export const EMAIL_THRESHOLDS = SCORE_THRESHOLDS;
 
 /** Providers that deliver `j.a.n.e` to `jane`; the normalised address drops the dots. */
@@ -451,19 +452,19 @@ function scoreOf(reasons: EmailReason[]): { score: number; decision: Decision; r
   return { score, decision, reasons };
 }
 
-/** `signals.email` of POST /v1/check (SPEC 2.2), plus the reasons for the check's explanation. */
+/** `signals.email` of POST /v1/check, plus the reasons for the check's explanation. */
 export interface CheckEmailSignals {
   /** The address's risk score, 0-1. */
   risk: number;
   disposable: boolean;
   /** ASCII domain, lower-case; "" when the address has no valid domain. */
   domain: string;
-  /** The analysis's reason codes (not part of SPEC 2.2 `signals.email`; for rule_matches and logs). */
+  /** The analysis's reason codes (not part of the answer's `signals.email`; for rule_matches and logs). */
   reasons: EmailReason[];
 }
 
 /**
- * The SPEC 2.2 `signals.email` block from an analysis.
+ * The `signals.email` block of POST /v1/check from an analysis.
  * @example toCheckEmailSignals(analyzeEmail("jane@example.com", mx)) // { risk: 0.0759, disposable: false, domain: "example.com", reasons: [] }
  */
 export function toCheckEmailSignals(a: EmailAnalysis): CheckEmailSignals {

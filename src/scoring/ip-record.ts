@@ -1,6 +1,6 @@
 import type { IpCompany, IpFacts } from "../datasets/ip-facts.js";
 
-/** SPEC 2.3 IP record. */
+/** The IP record (docs/api.md, "GET /v1/ip/{ip}"). */
 export interface IpRecord {
   ip: string;
   ip_version: 4 | 6;
@@ -18,14 +18,14 @@ export interface IpRecord {
   risk: IpFacts["risk"];
   flags: string[];
   /**
-   * Beyond SPEC 2.3: who is behind a flag, where a source names it. `vpn_provider` (e.g.
+   * An addition to the record: who is behind a flag, where a source names it. `vpn_provider` (e.g.
    * "Mullvad", "iCloud Private Relay"), `scanner_org` (e.g. "shodan"), and `crawler`, the most
    * specific published crawler or monitor range ({id, operator}); null when no source names one.
    */
   details: { vpn_provider: string | null; scanner_org: string | null; crawler: IpFacts["crawler"] };
 }
 
-/** What the caller asked to add to the base record (SPEC 4.2 `include`). */
+/** What the caller asked to add to the base record (`include`). */
 export interface RecordOptions {
   region: boolean;
   company: boolean;
@@ -35,7 +35,7 @@ export interface RecordOptions {
 
 /**
  * The record for one address. Base fields always; `network.cloud_*` only with region, `company`
- * only with company (absent otherwise, as SPEC 2.3 says), `network.hostname*` only with rdns.
+ * only with company (absent otherwise), `network.hostname*` only with rdns.
  */
 export function buildIpRecord(ip: string, ipVersion: 4 | 6, facts: IpFacts, opts: RecordOptions): IpRecord {
   const record: IpRecord = {
@@ -56,7 +56,7 @@ export function buildIpRecord(ip: string, ipVersion: 4 | 6, facts: IpFacts, opts
     details: { vpn_provider: facts.vpn_provider, scanner_org: facts.scanner_org, crawler: facts.crawler },
   };
   if (opts.company) {
-    // Keep SPEC field order readable: company after network.
+    // Keep the documented field order: company after network.
     const { location, type, risk, flags, details, ...head } = record;
     return { ...head, company: facts.company, location, type, risk, flags, details };
   }

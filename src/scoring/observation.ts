@@ -1,5 +1,5 @@
 /**
- * Scoring of one beacon hit (SPEC 2.4 observation). Pure: no I/O, no clocks. The route gathers the
+ * Scoring of one beacon hit (an observation). Pure: no I/O, no clocks. The route gathers the
  * inputs (UA parse, bot registry match, IP facts, token check, beacon tells, and an rDNS check
  * when `needsRdns` says so) into a HitInput; this module turns them into score, decision, reasons
  * and the bot fields, then applies the project's bot policy.
@@ -47,12 +47,12 @@ export interface HitInput {
 
 export type Decision = "allow" | "review" | "block";
 
-/** The scored observation (SPEC 2.4 fields, less `action`, which the route adds). */
+/** The scored observation (its scored fields, less `action`, which the route adds). */
 export interface ScoredHit {
   /** Probability in [0, 1] that the hit is a bot or automation, 4 decimals. */
   score: number;
   decision: Decision;
-  /** SPEC 2.4 reasons, plus `policy:<action>:<rule>` when the policy changed the decision. */
+  /** Reasons, plus `policy:<action>:<rule>` when the policy changed the decision. */
   reasons: string[];
   ua: {
     browser: string | null;
@@ -89,7 +89,8 @@ export const STRONG_TELLS: ReadonlySet<string> = new Set([
 export const WEAK_TELLS: ReadonlySet<string> = new Set(["cdp", "no_languages", "no_plugins", "outer_zero", "swiftshader"]);
 
 /**
- * Scorecard weights in log-odds. Printed by the README; change them together with the tests.
+ * Scorecard weights in log-odds. Printed in docs/api.md, "Observations and bot policy"; change
+ * them together with the tests and that table.
  * With base -3 a clean hit scores 0.047; +1.386 over base crosses 0.8 (block) at a total of 1.386,
  * and a total of -0.2 crosses 0.45 (review).
  */
@@ -114,7 +115,7 @@ export const SCORE_WEIGHTS = Object.freeze({
   ip_proxy: 1.5,
   /** ip_scanner: a known scanning organisation. */
   ip_scanner: 2.5,
-  /** Each distinct weak tell (no reason of its own: SPEC 2.4 has none). */
+  /** Each distinct weak tell (no reason of its own). */
   weak_tell: 0.6,
   /** At most this many weak tells count (3 × 0.6 = +1.8). */
   weak_tell_max: 3,
@@ -122,7 +123,7 @@ export const SCORE_WEIGHTS = Object.freeze({
   client_ua_mismatch: 1.5,
 });
 
-/** SPEC 2.4 decision thresholds: allow below `review`, review below `block`, block from `block`. */
+/** Decision thresholds: allow below `review`, review below `block`, block from `block`. */
 export const SCORE_THRESHOLDS = Object.freeze({ review: 0.45, block: 0.8 });
 
 const AI_KINDS: ReadonlySet<BotKind> = new Set<BotKind>(["ai_crawler", "ai_search", "ai_assistant"]);
@@ -151,7 +152,7 @@ export function needsRdns(bot: HitBot, ip: IpFacts | null): boolean {
   return bot.rdns_masks.length > 0 && !inOwnRange(bot, ip);
 }
 
-/** SPEC 2.4 decision for a score. */
+/** The decision for a score. */
 export function decide(score: number): Decision {
   if (score >= SCORE_THRESHOLDS.block) return "block";
   if (score >= SCORE_THRESHOLDS.review) return "review";
@@ -181,7 +182,7 @@ export function scoreHit(input: HitInput, policy: Readonly<BotPolicy>): ScoredHi
   if (automation) fire("automation_detected", SCORE_WEIGHTS.automation_detected);
   if (bot !== null || input.automationUa) fire("ua_bot", SCORE_WEIGHTS.ua_bot);
   if (bot !== null) {
-    // SPEC 2.4 has one AI reason; ua.bot_kind keeps the registry's finer kind.
+    // One AI reason for three registry kinds; ua.bot_kind keeps the finer kind.
     if (AI_KINDS.has(bot.bot_kind)) reasons.push("bot:ai_crawler");
     else if (bot.bot_kind === "search_crawler") reasons.push("bot:search_crawler");
     reasons.push(`bot:id:${bot.bot_id}`);

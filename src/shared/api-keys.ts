@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { randomBase62 } from "./ids.js";
 
-/** SPEC 5: secret keys stay server-side; publishable keys go into the beacon tag. */
+/** Secret keys stay server-side; publishable keys go into the beacon tag (docs/api.md, "Authentication"). */
 export type KeyType = "secret" | "publishable";
 export const SECRET_PREFIX = "fs_live_";
 export const PUBLISHABLE_PREFIX = "fs_pub_live_";

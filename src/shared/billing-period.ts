@@ -7,11 +7,11 @@ export interface BillingPeriodSource {
   billing_period_end?: number | null;
 }
 
-/** The usage period an org is in: its ledger key, the SPEC's YYYYMM label, and when it ends. */
+/** The usage period an org is in: its ledger key, its YYYYMM label, and when it ends. */
 export interface UsagePeriod {
   /** Ledger key part: YYYYMM for calendar months, `b<start in seconds>` for a Stripe billing period. */
   id: string;
-  /** YYYYMM of the period's start (SPEC 2.5 `period`). */
+  /** YYYYMM of the period's start (the usage record's `period`; docs/api.md, "GET /v1/orgs/{orgId}/usage"). */
   label: string;
   /** Epoch ms at which usage resets. */
   end: number;
@@ -19,7 +19,7 @@ export interface UsagePeriod {
 
 /**
  * A subscribed org's usage resets at Stripe's billing-period boundary, others' at the calendar
- * month (SPEC 8). If the clock passes the period end before Stripe's renewal event arrives, the
+ * month. If the clock passes the period end before Stripe's renewal event arrives, the
  * next period is assumed to have the same length (the event then corrects it).
  */
 export function usagePeriod(org: BillingPeriodSource, nowMs: number): UsagePeriod {

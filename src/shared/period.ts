@@ -1,5 +1,5 @@
 /**
- * Calendar billing periods in UTC (SPEC 8). A period is identified as YYYYMM and ends at
+ * Calendar billing periods in UTC. A period is identified as YYYYMM and ends at
  * the first instant of the next month.
  */
 

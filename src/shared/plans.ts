@@ -1,4 +1,4 @@
-/** Plan tiers (SPEC 3, 8). */
+/** Plan tiers (docs/api.md, "Credits and quota"). */
 export const PLANS = ["free", "pro", "business", "enterprise"] as const;
 export type Plan = (typeof PLANS)[number];
 
@@ -9,7 +9,7 @@ export interface PlanRule {
   readonly hardStop: boolean;
 }
 
-/** SPEC 8: free 10,000 hard stop; pro 50,000 and business 300,000 with overage; enterprise exempt. */
+/** Free 10,000 hard stop; pro 50,000 and business 300,000 with overage; enterprise exempt. */
 export const PLAN_RULES: Readonly<Record<Plan, PlanRule>> = Object.freeze({
   free: { monthlyQuota: 10_000, hardStop: true },
   pro: { monthlyQuota: 50_000, hardStop: false },
@@ -17,6 +17,6 @@ export const PLAN_RULES: Readonly<Record<Plan, PlanRule>> = Object.freeze({
   enterprise: { monthlyQuota: null, hardStop: false },
 });
 
-/** Subscription statuses (SPEC 2.5). Free orgs are `active`. */
+/** Subscription statuses of the usage record. Free orgs are `active`. */
 export const SUBSCRIPTION_STATUSES = ["active", "trialing", "past_due", "canceled", "incomplete"] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];

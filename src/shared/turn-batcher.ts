@@ -2,7 +2,7 @@
  * Gathers what one event-loop turn produces and hands it to another thread in batches of at most
  * `max`: a full batch leaves at once, so the other thread starts on it while this one still works
  * through the rest of the turn; the remainder leaves at the end of the turn (setImmediate).
- * Handing a whole turn over at once made the two threads take turns (README, "Benchmarks").
+ * Handing a whole turn over at once made the two threads take turns (bench/README.md).
  * Used for intents to the store writer and texts to the scoring pool.
  */
 export class TurnBatcher<T> {

@@ -77,7 +77,7 @@ export interface BillingDbs {
   overage: Database<OverageState, string>;
 }
 
-/** Subscription status -> the org's plan and SPEC status (README, "Lifecycle"). */
+/** Subscription status -> the org's plan and subscription status (docs/api.md, "Billing"). */
 function stateOf(status: string, plan: Plan | null): { plan: Plan; status: SubscriptionStatus } {
   const paid = plan ?? "pro";
   switch (status) {

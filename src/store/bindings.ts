@@ -104,7 +104,7 @@ export interface MeterOutcome {
 /** The longest meter window (schemas/sessions.ts MAX_WINDOW_MS): older logs are dropped. */
 const MAX_WINDOW_MS = 31 * 86_400_000;
 
-/** Accounts an identifier may have and still link them (README, "Session resolution"). */
+/** Accounts an identifier may have and still link them (docs/api.md, "POST /v1/sessions/resolve"). */
 export const LINK_MAX_ACCOUNTS = 10;
 
 /** A binding's last-seen time is rewritten at most this often. */

@@ -16,7 +16,7 @@ export { JournalClosedError, truncateTornTail } from "./journal.js";
  *
  * Why: waiting for the writer thread's LMDB commit put a cross-thread round trip (~1-2 ms on a
  * busy 2-core machine) in front of every metered response and capped GET /v1/ip at ~0.4 of
- * hello-world; one write(2) per turn costs microseconds. See README, "Durability".
+ * hello-world; one write(2) per turn costs microseconds. See docs/architecture.md, "Durability".
  */
 export interface ChargeRecord {
   seq: number;

@@ -6,7 +6,7 @@ import { join } from "node:path";
  * that turn's answers go out. A write(2) that returned is in the kernel's page cache, so a killed
  * process (kill -9) loses nothing that was answered. The writer thread applies the records to
  * LMDB shortly after, records the last applied sequence number in the same transaction, and on
- * start replays whatever the journal holds beyond it. See README, "Durability".
+ * start replays whatever the journal holds beyond it. See docs/architecture.md, "Durability".
  *
  * Two journals use this: debits (charge-journal.ts) and beacon observations (observation-journal.ts).
  */

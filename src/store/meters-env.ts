@@ -14,8 +14,8 @@ import type { StateDbs } from "./state-env.js";
  * So it is only ever reopened after a clean stop, or by the same boot of the machine (the page
  * cache, where the commits are, was never lost): `meters/boot_id` records the boot that opened it
  * and `meters/clean` is written, after a full flush, when the writer stops cleanly. After an OS
- * restart that followed an unclean stop, the windows are discarded and start empty (README,
- * "Metering"). Where the boot id cannot be read (not Linux), the environment flushes every commit
+ * restart that followed an unclean stop, the windows are discarded and start empty
+ * (docs/architecture.md, "Meter windows"). Where the boot id cannot be read (not Linux), the environment flushes every commit
  * like the rest of the state.
  */
 export interface MetersDir {

@@ -1,10 +1,10 @@
 import { AppendJournal, type JournalCodec } from "./journal.js";
 
-/** Kinds of beacon hits (SPEC 6.2: a pageview is `page.view`). */
+/** Kinds of beacon hits (a pageview is `page.view`). */
 export type ObservationKind = "page.view" | "form.submit";
 
 /**
- * One beacon hit as recorded (SPEC 2.4 plus where it came from). Stored by the writer under
+ * One beacon hit as recorded (the scored observation plus where it came from). Stored by the writer under
  * [project_id, seq]; `seq` is the observation journal's sequence number, so it grows with time
  * across restarts and orders a project's observations.
  */

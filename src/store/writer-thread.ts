@@ -3,7 +3,7 @@
  * Group commit: every intent that arrived since the last commit is applied in one transaction,
  * then all of them are acknowledged in one message. An ack therefore means "committed": the state
  * environment's commit is flushed to disk before it returns, the meter windows' environment's
- * reaches the kernel (it survives a killed process; see meters-env.ts and README, Durability).
+ * reaches the kernel (it survives a killed process; see meters-env.ts and docs/architecture.md, "Durability").
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { IntentApplier } from "./apply.js";

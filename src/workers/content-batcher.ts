@@ -2,7 +2,7 @@ import type { ContentAnalysis, ContentModel } from "../scoring/content/index.js"
 import { TurnBatcher } from "../shared/turn-batcher.js";
 import type { ScoringPool } from "./pool.js";
 
-/** Texts handed to the pool in one task at most (measured best at 16; README, "Form checks"). */
+/** Texts handed to the pool in one task at most (measured best at 16 with `npm run bench`). */
 const CHUNK = 16;
 
 interface Pending {

@@ -28,7 +28,7 @@ export interface PoolOptions {
  * that finished a task idles until the front, busy parsing requests, gets round to handing it
  * the next; with a few in its inbox it goes straight on. POST /v1/check with the content model on
  * the pool, ratio to hello world in A/B bench runs (wrk / autocannon): 0.07 / 0.13 with 1, 0.17 /
- * 0.26 with 4 (README, "Latest full run").
+ * 0.26 with 4 (bench/README.md).
  */
 export const TASKS_PER_THREAD = 4;
 

@@ -3,15 +3,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ApiError, ERROR_CATALOGUE, STATUS_TEXT, statusOf, toApiError, type ErrorCode } from "../../src/http/errors.js";
 
-const README = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8");
+const API_DOC = readFileSync(join(import.meta.dirname, "../../docs/api.md"), "utf8");
 
-/** Rows of the README's error table: | HTTP | `CODE` | meaning | */
-function readmeErrorRows(): Map<string, number> {
-  const section = README.split(/^## /m).find((s) => s.startsWith("Errors"));
-  if (!section) throw new Error("README has no '## Errors' section");
-  const rows = new Map<string, number>();
-  for (const m of section.matchAll(/^\|\s*(\d{3})\s*\|\s*`([A-Z_]+)`\s*\|/gm)) rows.set(m[2]!, Number(m[1]));
-  return rows;
+/** Rows of docs/api.md's error table, in order: | HTTP | `CODE` | meaning | */
+function documentedErrorRows(): Array<[string, number]> {
+  const section = API_DOC.split(/^## /m).find((s) => s.startsWith("Errors"));
+  if (!section) throw new Error("docs/api.md has no '## Errors' section");
+  return [...section.matchAll(/^\|\s*(\d{3})\s*\|\s*`([A-Z_]+)`\s*\|/gm)].map((m) => [m[2]!, Number(m[1])]);
 }
 
 describe("error catalogue", () => {
@@ -36,10 +34,12 @@ describe("error catalogue", () => {
     }
   });
 
-  it("matches the README's error table exactly", () => {
-    const rows = readmeErrorRows();
+  it("matches the error table of docs/api.md exactly: every code once, with its status", () => {
+    const rows = documentedErrorRows();
+    const codes = rows.map(([code]) => code);
+    expect(codes.filter((c, i) => codes.indexOf(c) !== i), "codes listed more than once").toEqual([]);
     const catalogue = new Map(Object.entries(ERROR_CATALOGUE).map(([c, e]) => [c, e.status]));
-    expect(rows).toEqual(catalogue);
+    expect(new Map(rows)).toEqual(catalogue);
   });
 
   it("maps unknown throwables to a 500 that leaks nothing", () => {

@@ -1,4 +1,4 @@
-/** Checks shared by the service's scenarios: the SPEC 2.1 envelope around every answer. */
+/** Checks shared by the service's scenarios: the envelope around every answer (docs/api.md, "Envelope"). */
 
 /** A parsed envelope, loosely typed: scenarios check the fields they care about. */
 export interface LooseEnvelope {

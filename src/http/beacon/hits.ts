@@ -69,7 +69,7 @@ export function beaconProject(services: BeaconServices, principal: KeyPrincipal,
 }
 
 /**
- * Scores one beacon hit and records it as an observation (SPEC 2.4). The answer goes out once
+ * Scores one beacon hit and records it as an observation. The answer goes out once
  * the observation is in the observation journal (so it survives a crash); the writer stores it
  * in LMDB shortly after. Synchronous up to the journal write, except for a bot whose operator
  * is verified by reverse DNS (a cached lookup).

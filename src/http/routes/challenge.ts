@@ -4,7 +4,7 @@ import { beaconProject } from "../beacon/hits.js";
 import { defineRoute } from "../route.js";
 import { challengeVerifyBody } from "../schemas/challenge.js";
 
-/** SPEC 8: challenge verification costs 1 credit; issuing is free, like the beacon calls. */
+/** Challenge verification costs 1 credit; issuing is free, like the beacon calls. */
 const VERIFY_CREDITS = 1;
 
 /**

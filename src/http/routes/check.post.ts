@@ -15,7 +15,7 @@ const BEACON_FIELD = "_fs_signals";
 const FUSION_METHOD = "log-odds sum: calibrated content probability + per-signal likelihood ratios (naive Bayes)";
 
 /**
- * POST /v1/check (SPEC 4.1, 2 credits): scores a form submission. See README, "Form checks".
+ * POST /v1/check (2 credits): scores a form submission. See docs/api.md, "POST /v1/check".
  * Needs at least one of metadata.email, metadata.ip, form_data (422 otherwise).
  */
 export function checkPost(deps: AppDeps) {

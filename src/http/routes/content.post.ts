@@ -5,7 +5,7 @@ import { contentBody } from "../schemas/content.js";
 
 /**
  * POST /v1/content {text} (2 credits): the content model on its own. `score` is the calibrated
- * spam probability; `decision` by the SPEC thresholds. See README, "POST /v1/content".
+ * spam probability; `decision` by the usual thresholds. See docs/api.md, "POST /v1/content".
  */
 export function contentPost(deps: AppDeps) {
   return defineRoute({

@@ -4,7 +4,7 @@ import type { EmailServices } from "../../datasets/mx.js";
 import { defineRoute } from "../route.js";
 import { emailBody } from "../schemas/email.js";
 
-/** SPEC 8: email intelligence costs 3 credits per call, whatever the answer. */
+/** Email intelligence costs 3 credits per call, whatever the answer. */
 const EMAIL_CREDITS = 3;
 
 /**

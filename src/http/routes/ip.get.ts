@@ -9,12 +9,12 @@ import { RawJson } from "../respond.js";
 import { defineRoute, type RouteResult } from "../route.js";
 import { parseInclude, type IpDatasetName } from "../schemas/ip.js";
 
-/** SPEC 8: base lookup 1 credit; rdns +1 on a cache miss only; region and company free. */
+/** Base lookup 1 credit; rdns +1 on a cache miss only; region and company free. */
 const BASE_CREDITS = 1;
 const RDNS_MISS_CREDITS = 1;
 
 /**
- * GET /v1/ip/{ip}: the SPEC 2.3 record.
+ * GET /v1/ip/{ip}: the IP record (docs/api.md, "GET /v1/ip/{ip}").
  * The base record and the region/company enrichments are typed-array lookups done inline on the
  * front thread (~0.2 µs, far below the ~60 µs of a pool round trip: bench/micro/pool-hop). Only
  * rdns waits, on DNS, and only when asked.

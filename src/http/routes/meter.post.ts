@@ -7,10 +7,10 @@ import { meterBody, windowMs } from "../schemas/sessions.js";
 import { ackOrThrow } from "./ack.js";
 
 /**
- * POST /v1/meter (SPEC 4.7; preview behind FS_ENABLE_METER, 2 credits): one decision against a
+ * POST /v1/meter (preview behind FS_ENABLE_METER, 2 credits): one decision against a
  * sliding window kept by the writer. The budget belongs to the identity's linked accounts (those
  * session resolution tied together through a shared session, fingerprint or IP), so rotating
- * accounts does not reset it. See README, "Metering".
+ * accounts does not reset it. See docs/api.md, "POST /v1/meter (preview)".
  */
 export function meterPost(deps: AppDeps) {
   if (!deps.config.FS_ENABLE_METER) {

@@ -91,7 +91,7 @@ export function listObservations(deps: AppDeps, projectId: string, q: ListQuery)
   return { items, next };
 }
 
-/** The observation as the API shows it: SPEC 2.4 fields first, then where it came from. */
+/** The observation as the API shows it: the scored fields first, then where it came from. */
 export function publicObservation(o: ObservationRecord) {
   return {
     id: o.id,

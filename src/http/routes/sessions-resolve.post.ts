@@ -10,10 +10,10 @@ import { defineRoute } from "../route.js";
 import { resolveBody } from "../schemas/sessions.js";
 import { ackOrThrow } from "./ack.js";
 
-/** A session first seen less than this long ago is "fresh" (README, "Session resolution"). */
+/** A session first seen less than this long ago is "fresh" (docs/api.md, "POST /v1/sessions/resolve"). */
 export const FRESH_SESSION_MS = 10 * 60_000;
 
-/** Log-odds the correlation adds to the edge verdict (README table). */
+/** Log-odds the correlation adds to the edge verdict (docs/api.md, "POST /v1/sessions/resolve"). */
 export const RESOLVE_WEIGHTS = Object.freeze({
   shared_session: 1.5, // another account on this browser session…
   shared_session_each: 0.5, // …and each further one
@@ -25,7 +25,7 @@ export const RESOLVE_WEIGHTS = Object.freeze({
 });
 
 /**
- * POST /v1/sessions/resolve (SPEC 4.3, 2 credits, secret key with the `sessions` scope): binds
+ * POST /v1/sessions/resolve (2 credits, secret key with the `sessions` scope): binds
  * an account to the browser session, fingerprint, IP and email it came with, and answers the
  * session's edge verdict, its continuity and how many other accounts share each identifier.
  */

@@ -5,8 +5,8 @@ import { defineRoute } from "../route.js";
 import { ackOrThrow } from "./ack.js";
 
 /**
- * GET /v1/orgs/{orgId}/usage: the SPEC 2.5 usage record. Needs a secret key of that org.
- * Read through the writer, which holds the exact counters. Free to call (not in SPEC 8's list).
+ * GET /v1/orgs/{orgId}/usage: the usage record. Needs a secret key of that org.
+ * Read through the writer, which holds the exact counters. Free to call.
  */
 export function usageGet(deps: AppDeps) {
   return defineRoute({
@@ -33,7 +33,7 @@ export function usageGet(deps: AppDeps) {
           // Credits beyond the quota this period; what Stripe already acknowledged stays counted
           // even if a plan change since would put it under a larger quota (or none).
           overage: Math.max(u.overage, reported),
-          // Of that overage: acknowledged by Stripe's meter, and sent or to be sent (see README, "Overage").
+          // Of that overage: acknowledged by Stripe's meter, and sent or to be sent (docs/api.md, "Billing").
           overage_reported: reported,
           overage_pending: Math.max(0, u.overage - reported),
           subscription_status: org?.subscription_status ?? "active",

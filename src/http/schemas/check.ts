@@ -3,7 +3,7 @@ import { z } from "zod";
 /** A form field value as sites send them: text, numbers, booleans, lists of those. */
 const fieldValue = z.union([z.string().max(20_000), z.number(), z.boolean(), z.null(), z.array(z.union([z.string().max(5_000), z.number(), z.boolean()])).max(100)]);
 
-/** POST /v1/check (SPEC 4.1). Unknown metadata keys are dropped, not refused. */
+/** POST /v1/check. Unknown metadata keys are dropped, not refused. */
 export const checkBody = z.strictObject({
   form_id: z.string().min(1).max(200),
   form_data: z

@@ -1,12 +1,12 @@
 import { ApiError } from "../errors.js";
 
-/** SPEC 4.2 enrichment datasets. */
+/** Enrichment datasets of GET /v1/ip/{ip} (`include`). */
 export const IP_DATASETS = ["region", "company", "rdns"] as const;
 export type IpDatasetName = (typeof IP_DATASETS)[number];
 
 /**
  * Parses `include`: comma-separated dataset names or `all`. Unknown names: 400 VALIDATION_ERROR
- * naming the field (SPEC 7 rule 3 leaves the code open; we use the generic one).
+ * naming the field (the generic code; docs/api.md, "Decisions where the product left things open").
  */
 export function parseInclude(raw: string | undefined): IpDatasetName[] {
   if (raw === undefined || raw === "") return NONE;

@@ -2,12 +2,12 @@ import { z } from "zod";
 
 const id = (max: number) => z.string().trim().min(1).max(max);
 
-/** POST /v1/sessions/resolve (SPEC 4.3). The "at least one of" rule is a 422, checked in the route. */
+/** POST /v1/sessions/resolve. The "at least one of" rule is a 422, checked in the route. */
 export const resolveBody = z.strictObject({
   external_user_id: id(256),
   observation_type: z.enum(["auth.signup", "auth.login"]),
   session_id: id(128).optional(),
-  /** Type not fixed by the SPEC: a string (e.g. the beacon's hash) or a number. */
+  /** A string (e.g. the beacon's hash) or a number (docs/api.md, "Decisions where the product left things open"). */
   fingerprint: z.union([id(512), z.number().finite()]).optional(),
   ip: z.string().max(64).optional(),
   email: z.string().max(320).optional(),
@@ -29,7 +29,7 @@ export function windowMs(text: string): number | null {
   return ms <= MAX_WINDOW_MS ? ms : null;
 }
 
-/** POST /v1/meter (SPEC 4.7, preview). */
+/** POST /v1/meter (preview). */
 export const meterBody = z.strictObject({
   resource: id(200),
   identity: z

@@ -166,7 +166,7 @@ export async function writeSnapshot(mode: Mode, opts: { dir?: string; manifest?:
         continue;
       }
       taken = date;
-      origin = dated ? `${dated.repo}@${dated.commit.slice(0, 12)}:${entry.path.split("/").slice(2).join("/")}` : `${relative(process.cwd(), join(mode.dir, entry.path))}`;
+      origin = dated ? `${dated.repo}@${dated.commit.slice(0, 12)}:${entry.path.split("/").slice(2).join("/")}` : (entry.upstream ?? "recorded by the project");
     } else {
       const source = entry.range ?? entry.bot;
       if (!source || !entry.upstream) {

@@ -2,7 +2,7 @@
  * The overlay of range sources: many possibly overlapping ranges from many lists in, one sorted,
  * disjoint range list out, each piece carrying the facts of every range that covers it.
  *
- * Rules (the README documents them; test/unit/sources-overlay.test.ts pins them):
+ * Rules (docs/api.md, "GET /v1/ip/{ip}", states them for users; test/unit/sources-overlay.test.ts pins them):
  * - Flags are the union of every covering range's kind.
  * - Each flag's provenance, and each named value (cloud provider and region, VPN provider,
  *   scanner organisation, crawler), comes from the most specific covering range that supplies

@@ -13,7 +13,7 @@ function documentedErrorRows(): Array<[string, number]> {
 }
 
 describe("error catalogue", () => {
-  it("contains every SPEC 7 code with the SPEC status", () => {
+  it("contains every error code of the API with its documented status", () => {
     const spec: Record<string, number> = {
       VALIDATION_ERROR: 400,
       MISSING_KEY: 401,

@@ -48,6 +48,7 @@ async function main(): Promise<void> {
   const store = await StoreClient.start(stateDir, journalDir, {
     bindingRetentionMs: config.FS_BINDING_RETENTION_DAYS * 86_400_000,
     observationRetentionMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
+    logLevel: config.FS_LOG_LEVEL,
   });
   if (store.replayed > 0) log.warn("replayed charge journal after an unclean stop", { records: store.replayed });
   if (store.observationsReplayed > 0) log.warn("replayed observation journal after an unclean stop", { records: store.observationsReplayed });

@@ -41,7 +41,11 @@ export class StoreClient {
   private constructor(private readonly worker: Worker) {}
 
   /** Starts the writer thread and resolves once it reports ready. */
-  static start(stateDir: string, journalDir: string, opts: { bindingRetentionMs?: number; observationRetentionMs?: number } = {}): Promise<StoreClient> {
+  static start(
+    stateDir: string,
+    journalDir: string,
+    opts: Pick<WriterData, "bindingRetentionMs" | "observationRetentionMs" | "logLevel"> = {},
+  ): Promise<StoreClient> {
     const data: WriterData = { protocolVersion: PROTOCOL_VERSION, stateDir, journalDir, ...opts };
     const worker = new Worker(WRITER_ENTRY, { workerData: data });
     const client = new StoreClient(worker);

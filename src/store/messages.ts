@@ -227,4 +227,6 @@ export interface WriterData {
   bindingRetentionMs?: number;
   /** How long observations and beacon sessions are kept (FS_OBSERVATION_RETENTION_DAYS). */
   observationRetentionMs?: number;
+  /** FS_LOG_LEVEL: the writer logs every write it refuses, with the reason. */
+  logLevel?: "error" | "warn" | "info" | "debug";
 }

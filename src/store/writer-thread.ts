@@ -1,7 +1,9 @@
 /**
  * Entry of the single writer thread: the only code that opens LMDB state for writing.
  * Group commit: every intent that arrived since the last commit is applied in one transaction,
- * then all of them are acknowledged in one message. An ack therefore means "committed": the state
+ * then all of them are acknowledged in one message. One intent that cannot be applied fails
+ * alone: the batch is then applied again one intent per transaction, so every other intent
+ * commits and only the faulty one is refused (logged with its reason). An ack therefore means "committed": the state
  * environment's commit is flushed to disk before it returns, the meter windows' environment's
  * reaches the kernel (it survives a killed process; see meters-env.ts and docs/architecture.md, "Durability").
  */
@@ -13,6 +15,7 @@ import { OBSERVATION_CODEC } from "./observation-journal.js";
 import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "./messages.js";
 import { markMetersClean, migrateLegacyMeters, prepareMetersDir, unmarkMetersClean } from "./meters-env.js";
 import { flushToDisk, openState, stateTransaction } from "./state-env.js";
+import { createLogger } from "../shared/log.js";
 
 const data = workerData as WriterData;
 if (data.protocolVersion !== PROTOCOL_VERSION) {
@@ -20,6 +23,7 @@ if (data.protocolVersion !== PROTOCOL_VERSION) {
 }
 const port = parentPort;
 if (!port) throw new Error("writer-thread must run as a worker thread");
+const log = createLogger(data.logLevel ?? "info", "writer");
 
 const metersDir = prepareMetersDir(data.stateDir);
 const dbs = openState(data.stateDir, false, metersDir.noSync);
@@ -106,31 +110,70 @@ function commitQueued(): void {
     metersCleanMarked = false;
   }
   commits++;
-  const acks: AckBatch["items"] = new Array(items.length);
-  try {
-    stateTransaction(dbs, () => {
-      for (let i = 0; i < items.length; i++) {
-        const item = items[i]!;
-        acks[i] = { id: item.id, ack: applier.apply(item.intent) };
-      }
-    });
-  } catch (err) {
-    // The cached state may hold effects of this batch that were not committed, so drop it. The
-    // state environment commits first: if only the meters one failed, a cluster merge may be
-    // stored without its moved windows; fold them now rather than at the next start.
-    applier.reset();
-    try {
-      repairBudgets();
-    } catch {
-      // The store is failing; the next start repairs.
-    }
-    const failed: Ack = { ok: false, error: "STORE_FAILED", message: `store write failed: ${(err as Error).message}` };
-    for (let i = 0; i < items.length; i++) acks[i] = { id: items[i]!.id, ack: failed };
-  }
+  const acks = applyIsolated(items);
   const out: AckBatch = { kind: "acks", items: acks };
   if (items.some((item) => item.intent.op === "shutdown")) return closeMeters(() => port!.postMessage(out));
   port!.postMessage(out);
   maybePrune();
+}
+
+/**
+ * Applies `items` in one transaction. An intent that throws while it is applied (a key over
+ * LMDB's size limit, a record the store refuses) aborts that transaction; it is then refused
+ * alone and the rest is applied again without it, so every other intent commits. A failure of
+ * the commit itself (disk full, a broken environment) refuses the whole batch: the front stops
+ * when that hits its charges, which stay in the journal for the next start.
+ */
+function applyIsolated(items: IntentBatch["items"]): AckBatch["items"] {
+  const acks = new Map<number, Ack>();
+  let pending = items;
+  while (pending.length > 0) {
+    let culprit = -1;
+    try {
+      const applied: Ack[] = [];
+      stateTransaction(dbs, () => {
+        for (let i = 0; i < pending.length; i++) {
+          culprit = i;
+          applied.push(applier.apply(pending[i]!.intent));
+        }
+        culprit = -1;
+      });
+      pending.forEach((item, i) => acks.set(item.id, applied[i]!));
+      break;
+    } catch (err) {
+      rollBack();
+      if (culprit < 0) {
+        // The commit failed, not an intent: nothing of the batch is stored.
+        for (const item of pending) acks.set(item.id, refused(item, err, "commit failed"));
+        break;
+      }
+      const bad = pending[culprit]!;
+      acks.set(bad.id, refused(bad, err, "intent failed"));
+      pending = pending.filter((_, i) => i !== culprit);
+    }
+  }
+  return items.map((item) => ({ id: item.id, ack: acks.get(item.id)! }));
+}
+
+/**
+ * After a failed transaction: the cached state may hold its uncommitted effects, so drop it. The
+ * state environment commits first: if only the meters one failed, a cluster merge may be stored
+ * without its moved windows; fold them now rather than at the next start.
+ */
+function rollBack(): void {
+  applier.reset();
+  try {
+    repairBudgets();
+  } catch {
+    // The store is failing; the next start repairs.
+  }
+}
+
+/** The acknowledgement of an intent the store could not apply, logged with its reason. */
+function refused(item: IntentBatch["items"][number], err: unknown, stage: string): Ack {
+  const message = err instanceof Error ? err.message : String(err);
+  log.error("write refused", { op: item.intent.op, stage, reason: message });
+  return { ok: false, error: "STORE_FAILED", message: `store write failed: ${message}` };
 }
 
 let stopped = false;

@@ -3,6 +3,7 @@
  * HTTP listen. Shutdown in reverse on SIGTERM/SIGINT.
  */
 import { randomBytes } from "node:crypto";
+import { BodyBudget } from "./http/body-budget.js";
 import { join } from "node:path";
 import { REPO_ROOT, loadConfigFromProcess, redactConfig } from "./config/index.js";
 import { BeaconTokens } from "./http/beacon/token.js";
@@ -131,6 +132,7 @@ async function main(): Promise<void> {
     config,
     log,
     store,
+    bodies: new BodyBudget({ public: config.FS_BODY_BUFFER_PUBLIC_BYTES, keyed: config.FS_BODY_BUFFER_BYTES }, config.FS_RETRY_AFTER_SECONDS),
     auth: new Authenticator(readDbs, boot.adminTokenHash),
     quota: new QuotaGate(readDbs, journal),
     pool,

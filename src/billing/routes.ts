@@ -1,4 +1,3 @@
-import type Stripe from "stripe";
 import type { OrgRecord } from "../store/messages.js";
 import type { BillingOutcome } from "../store/billing.js";
 import type { AppDeps } from "../http/deps.js";
@@ -7,6 +6,8 @@ import { defineRoute } from "../http/route.js";
 import { ackOrThrow } from "../http/routes/ack.js";
 import { checkoutBody, portalBody } from "../http/schemas/billing.js";
 import type { KeyPrincipal } from "../http/auth.js";
+import { parseJson } from "../http/body.js";
+import type { RequestSnapshot } from "../http/request.js";
 import { normalizeEvent } from "./events.js";
 import { TRIAL_DAYS, type BillingSetup } from "./stripe.js";
 
@@ -111,12 +112,28 @@ export function portalPost(deps: AppDeps) {
   });
 }
 
+/** `t=<seconds>,v1=<hex>[,...]` as Stripe signs; anything else cannot verify, so its body is never read. */
+const STRIPE_SIGNATURE = /^t=\d{1,12}(,[a-z0-9]{1,8}=[0-9a-f]{1,128}){1,8}$/;
+
+/** Answers before the body is read: billing and webhooks configured, a signature header of Stripe's form. */
+function webhookPrecheck(deps: AppDeps, snap: RequestSnapshot): void {
+  const setup = setupOrThrow(deps);
+  if (!setup.webhookSecret) throw new ApiError("BILLING_NOT_CONFIGURED", "Webhooks are not configured: set STRIPE_WEBHOOK_SECRET.");
+  const signature = snap.extra["stripe-signature"] ?? "";
+  if (!signature) throw new ApiError("INVALID_SIGNATURE", "Stripe-Signature header missing.");
+  if (signature.length > 1024 || !STRIPE_SIGNATURE.test(signature) || !/(^|,)v1=/.test(signature)) {
+    throw new ApiError("INVALID_SIGNATURE", "Stripe-Signature header is not of the form t=<timestamp>,v1=<signature>.");
+  }
+}
+
 /**
- * POST /webhooks/stripe: the signature is checked on the raw body first (the SDK's
- * constructEvent, with its 300 s tolerance); then the event goes to the writer, which applies it
- * exactly once and never lets an older event undo a newer state. Answers 200 for every verified
- * event (also duplicates and types we ignore, so Stripe stops retrying); 400 INVALID_SIGNATURE
- * otherwise, changing nothing.
+ * POST /webhooks/stripe: billing configuration and the form of the Stripe-Signature header are
+ * checked before the body is read; then the signature is verified on the raw body (the SDK's
+ * constructEvent, with its 300 s tolerance), the event's envelope and the fields we use are
+ * validated, and the event goes to the writer, which applies it exactly once and never lets an
+ * older event undo a newer state. Answers 200 for every verified event (also duplicates and types
+ * we ignore, so Stripe stops retrying); 400 INVALID_SIGNATURE or VALIDATION_ERROR otherwise,
+ * recording nothing.
  */
 export function stripeWebhookPost(deps: AppDeps) {
   return defineRoute<Buffer>({
@@ -124,17 +141,21 @@ export function stripeWebhookPost(deps: AppDeps) {
     pattern: "/webhooks/stripe",
     auth: { kind: "none" },
     // Stripe's events can be larger than API requests (an invoice with many lines).
-    rawBody: { headers: ["stripe-signature"], maxBytes: 1024 * 1024 },
+    rawBody: { headers: ["stripe-signature"], maxBytes: 1024 * 1024, precheck: (snap) => webhookPrecheck(deps, snap) },
     async handle({ body: raw, snap }) {
       const setup = setupOrThrow(deps);
-      if (!setup.webhookSecret) throw new ApiError("BILLING_NOT_CONFIGURED", "Webhooks are not configured: set STRIPE_WEBHOOK_SECRET.");
-      let event: Stripe.Event;
+      let parsed: unknown;
       try {
-        event = setup.stripe.webhooks.constructEvent(raw, snap.extra["stripe-signature"] ?? "", setup.webhookSecret);
+        parsed = setup.stripe.webhooks.constructEvent(raw, snap.extra["stripe-signature"] ?? "", setup.webhookSecret ?? "");
       } catch (err) {
-        throw new ApiError("INVALID_SIGNATURE", `Stripe-Signature does not verify: ${(err as Error).message.split("\n")[0]}`);
+        // Verified but not JSON: the SDK's parse fails after its signature check passed.
+        if ((err as { type?: string }).type !== "StripeSignatureVerificationError") parsed = parseJson(raw);
+        else throw new ApiError("INVALID_SIGNATURE", `Stripe-Signature does not verify: ${(err as Error).message.split("\n")[0]}`);
       }
-      const ack = ackOrThrow(await deps.store.send({ op: "billing.event", event: normalizeEvent(event, setup), nowMs: Date.now() }));
+      const normalized = normalizeEvent(parsed, setup);
+      if (!normalized.ok) throw new ApiError("VALIDATION_ERROR", `${normalized.message}. The event was not recorded.`);
+      const event = normalized.event;
+      const ack = ackOrThrow(await deps.store.send({ op: "billing.event", event, nowMs: Date.now() }));
       const outcome = ack.value as BillingOutcome;
       // Plan and billing period take effect for the very next call.
       if (outcome.org) deps.quota.setBilling(outcome.org.id, outcome.org.plan, outcome.org);

@@ -25,6 +25,15 @@ export const envSchema = z.object({
   FS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** Largest accepted request body in bytes; larger bodies get 413. Example: 65536. */
   FS_MAX_BODY_BYTES: positiveInt.max(16 * 1024 * 1024).default(64 * 1024),
+  /**
+   * Request-body bytes held at once, across every connection, for routes reached without a
+   * secret key (the payment webhook, the beacon, the demo); past it, 503 OVERLOADED and the
+   * connection is closed. Bounds what unauthenticated clients can make the process hold.
+   * Example: 8388608 (8 MiB).
+   */
+  FS_BODY_BUFFER_PUBLIC_BYTES: positiveInt.max(1024 * 1024 * 1024).default(8 * 1024 * 1024),
+  /** The same for routes that need a secret or admin key (checked before the body is read). Example: 67108864. */
+  FS_BODY_BUFFER_BYTES: positiveInt.max(4 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   /** Scoring pool threads. Example: 3. Default: cores - 1, at least 1. */
   FS_POOL_THREADS: positiveInt.max(256).default(defaultPoolThreads),
   /** Tasks that may wait in the pool queue before requests get 503 OVERLOADED. Example: 1024. */

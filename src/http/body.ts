@@ -1,28 +1,51 @@
 import type { HttpResponse } from "uWebSockets.js";
+import type { BodyBudget, BodyPool } from "./body-budget.js";
 import { ApiError } from "./errors.js";
+import type { ResponseState } from "./respond.js";
 
 /**
  * Reads a request body of at most `limit` bytes. Chunks are copied as they arrive (uWS detaches
- * them after the callback). Rejects with 413 as soon as the count passes the limit, without
- * waiting for the rest. The caller must have registered onAborted already.
+ * them after the callback). The bytes count against `pool` of `budget` (the declared length up
+ * front, then as they arrive) until the answer is written or the client leaves. Rejects with 413
+ * as soon as the count passes the limit, and with 503 OVERLOADED when the pool is full, without
+ * waiting for the rest; either way the connection is closed after the answer. The caller must
+ * have registered onAborted already, releasing `state.lease` when the client leaves.
  */
-export function readBody(res: HttpResponse, limit: number, declaredLength: string): Promise<Buffer> {
+export function readBody(
+  res: HttpResponse,
+  state: ResponseState,
+  limit: number,
+  declaredLength: string,
+  budget: BodyBudget,
+  pool: BodyPool,
+): Promise<Buffer> {
+  let declared = 0;
   if (declaredLength) {
     const n = Number(declaredLength);
-    if (Number.isFinite(n) && n > limit) return Promise.reject(tooLarge(limit));
+    if (Number.isFinite(n) && n > limit) return refuse(state, tooLarge(limit));
+    if (Number.isSafeInteger(n) && n > 0) declared = n;
   }
+  try {
+    state.lease = budget.lease(pool, declared);
+  } catch (err) {
+    return refuse(state, err as ApiError);
+  }
+  const lease = state.lease;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const fail = (err: ApiError) => {
+      done = true;
+      chunks.length = 0;
+      state.closeConnection = true;
+      reject(err);
+    };
     res.onData((chunk, isLast) => {
       if (done) return;
       size += chunk.byteLength;
-      if (size > limit) {
-        done = true;
-        reject(tooLarge(limit));
-        return;
-      }
+      if (size > limit) return fail(tooLarge(limit));
+      if (!lease.grow(size)) return fail(budget.overloaded());
       chunks.push(Buffer.from(chunk.slice(0)));
       if (isLast) {
         done = true;
@@ -30,6 +53,12 @@ export function readBody(res: HttpResponse, limit: number, declaredLength: strin
       }
     });
   });
+}
+
+/** A refusal before any byte is read: answer, then close (the client may still be sending). */
+function refuse(state: ResponseState, err: ApiError): Promise<never> {
+  state.closeConnection = true;
+  return Promise.reject(err);
 }
 
 function tooLarge(limit: number): ApiError {

@@ -25,7 +25,7 @@ export const ERROR_CATALOGUE = {
   INTERNAL_ERROR: { status: 500, meaning: "Server error. Nothing internal is leaked; the request id is logged." },
   PAYMENT_PROVIDER_ERROR: { status: 502, meaning: "Stripe failed or timed out; nothing was changed here. Retry later." },
   BILLING_NOT_CONFIGURED: { status: 503, meaning: "Billing is not configured on this installation (STRIPE_SECRET_KEY, price ids, webhook secret)." },
-  OVERLOADED: { status: 503, meaning: "The scoring pool queue is full; retry after the Retry-After header." },
+  OVERLOADED: { status: 503, meaning: "Too much work at once: the scoring pool queue is full, or too many request bodies are being received (FS_BODY_BUFFER_*); retry after the Retry-After header." },
   NOT_READY: { status: 503, meaning: "Cannot serve right now: datasets, writer or pool unavailable (GET /readyz), or charges cannot be recorded (stopping, storage failure); nothing was charged." },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

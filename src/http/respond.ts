@@ -1,4 +1,5 @@
 import type { HttpResponse } from "uWebSockets.js";
+import type { BodyLease } from "./body-budget.js";
 import { ApiError, STATUS_TEXT } from "./errors.js";
 import type { Hold } from "./quota.js";
 
@@ -32,6 +33,10 @@ export interface ResponseState {
   cors?: Record<string, string>;
   /** Credits held for this call until it is charged or fails (router.ts, QuotaGate.hold). */
   hold?: Hold | null;
+  /** Body bytes this request holds (body-budget.ts); released when the answer is written or the client leaves. */
+  lease?: BodyLease | null;
+  /** Close the connection after the answer (a body refused while it is still arriving). */
+  closeConnection?: boolean;
 }
 
 /** Milliseconds since `startedAt`, rounded to microseconds. */
@@ -54,6 +59,10 @@ export function writeEnvelope(
 
 /** Writes an already serialised envelope. 200 is uWS's default status, so it is not written. */
 function writeBody(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>): void {
+  if (state.lease) {
+    state.lease.release();
+    state.lease = null;
+  }
   if (state.aborted) return;
   state.aborted = true; // a response is written once
   res.cork(() => {
@@ -61,7 +70,7 @@ function writeBody(res: HttpResponse, state: ResponseState, status: number, body
     res.writeHeader("content-type", "application/json");
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body);
+    res.end(body, state.closeConnection === true);
   });
 }
 

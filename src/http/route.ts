@@ -42,7 +42,16 @@ export interface Route<B = unknown> {
    * these request headers in `ctx.snap.extra`: for endpoints that verify a signature over the
    * exact bytes (Stripe's webhook). Exclusive with `body`.
    */
-  rawBody?: { headers: string[]; /** Body limit for this route instead of FS_MAX_BODY_BYTES. */ maxBytes?: number };
+  rawBody?: {
+    headers: string[];
+    /** Body limit for this route instead of FS_MAX_BODY_BYTES. */
+    maxBytes?: number;
+    /**
+     * Runs before the body is read (it sees the snapshot, with `headers` in `extra`); throwing an
+     * ApiError answers at once, so a request that cannot succeed never has its body held.
+     */
+    precheck?: (snap: RequestSnapshot) => void;
+  };
   /**
    * Least credits a successful call costs. They are held (QuotaGate.hold) before the handler
    * runs: a call the org has no room for is refused (429) before it does or records anything,

@@ -2,6 +2,7 @@ import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "../shared/log.js";
 import type { Authenticator, KeyPrincipal } from "./auth.js";
 import { isJsonContentType, parseJson, readBody } from "./body.js";
+import type { BodyBudget, BodyPool } from "./body-budget.js";
 import { ApiError, toApiError } from "./errors.js";
 import type { QuotaGate } from "./quota.js";
 import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
@@ -12,6 +13,8 @@ import { validate } from "./validate.js";
 /** What the router needs besides the routes. */
 export interface RouterDeps {
   auth: Authenticator;
+  /** Caps the body bytes held across connections (public and keyed routes apart). */
+  bodies: BodyBudget;
   quota: QuotaGate;
   log: Logger;
   maxBodyBytes: number;
@@ -45,6 +48,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
       state.requestId = snap.requestId;
       res.onAborted(() => {
         state.aborted = true;
+        state.lease?.release(); // a client that leaves mid-body holds nothing
       });
       handle(route, res, state, snap, deps);
     });
@@ -119,7 +123,10 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     else if (need.kind === "secret" || need.kind === "publishable") principal = deps.auth.verifyKey(snap.authorization, need, nowMs);
 
     if (route.rawBody) {
-      readBody(res, route.rawBody.maxBytes ?? deps.maxBodyBytes, snap.contentLength).then((raw) => {
+      // Checks that need no body (is the endpoint configured, is the signature header well
+      // formed) answer before a byte of it is read or held.
+      route.rawBody.precheck?.(snap);
+      readBody(res, state, route.rawBody.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, poolOf(route)).then((raw) => {
         try {
           run(route, res, state, snap, deps, principal, nowMs, raw);
         } catch (err) {
@@ -132,7 +139,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
-    readBody(res, deps.maxBodyBytes, snap.contentLength).then((raw) => {
+    readBody(res, state, deps.maxBodyBytes, snap.contentLength, deps.bodies, poolOf(route)).then((raw) => {
       try {
         run(route, res, state, snap, deps, principal, nowMs, validate(route.body!, parseJson(raw), "body"));
       } catch (err) {
@@ -142,6 +149,11 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
   } catch (err) {
     fail(err);
   }
+}
+
+/** Bodies of routes reached without a secret key count against the public pool. */
+function poolOf(route: Route<any>): BodyPool {
+  return route.auth.kind === "none" || route.auth.kind === "publishable" ? "public" : "keyed";
 }
 
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */

@@ -15,6 +15,7 @@ export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null): Promise<
   mountStatic(app, deps, beaconAsset);
   mountRoutes(app, allRoutes(deps), {
     auth: deps.auth,
+    bodies: deps.bodies,
     quota: deps.quota,
     log: deps.log,
     maxBodyBytes: deps.config.FS_MAX_BODY_BYTES,

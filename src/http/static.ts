@@ -74,7 +74,7 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
   app.post("/demo/submit", (res, req) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
     const length = req.getHeader("content-length");
-    readBody(res, deps.config.FS_MAX_BODY_BYTES, length)
+    readBody(res, state, deps.config.FS_MAX_BODY_BYTES, length, deps.bodies, "public")
       .then(async (raw) => {
         const demo = await demoInfo(deps);
         const fields = new URLSearchParams(raw.toString("utf8"));
@@ -139,6 +139,7 @@ function stateFor(res: HttpResponse, requestId: string): ResponseState {
   const state: ResponseState = { aborted: false, requestId: acceptRequestId(requestId), startedAt: performance.now() };
   res.onAborted(() => {
     state.aborted = true;
+    state.lease?.release();
   });
   return state;
 }

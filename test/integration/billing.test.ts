@@ -371,3 +371,93 @@ describe("metered overage", () => {
     expect(fake.duplicateMeterEvents.some((d) => d.identifier === identifier)).toBe(true);
   });
 });
+
+describe("webhook input", () => {
+  /** Sends `payload` (any text) signed with the webhook secret, as Stripe would. */
+  const signedRaw = (payload: string, opts: { signature?: string | null; headers?: Record<string, string> } = {}) =>
+    fetch(`${server.url}/webhooks/stripe`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(opts.signature === null ? {} : { "stripe-signature": opts.signature ?? Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET }) }),
+        ...opts.headers,
+      },
+      body: payload,
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error: { code: string; message: string } | null } }));
+
+  const base = () => JSON.parse(JSON.stringify(eventOf("customer.subscription.updated", subscriptionObject({ id: "sub_x", customer: "cus_x", status: "active", metadata: { org_id: "org_x" } })))) as Record<string, any>;
+
+  it("refuses signed events whose envelope or used fields are missing, of the wrong type or too long: 400, recorded nowhere", async () => {
+    const cases: Array<[string, (e: Record<string, any>) => unknown]> = [
+      ["event.id", (e) => ({ ...e, id: "evt_" + "x".repeat(3000) })],
+      ["event.id", (e) => ({ ...e, id: null })],
+      ["event.id", (e) => ({ ...e, id: 42 })],
+      ["event.type", (e) => ({ ...e, type: null })],
+      ["event.type", (e) => ({ ...e, type: "x".repeat(500) })],
+      ["event.created", (e) => ({ ...e, created: "yesterday" })],
+      ["event.data", (e) => ({ ...e, data: null })],
+      ["event.data.object", (e) => ({ ...e, data: { object: "a string" } })],
+      ["event.data.object", (e) => ({ ...e, data: { object: [1, 2] } })],
+      ["event.data.object.metadata", (e) => ({ ...e, data: { object: { ...e.data.object, metadata: "org_x" } } })],
+      ["event.data.object.metadata.org_id", (e) => ({ ...e, data: { object: { ...e.data.object, metadata: { org_id: "o".repeat(3000) } } } })],
+      ["event.data.object.items.data", (e) => ({ ...e, data: { object: { ...e.data.object, items: { data: "not an array" } } } })],
+      ["event.data.object.items.data.0.current_period_end", (e) => ({ ...e, data: { object: { ...e.data.object, items: { data: [{ current_period_end: "soon" }] } } } })],
+      ["event.data.object.customer", (e) => ({ ...e, data: { object: { ...e.data.object, customer: { id: 7 } } } })],
+      ["event.data.object.status", (e) => ({ ...e, data: { object: { ...e.data.object, status: ["active"] } } })],
+      ["event.data.object.parent", (e) => ({ ...e, type: "invoice.paid", data: { object: { ...e.data.object, parent: 3 } } })],
+      ["event", () => null],
+      ["event", () => [1, 2, 3]],
+    ];
+    for (const [path, make] of cases) {
+      const r = await signedRaw(JSON.stringify(make(base())));
+      expect(r.status, path).toBe(400);
+      expect(r.body.error, path).toMatchObject({ code: "VALIDATION_ERROR", message: expect.stringContaining(path) });
+    }
+    // Signed but not JSON at all.
+    const text = await signedRaw("not json {");
+    expect([text.status, text.body.error?.code]).toEqual([400, "VALIDATION_ERROR"]);
+    // None was recorded: the same id, well formed now, is applied as new.
+    const good = base();
+    good.id = "evt_after_refusals";
+    const ok = await signedRaw(JSON.stringify(good));
+    expect(ok.status).toBe(200);
+    expect((ok.body as unknown as { data: { duplicate: boolean } }).data.duplicate).toBe(false);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it("answers an unsigned or malformed-signature call at once, without reading its body", async () => {
+    const { request } = await import("node:http");
+    const target = new URL(`${server.url}/webhooks/stripe`);
+    // Declares 1 MB and sends none of it: the answer must come anyway.
+    const answerWithoutBody = (headers: Record<string, string>) =>
+      new Promise<{ status: number; code: string }>((resolve, reject) => {
+        const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: "POST", headers: { "content-type": "application/json", "content-length": "1000000", ...headers } }, (res) => {
+          let text = "";
+          res.on("data", (d) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(text) as { error: { code: string } }).error.code }));
+        });
+        req.on("error", reject);
+        req.setTimeout(5_000, () => reject(new Error("no answer without the body")));
+        req.flushHeaders();
+      });
+    expect(await answerWithoutBody({})).toEqual({ status: 400, code: "INVALID_SIGNATURE" });
+    expect(await answerWithoutBody({ "stripe-signature": "garbage" })).toEqual({ status: 400, code: "INVALID_SIGNATURE" });
+    expect(await answerWithoutBody({ "stripe-signature": `t=1,v1=${"a".repeat(2000)}` })).toEqual({ status: 400, code: "INVALID_SIGNATURE" });
+    const bare = await startServer();
+    try {
+      const unconfigured = new URL(`${bare.url}/webhooks/stripe`);
+      const r = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: unconfigured.hostname, port: unconfigured.port, path: unconfigured.pathname, method: "POST", headers: { "content-length": "1000000", "stripe-signature": `t=1,v1=${"a".repeat(64)}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.setTimeout(5_000, () => reject(new Error("no answer without the body")));
+        req.flushHeaders();
+      });
+      expect(r).toBe(503);
+    } finally {
+      await bare.stop();
+      bare.cleanup();
+    }
+  });
+});

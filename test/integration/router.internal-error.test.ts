@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BodyBudget } from "../../src/http/body-budget.js";
 import { App, us_listen_socket_close, us_socket_local_port, type us_listen_socket } from "uWebSockets.js";
 import { Authenticator } from "../../src/http/auth.js";
 import { mountRoutes } from "../../src/http/router.js";
@@ -29,6 +30,7 @@ beforeAll(async () => {
   mountRoutes(app, routes, {
     auth: new Authenticator({ keys: { get: () => undefined } } as never, "00"),
     quota: {} as QuotaGate,
+    bodies: new BodyBudget({ public: 1 << 20, keyed: 1 << 20 }),
     log,
     maxBodyBytes: 1024,
     testClock: false,

@@ -188,7 +188,9 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
         result.credits,
         nowMs,
         result.neverBlock ?? false,
-        (err) => (err ? writeError(res, state, err, undefined, state.cors) : writeData(res, state, status, result.data, m, mj, headers)),
+        // A charge that could not be recorded states that it cost nothing, as every other failure
+        // of a metered route does (failRequest).
+        (err) => (err ? writeError(res, state, err, { credits: 0 }, state.cors) : writeData(res, state, status, result.data, m, mj, headers)),
         hold,
       );
       return;

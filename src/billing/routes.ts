@@ -5,7 +5,8 @@ import type { AppDeps } from "../http/deps.js";
 import { ApiError } from "../http/errors.js";
 import { defineRoute } from "../http/route.js";
 import { ackOrThrow } from "../http/routes/ack.js";
-import { checkoutBody, portalBody } from "../http/schemas/billing.js";
+import { checkoutBody, checkoutResponse, portalBody, portalResponse, stripeEventBody, stripeWebhookResponse } from "../http/schemas/billing.js";
+import { orgIdParam } from "../http/schemas/params.js";
 import type { KeyPrincipal } from "../http/auth.js";
 import { normalizeEvent } from "./events.js";
 import { TRIAL_DAYS, type BillingSetup } from "./stripe.js";
@@ -50,6 +51,23 @@ export function checkoutPost(deps: AppDeps) {
     pattern: "/v1/orgs/:orgId/billing/checkout",
     auth: { kind: "secret", scope: "billing" },
     body: checkoutBody,
+    docs: {
+      summary: "Start a subscription (Stripe Checkout)",
+      description: [
+        "A Stripe Checkout Session for the key's own org and the chosen plan (monthly price plus metered overage; pro starts with a trial). Send the customer to `url`; the subscription takes effect when Stripe's webhook reports it.",
+        "`success_url` defaults to FS_PUBLIC_URL/billing/success and is required without it. An org with a live subscription gets 409 ALREADY_SUBSCRIBED (use the portal); a Stripe failure or timeout 502 PAYMENT_PROVIDER_ERROR, with nothing changed.",
+      ].join("\n\n"),
+      tag: "billing",
+      response: checkoutResponse,
+      credits: [0],
+      errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "ALREADY_SUBSCRIBED", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
+      params: { orgId: orgIdParam },
+      example: {
+        params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
+        body: { plan: "pro", success_url: "https://shop.example.com/billing/done" },
+        response: { url: "https://checkout.stripe.com/c/pay/cs_test_a1B2c3", session_id: "cs_test_a1B2c3" },
+      },
+    },
     async handle({ principal, snap, body }) {
       const setup = setupOrThrow(deps);
       let org = billingOrg(deps, principal!, snap.params[0]!);
@@ -98,6 +116,20 @@ export function portalPost(deps: AppDeps) {
     pattern: "/v1/orgs/:orgId/billing/portal",
     auth: { kind: "secret", scope: "billing" },
     body: portalBody,
+    docs: {
+      summary: "Open the billing portal",
+      description: "A Stripe billing portal session for the key's own org, to change plan or payment details or cancel. An org that never went through checkout gets 409 NO_BILLING_ACCOUNT.",
+      tag: "billing",
+      response: portalResponse,
+      credits: [0],
+      errors: ["FORBIDDEN", "NOT_FOUND", "NO_BILLING_ACCOUNT", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED"],
+      params: { orgId: orgIdParam },
+      example: {
+        params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
+        body: { return_url: "https://shop.example.com/account" },
+        response: { url: "https://billing.stripe.com/p/session/test_YWNjdF8x" },
+      },
+    },
     async handle({ principal, snap, body }) {
       const setup = setupOrThrow(deps);
       const org = billingOrg(deps, principal!, snap.params[0]!);
@@ -125,6 +157,21 @@ export function stripeWebhookPost(deps: AppDeps) {
     auth: { kind: "none" },
     // Stripe's events can be larger than API requests (an invoice with many lines).
     rawBody: { headers: ["stripe-signature"], maxBytes: 1024 * 1024 },
+    docs: {
+      summary: "Stripe webhook",
+      description: [
+        "Stripe's event deliveries. The Stripe-Signature header is checked against the raw body (300 s tolerance) before anything is read; then the event is applied exactly once, and an older event never undoes a newer state.",
+        "Every verified event is answered 200 with a receipt (also duplicates and types that are ignored, so Stripe stops retrying); 400 INVALID_SIGNATURE otherwise, with nothing changed. The body may be up to 1 MiB.",
+      ].join("\n\n"),
+      tag: "billing",
+      response: stripeWebhookResponse,
+      rawBody: stripeEventBody,
+      errors: ["INVALID_SIGNATURE", "BILLING_NOT_CONFIGURED", "NOT_READY"],
+      example: {
+        body: { id: "evt_1QxY2z", object: "event", type: "customer.subscription.updated", created: 1_763_677_200, data: { object: { id: "sub_1QxY2z", object: "subscription" } } },
+        response: { received: true, id: "evt_1QxY2z", type: "customer.subscription.updated", duplicate: false, applied: true },
+      },
+    },
     async handle({ body: raw, snap }) {
       const setup = setupOrThrow(deps);
       if (!setup.webhookSecret) throw new ApiError("BILLING_NOT_CONFIGURED", "Webhooks are not configured: set STRIPE_WEBHOOK_SECRET.");

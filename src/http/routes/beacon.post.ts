@@ -1,9 +1,8 @@
 import type { AppDeps } from "../deps.js";
 import { beaconProject, recordHit } from "../beacon/hits.js";
 import { SESSION_ID, newSessionId } from "../beacon/token.js";
-import { defineRoute } from "../route.js";
+import { defineRoute, type RouteDocs } from "../route.js";
 import { handshakeBody, handshakeResponse, hitBody, hitResponse, probeResponse } from "../schemas/beacon.js";
-import type { RouteDocs } from "../route.js";
 
 /**
  * The beacon's endpoints (publishable key, 0 credits, never refused for quota, CORS per project).

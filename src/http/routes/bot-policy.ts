@@ -1,10 +1,9 @@
 import { resolvePolicy } from "../../scoring/bot-policy.js";
 import type { ProjectRecord } from "../../store/messages.js";
 import type { AppDeps } from "../deps.js";
-import { defineRoute } from "../route.js";
+import { defineRoute, type RouteExample } from "../route.js";
 import { botPolicyResponse, putBotPolicyBody } from "../schemas/bot-policy.js";
 import { projectIdParam } from "../schemas/params.js";
-import type { RouteExample } from "../route.js";
 import { ackOrThrow } from "./ack.js";
 import { ownedProject } from "./project-access.js";
 

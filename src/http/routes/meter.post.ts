@@ -2,9 +2,8 @@ import { formatIp, parseIp } from "../../shared/ip.js";
 import type { MeterOutcome } from "../../store/bindings.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { defineRoute } from "../route.js";
+import { defineRoute, type RouteDocs } from "../route.js";
 import { meterBody, meterResponse, windowMs } from "../schemas/sessions.js";
-import type { RouteDocs } from "../route.js";
 import { ackOrThrow } from "./ack.js";
 
 /**
@@ -20,11 +19,10 @@ export function meterPost(deps: AppDeps) {
       pattern: "/v1/meter",
       auth: { kind: "none" },
       docs: {
-        ...METER_DOCS,
         summary: "Metering (preview, switched off here)",
         description: "Announced, not available on this installation: every call answers 404 NOT_FOUND. An operator can enable the preview with FS_ENABLE_METER=true.",
+        tag: "sessions",
         response: null,
-        credits: undefined,
         errors: ["NOT_FOUND"],
         example: {},
       },

@@ -4,7 +4,8 @@ import type { AppDeps } from "../http/deps.js";
 import { ApiError } from "../http/errors.js";
 import { defineRoute } from "../http/route.js";
 import { ackOrThrow } from "../http/routes/ack.js";
-import { checkoutBody, portalBody } from "../http/schemas/billing.js";
+import { checkoutBody, checkoutResponse, portalBody, portalResponse, stripeEventBody, stripeWebhookResponse } from "../http/schemas/billing.js";
+import { orgIdParam } from "../http/schemas/params.js";
 import type { KeyPrincipal } from "../http/auth.js";
 import { parseJson } from "../http/body.js";
 import type { RequestSnapshot } from "../http/request.js";
@@ -51,6 +52,23 @@ export function checkoutPost(deps: AppDeps) {
     pattern: "/v1/orgs/:orgId/billing/checkout",
     auth: { kind: "secret", scope: "billing" },
     body: checkoutBody,
+    docs: {
+      summary: "Start a subscription (Stripe Checkout)",
+      description: [
+        "A Stripe Checkout Session for the key's own org and the chosen plan (monthly price plus metered overage; pro starts with a trial). Send the customer to `url`; the subscription takes effect when Stripe's webhook reports it.",
+        "`success_url` defaults to FS_PUBLIC_URL/billing/success and is required without it. An org with a live subscription gets 409 ALREADY_SUBSCRIBED (use the portal); a Stripe failure or timeout 502 PAYMENT_PROVIDER_ERROR, with nothing changed.",
+      ].join("\n\n"),
+      tag: "billing",
+      response: checkoutResponse,
+      credits: [0],
+      errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "ALREADY_SUBSCRIBED", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
+      params: { orgId: orgIdParam },
+      example: {
+        params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
+        body: { plan: "pro", success_url: "https://shop.example.com/billing/done" },
+        response: { url: "https://checkout.stripe.com/c/pay/cs_test_a1B2c3", session_id: "cs_test_a1B2c3" },
+      },
+    },
     async handle({ principal, snap, body }) {
       const setup = setupOrThrow(deps);
       let org = billingOrg(deps, principal!, snap.params[0]!);
@@ -99,6 +117,20 @@ export function portalPost(deps: AppDeps) {
     pattern: "/v1/orgs/:orgId/billing/portal",
     auth: { kind: "secret", scope: "billing" },
     body: portalBody,
+    docs: {
+      summary: "Open the billing portal",
+      description: "A Stripe billing portal session for the key's own org, to change plan or payment details or cancel. An org that never went through checkout gets 409 NO_BILLING_ACCOUNT.",
+      tag: "billing",
+      response: portalResponse,
+      credits: [0],
+      errors: ["FORBIDDEN", "NOT_FOUND", "NO_BILLING_ACCOUNT", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED"],
+      params: { orgId: orgIdParam },
+      example: {
+        params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
+        body: { return_url: "https://shop.example.com/account" },
+        response: { url: "https://billing.stripe.com/p/session/test_YWNjdF8x" },
+      },
+    },
     async handle({ principal, snap, body }) {
       const setup = setupOrThrow(deps);
       const org = billingOrg(deps, principal!, snap.params[0]!);
@@ -142,6 +174,21 @@ export function stripeWebhookPost(deps: AppDeps) {
     auth: { kind: "none" },
     // Stripe's events can be larger than API requests (an invoice with many lines).
     rawBody: { headers: ["stripe-signature"], maxBytes: 1024 * 1024, precheck: (snap) => webhookPrecheck(deps, snap) },
+    docs: {
+      summary: "Stripe webhook",
+      description: [
+        "Stripe's event deliveries. Billing configuration and the form of the Stripe-Signature header are checked before the body is read (without them the answer comes at once); then the signature is checked against the raw body (300 s tolerance), the event's envelope (id, type, created, data.object) and the fields used are validated, and the event is applied exactly once; an older event never undoes a newer state.",
+        "Every verified, well-formed event is answered 200 with a receipt (also duplicates and types that are ignored, so Stripe stops retrying); 400 INVALID_SIGNATURE or VALIDATION_ERROR otherwise, with nothing recorded. The body may be up to 1 MiB.",
+      ].join("\n\n"),
+      tag: "billing",
+      response: stripeWebhookResponse,
+      rawBody: stripeEventBody,
+      errors: ["INVALID_SIGNATURE", "VALIDATION_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
+      example: {
+        body: { id: "evt_1QxY2z", object: "event", type: "customer.subscription.updated", created: 1_763_677_200, data: { object: { id: "sub_1QxY2z", object: "subscription" } } },
+        response: { received: true, id: "evt_1QxY2z", type: "customer.subscription.updated", duplicate: false, applied: true },
+      },
+    },
     async handle({ body: raw, snap }) {
       const setup = setupOrThrow(deps);
       let parsed: unknown;

@@ -57,6 +57,14 @@ export function writeEnvelope(
   writeBody(res, state, status, JSON.stringify(envelope), headers);
 }
 
+/**
+ * Writes JSON text that is not an envelope (routes with `envelope: false`, e.g. GET
+ * /openapi.json), with the same headers as an envelope.
+ */
+export function writeJsonText(res: HttpResponse, state: ResponseState, status: number, json: string, headers?: Record<string, string>): void {
+  writeBody(res, state, status, json, headers);
+}
+
 /** Writes an already serialised envelope. 200 is uWS's default status, so it is not written. */
 function writeBody(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>): void {
   if (state.lease) {

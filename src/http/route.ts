@@ -1,5 +1,6 @@
 import type { ZodType } from "zod";
 import type { AuthRequirement, KeyPrincipal } from "./auth.js";
+import type { ErrorCode } from "./errors.js";
 import type { RequestSnapshot } from "./request.js";
 
 export type Method = "get" | "post" | "patch" | "put" | "del";
@@ -66,7 +67,69 @@ export interface Route<B = unknown> {
    * does not allow, with ORIGIN_NOT_ALLOWED, which goes out without it).
    */
   beacon?: boolean;
+  /**
+   * false: a success answers `data` itself (a RawJson text) instead of the envelope; errors still
+   * go out in the envelope. Only for documents that tools read at the top level (GET
+   * /openapi.json); such a route is unauthenticated, has no body and answers synchronously.
+   */
+  envelope?: false;
+  /** The route's contract as GET /openapi.json states it (src/http/openapi.ts). */
+  docs: RouteDocs;
   handle(ctx: RouteContext<B>): RouteResult | Promise<RouteResult>;
+}
+
+/** Tags that group the operations of GET /openapi.json; described in src/http/openapi.ts. */
+export type ApiTag = "ip" | "scoring" | "sessions" | "beacon" | "projects" | "usage" | "billing" | "admin" | "health" | "meta";
+
+/**
+ * What the OpenAPI document says about one route, kept on the route itself so its contract lives
+ * in one place. The request side comes from the route (method, pattern, auth, `body`); this adds
+ * the rest. Used when the document is built at start, never per request.
+ */
+export interface RouteDocs {
+  /** One line, e.g. "Look up an IP address". */
+  summary: string;
+  /** What the call does and when it fails (CommonMark). */
+  description: string;
+  tag: ApiTag;
+  /**
+   * Schema of `data` in a success answer (of the whole body with `envelope: false`); null for a
+   * route that has no success answer on this installation (a preview that is switched off).
+   */
+  response: ZodType | null;
+  /** Status of a success; 200 unless the route creates something. */
+  status?: 200 | 201;
+  /** Metadata fields a success adds besides request_id, processing_time_ms and credits. */
+  metadata?: Record<string, ZodType>;
+  /**
+   * Every value `metadata.credits` can take on a success, e.g. [2], or [1, 2] when an
+   * enrichment may cost one more. Given exactly when the route states its credits (key routes).
+   */
+  credits?: readonly number[];
+  /**
+   * Error codes the handler itself can answer with. The generator adds those of the router:
+   * authentication, body reading and validation, quota, INTERNAL_ERROR.
+   */
+  errors: readonly ErrorCode[];
+  /** Path parameters by name (`:ip` -> `ip`): schema and description of the decoded value. */
+  params?: Record<string, ZodType>;
+  /** Query parameters by name: schema and description of the decoded value. */
+  query?: Record<string, ZodType>;
+  /** Schema of a `rawBody` route's body, which is not parsed by the router (documentation only). */
+  rawBody?: ZodType;
+  /** One call and its answer; checked against the schemas by test/unit/openapi.test.ts. */
+  example: RouteExample;
+}
+
+/** An example call: what to send and the success answer's `data` (and route metadata). */
+export interface RouteExample {
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: unknown;
+  /** `data` of the answer (the whole body with `envelope: false`); absent when `response` is null. */
+  response?: unknown;
+  /** The metadata fields of `RouteDocs.metadata`, as the example call answers them. */
+  metadata?: Record<string, unknown>;
 }
 
 /** Helps TypeScript infer B from the body schema. */

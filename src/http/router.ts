@@ -6,7 +6,7 @@ import type { BodyBudget, BodyPool } from "./body-budget.js";
 import { ApiError, toApiError } from "./errors.js";
 import type { QuotaGate } from "./quota.js";
 import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
-import { writeData, writeError, writeHead, type ResponseState } from "./respond.js";
+import { RawJson, writeData, writeError, writeHead, writeJsonText, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext, RouteResult } from "./route.js";
 import { validate } from "./validate.js";
 
@@ -37,6 +37,10 @@ const HTTP_NAME: Record<Method, string> = { get: "GET", post: "POST", patch: "PA
  */
 export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: RouterDeps): void {
   for (const route of routes) {
+    if (route.envelope === false) {
+      mountUnwrapped(app, route, deps);
+      continue;
+    }
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
@@ -104,6 +108,33 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
       writeError(res, state, new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}; allowed: ${allow}.`, { headers: { allow } }));
     } else {
       writeError(res, state, new ApiError("NOT_FOUND", `No route for ${method} ${path}.`));
+    }
+  });
+}
+
+/**
+ * A route whose success is its `data` as is (`envelope: false`): unauthenticated, no body, a
+ * synchronous handler answering RawJson. Mounted on its own handler so that no other route pays
+ * for the choice; errors still go out in the envelope.
+ */
+function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps): void {
+  if (route.auth.kind !== "none" || route.body || route.rawBody || route.minCredits || route.beacon || route.method !== "get") {
+    throw new Error(`route ${route.pattern}: envelope: false is for unauthenticated GET routes without a body`);
+  }
+  const paramCount = (route.pattern.match(/:/g) ?? []).length;
+  app.get(route.pattern, (res, req) => {
+    const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
+    const snap = snapshot(req, paramCount, false, false);
+    state.requestId = snap.requestId;
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    try {
+      const result = route.handle({ snap, body: undefined, principal: null, nowMs: Date.now(), requestId: snap.requestId, startedAt: state.startedAt });
+      if (result instanceof Promise || !(result.data instanceof RawJson)) throw new Error(`route ${route.pattern}: envelope: false needs a synchronous RawJson answer`);
+      writeJsonText(res, state, result.status ?? 200, result.data.json, result.headers);
+    } catch (err) {
+      failRequest(route, res, state, deps, err);
     }
   });
 }
@@ -200,7 +231,9 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
         result.credits,
         nowMs,
         result.neverBlock ?? false,
-        (err) => (err ? writeError(res, state, err, undefined, state.cors) : writeData(res, state, status, result.data, m, mj, headers)),
+        // A charge that could not be recorded states that it cost nothing, as every other failure
+        // of a metered route does (failRequest).
+        (err) => (err ? writeError(res, state, err, { credits: 0 }, state.cors) : writeData(res, state, status, result.data, m, mj, headers)),
         hold,
       );
       return;

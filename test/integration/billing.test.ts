@@ -42,7 +42,13 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const webhook = (event: Stripe.Event, opts: Parameters<typeof deliver>[3] = {}) => deliver(`${server.url}/webhooks/stripe`, event, SECRET, opts);
+/** Delivers an event as Stripe does; the answer is checked against the OpenAPI document like api()'s. */
+async function webhook(event: Stripe.Event, opts: Parameters<typeof deliver>[3] = {}) {
+  const w = await deliver(`${server.url}/webhooks/stripe`, event, SECRET, opts);
+  const mismatch = server.contract.check("POST", "/webhooks/stripe", w.status, JSON.parse(w.body));
+  if (mismatch) throw new Error(mismatch);
+  return w;
+}
 const usage = (org: { orgId: string; key: string }, headers: Record<string, string> = {}) => api(server, "GET", `/v1/orgs/${org.orgId}/usage`, { key: org.key, headers });
 
 async function billingOrg() {

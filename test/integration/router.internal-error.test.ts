@@ -3,7 +3,7 @@ import { BodyBudget } from "../../src/http/body-budget.js";
 import { App, us_listen_socket_close, us_socket_local_port, type us_listen_socket } from "uWebSockets.js";
 import { Authenticator } from "../../src/http/auth.js";
 import { mountRoutes } from "../../src/http/router.js";
-import { defineRoute } from "../../src/http/route.js";
+import { defineRoute, type RouteDocs } from "../../src/http/route.js";
 import type { QuotaGate } from "../../src/http/quota.js";
 import { createLogger } from "../../src/shared/log.js";
 
@@ -17,9 +17,10 @@ const logged: string[] = [];
 
 beforeAll(async () => {
   const app = App();
+  const docs: RouteDocs = { summary: "fails", description: "Fails.", tag: "meta", response: null, errors: [], example: {} };
   const routes = [
-    defineRoute({ method: "get", pattern: "/boom", auth: { kind: "none" }, handle: () => { throw new Error("ENOENT /var/secret/data.mdb"); } }),
-    defineRoute({ method: "get", pattern: "/reject", auth: { kind: "none" }, handle: async () => Promise.reject(new TypeError("cannot read x of undefined")) }),
+    defineRoute({ method: "get", pattern: "/boom", auth: { kind: "none" }, docs, handle: () => { throw new Error("ENOENT /var/secret/data.mdb"); } }),
+    defineRoute({ method: "get", pattern: "/reject", auth: { kind: "none" }, docs, handle: async () => Promise.reject(new TypeError("cannot read x of undefined")) }),
   ];
   const log = createLogger("error", "test");
   const origWrite = process.stderr.write.bind(process.stderr);

@@ -1,8 +1,8 @@
 import type { AppDeps } from "../deps.js";
 import { beaconProject, recordHit } from "../beacon/hits.js";
 import { SESSION_ID, newSessionId } from "../beacon/token.js";
-import { defineRoute } from "../route.js";
-import { handshakeBody, hitBody } from "../schemas/beacon.js";
+import { defineRoute, type RouteDocs } from "../route.js";
+import { handshakeBody, handshakeResponse, hitBody, hitResponse, probeResponse } from "../schemas/beacon.js";
 
 /**
  * The beacon's endpoints (publishable key, 0 credits, never refused for quota, CORS per project).
@@ -17,6 +17,18 @@ export function handshakePost(deps: AppDeps) {
     auth: { kind: "publishable" },
     beacon: true,
     body: handshakeBody,
+    docs: {
+      summary: "Beacon handshake",
+      description: "Issues the signed token the beacon sends with its hits, for the publishable key's project and the browser session (`session_id` from the `_fs` cookie, or a new one when it is absent or malformed). Never refused for quota.",
+      tag: "beacon",
+      response: handshakeResponse,
+      credits: [0],
+      errors: BEACON_ERRORS,
+      example: {
+        body: { session_id: "s_4mQx9TbV2kLr8ZpW3nYc0A" },
+        response: { token: "v1.prj_8Hq2LmT7aZ3kXw9B.s_4mQx9TbV2kLr8ZpW3nYc0A.mhz3k2p0.Zk3pQ9xL2mT7aW4b", session_id: "s_4mQx9TbV2kLr8ZpW3nYc0A", expires_at: 1_763_680_800_000 },
+      },
+    },
     handle({ principal, snap, body, nowMs }) {
       const project = beaconProject(deps.beacon, principal!, snap.origin);
       const sessionId = body.session_id !== undefined && SESSION_ID.test(body.session_id) ? body.session_id : newSessionId();
@@ -33,6 +45,15 @@ export function probeGet(deps: AppDeps) {
     pattern: "/v1/probe",
     auth: { kind: "publishable" },
     beacon: true,
+    docs: {
+      summary: "Beacon round trip",
+      description: "A cheap answer the beacon times for `signals.timing.rtt_ms`. Never refused for quota.",
+      tag: "beacon",
+      response: probeResponse,
+      credits: [0],
+      errors: BEACON_ERRORS,
+      example: { response: { now: 1_763_677_200_000 } },
+    },
     handle({ principal, snap, nowMs }) {
       beaconProject(deps.beacon, principal!, snap.origin);
       return { data: { now: nowMs }, credits: 0, neverBlock: true };
@@ -48,6 +69,7 @@ export function collectPost(deps: AppDeps) {
     auth: { kind: "publishable" },
     beacon: true,
     body: hitBody,
+    docs: hitDocs("page.view", "Record a page view", "A page view from the beacon, scored (user agent, bot registry, IP, token, client tells) and recorded as an observation of the project, then subject to its bot policy. Answered once the observation is journaled."),
     handle: ({ principal, snap, body, nowMs }) => recordHit(deps.beacon, principal!, snap, body, "page.view", nowMs),
   });
 }
@@ -60,6 +82,33 @@ export function reportPost(deps: AppDeps) {
     auth: { kind: "publishable" },
     beacon: true,
     body: hitBody,
+    docs: hitDocs("form.submit", "Record a form submission", "A form submission from the beacon, scored and recorded like a page view (POST /v1/collect). Answered once the observation is journaled."),
     handle: ({ principal, snap, body, nowMs }) => recordHit(deps.beacon, principal!, snap, body, "form.submit", nowMs),
   });
+}
+
+/** What the beacon routes can refuse: a key without a project, a page origin the project does not allow. */
+const BEACON_ERRORS = ["FORBIDDEN", "ORIGIN_NOT_ALLOWED"] as const;
+
+/** The docs of POST /v1/collect and /v1/report, which differ in the kind of hit. */
+function hitDocs(kind: "page.view" | "form.submit", summary: string, description: string): RouteDocs {
+  return {
+    summary,
+    description: `${description} \`kind\`, when given, must be ${kind}. A journal that cannot be written answers 503 NOT_READY. Never refused for quota.`,
+    tag: "beacon",
+    response: hitResponse,
+    credits: [0],
+    errors: [...BEACON_ERRORS, "VALIDATION_ERROR", "NOT_READY"],
+    example: {
+      body: {
+        kind,
+        action: kind === "page.view" ? "pageview" : "signup",
+        token: "v1.prj_8Hq2LmT7aZ3kXw9B.s_4mQx9TbV2kLr8ZpW3nYc0A.mhz3k2p0.Zk3pQ9xL2mT7aW4b",
+        session_id: "s_4mQx9TbV2kLr8ZpW3nYc0A",
+        page: "/signup",
+        signals: { tells: [], fp: "9f2c4e1ab37d5c80", timing: { elapsed_ms: 5400, interactions: 12, rtt_ms: 38 } },
+      },
+      response: { observation_id: "obs_Xk3Lm9Qa2b1f", session_id: "s_4mQx9TbV2kLr8ZpW3nYc0A" },
+    },
+  };
 }

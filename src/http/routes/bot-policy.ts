@@ -1,8 +1,9 @@
 import { resolvePolicy } from "../../scoring/bot-policy.js";
 import type { ProjectRecord } from "../../store/messages.js";
 import type { AppDeps } from "../deps.js";
-import { defineRoute } from "../route.js";
-import { putBotPolicyBody } from "../schemas/bot-policy.js";
+import { defineRoute, type RouteExample } from "../route.js";
+import { botPolicyResponse, putBotPolicyBody } from "../schemas/bot-policy.js";
+import { projectIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 import { ownedProject } from "./project-access.js";
 
@@ -22,6 +23,16 @@ export function botPolicyGet(deps: AppDeps) {
     method: "get",
     pattern: "/v1/projects/:projectId/bot-policy",
     auth: { kind: "secret" },
+    docs: {
+      summary: "Get a project's bot policy",
+      description: "The project's effective bot policy (its stored document merged over the defaults) and the document as stored. A project of another org gets 403 FORBIDDEN.",
+      tag: "projects",
+      response: botPolicyResponse,
+      credits: [0],
+      errors: ["FORBIDDEN", "NOT_FOUND"],
+      params: { projectId: projectIdParam },
+      example: { params: { projectId: POLICY_EXAMPLE.params!.projectId! }, response: POLICY_EXAMPLE.response },
+    },
     handle({ principal, snap }) {
       return { data: policyView(ownedProject(deps.beacon.projects, principal!, snap.params[0]!)), credits: 0 };
     },
@@ -38,6 +49,19 @@ export function botPolicyPut(deps: AppDeps) {
     pattern: "/v1/projects/:projectId/bot-policy",
     auth: { kind: "secret" },
     body: putBotPolicyBody,
+    docs: {
+      summary: "Replace a project's bot policy",
+      description: [
+        "Replaces the project's policy document; fields left out take the defaults. Applies to the next observation.",
+        "Rules, first that applies wins: `spoofed` (a bot whose claim failed verification), `bots[bot_id]`, then `kinds[kind]` (\"allow\" applies to verified bots, or to unverifiable ones with `allow_unverified`; \"score\" leaves the score's decision). A spoofed bot is never allowed.",
+      ].join("\n\n"),
+      tag: "projects",
+      response: botPolicyResponse,
+      credits: [0],
+      errors: ["FORBIDDEN", "NOT_FOUND", "NOT_READY"],
+      params: { projectId: projectIdParam },
+      example: POLICY_EXAMPLE,
+    },
     async handle({ principal, snap, body }) {
       const project = ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
       const ack = ackOrThrow(
@@ -53,3 +77,20 @@ export function botPolicyPut(deps: AppDeps) {
     },
   });
 }
+
+/** One PUT and the answer both routes give afterwards. */
+const POLICY_EXAMPLE: RouteExample = {
+  params: { projectId: "prj_8Hq2LmT7aZ3kXw9B" },
+  body: { bots: { gptbot: "block" }, kinds: { ai_search: "allow" } },
+  response: {
+    project_id: "prj_8Hq2LmT7aZ3kXw9B",
+    policy: {
+      bots: { gptbot: "block" },
+      kinds: { search_crawler: "allow", ai_crawler: "score", ai_search: "allow", ai_assistant: "score", monitor: "score", preview: "score", automation: "score" },
+      spoofed: "block",
+      allow_unverified: false,
+    },
+    stored: { bots: { gptbot: "block" }, kinds: { ai_search: "allow" } },
+    updated_at: "2026-11-20T22:15:00.000Z",
+  },
+};

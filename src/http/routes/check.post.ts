@@ -5,7 +5,7 @@ import { uaClassifierFor } from "../beacon/hits.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
-import { checkBody, type CheckBody } from "../schemas/check.js";
+import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
 import { formText } from "../../scoring/content/index.js";
 import { emailCheckSignals } from "../../scoring/email.js";
 import { verifyChallengeToken } from "../../challenge/index.js";
@@ -25,6 +25,37 @@ export function checkPost(deps: AppDeps) {
     auth: { kind: "secret" },
     body: checkBody,
     minCredits: 2,
+    docs: {
+      summary: "Check a form submission",
+      description: [
+        "Scores a form submission (SPEC 4.1): one calibrated probability that it is abuse, fused from the content model (the form's text), the e-mail address (syntax, lists, MX), the IP, the user agent, honeypot and timing, a proof-of-work token (`metadata.captcha_token`), and the beacon's hidden `_fs_signals` field (its token and its session's latest verdict). `rule_matches` lists every signal that moved the score.",
+        "Needs at least one of metadata.email, metadata.ip or form_data (422 MISSING_REQUIRED_DATA otherwise). The content model runs on the scoring pool: 503 OVERLOADED when its queue is full.",
+      ].join("\n\n"),
+      tag: "scoring",
+      response: checkResponse,
+      credits: [2],
+      errors: ["VALIDATION_ERROR", "MISSING_REQUIRED_DATA", "OVERLOADED", "NOT_READY"],
+      example: {
+        body: {
+          form_id: "contact",
+          form_data: { name: "Jane Doe", message: "Hello, I would like a quote for 40 units delivered to Lyon." },
+          metadata: { email: "jane.doe@example.com", ip: "203.0.113.7", user_agent: "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0", form_loaded_at: 1_763_677_140_000 },
+        },
+        response: {
+          score: 0.0312,
+          confidence: 0.595,
+          decision: "allow",
+          categories: { spam: 0.0312, fraud: 0.0121, cold_email: 0.0412 },
+          signals: {
+            ip: { risk: 0.05, country_code: "DE", is_vpn: false, is_datacenter: false },
+            email: { risk: 0.0759, disposable: false, domain: "example.com" },
+            content: { risk: 0.0402, spam_probability: 0.0402, language: "en", flags: [], fields: ["name", "message"] },
+          },
+          rule_matches: [{ rule: "content_model", signal: "content", contribution: -0.981, detail: "spam_probability 0.0402" }],
+          fusion: { method: FUSION_METHOD, model_version: "content:content-1.2ef184f9c389+fusion:1" },
+        },
+      },
+    },
     async handle({ principal, body, nowMs }) {
       const md = body.metadata ?? {};
       const { beaconField, fields } = splitBeaconField(body.form_data);

@@ -1,7 +1,7 @@
 import { decide } from "../../scoring/check.js";
 import type { AppDeps } from "../deps.js";
 import { defineRoute } from "../route.js";
-import { contentBody } from "../schemas/content.js";
+import { contentBody, contentResponse } from "../schemas/content.js";
 
 /**
  * POST /v1/content {text} (2 credits): the content model on its own. `score` is the calibrated
@@ -14,6 +14,26 @@ export function contentPost(deps: AppDeps) {
     auth: { kind: "secret" },
     body: contentBody,
     minCredits: 2,
+    docs: {
+      summary: "Score a text",
+      description: "The content model on its own: the calibrated spam probability of a text (also `score`), its language, the flags it raises, and cold-email and fraud scores. Runs on the scoring pool: 503 OVERLOADED when its queue is full.",
+      tag: "scoring",
+      response: contentResponse,
+      credits: [2],
+      errors: ["OVERLOADED"],
+      example: {
+        body: { text: "Limited time offer!!! Claim your prize now at bit.ly/win-big" },
+        response: {
+          score: 0.9731,
+          decision: "block",
+          spam_probability: 0.9731,
+          language: "en",
+          flags: ["links", "url_shortener", "prize", "urgency"],
+          categories: { spam: 0.9731, fraud: 0.6422, cold_email: 0.1835 },
+          model_version: "content-1.2ef184f9c389",
+        },
+      },
+    },
     async handle({ body }) {
       const a = await deps.content.analyze(body.text);
       const score = Math.round(a.spam_probability * 10_000) / 10_000;

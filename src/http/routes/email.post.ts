@@ -2,7 +2,7 @@ import { analyzeEmailWithMx } from "../../scoring/email.js";
 import { emailLists } from "../../datasets/email-lists.js";
 import type { EmailServices } from "../../datasets/mx.js";
 import { defineRoute } from "../route.js";
-import { emailBody } from "../schemas/email.js";
+import { emailBody, emailMetadata, emailResponse } from "../schemas/email.js";
 
 /** Email intelligence costs 3 credits per call, whatever the answer. */
 const EMAIL_CREDITS = 3;
@@ -30,6 +30,41 @@ export function emailPost(deps: { email: EmailServices }) {
     auth: { kind: "secret" },
     body: emailBody,
     minCredits: EMAIL_CREDITS,
+    docs: {
+      summary: "Score an e-mail address",
+      description: [
+        "Risk of one e-mail address: syntax, disposable and free-mail providers, role accounts, +tags, typos of major providers, and whether its domain can receive mail (MX, waited for at most the resolver's timeout).",
+        "A syntactically invalid address is an answer, not an error: decision block, reason invalid_syntax, no DNS query. When DNS fails the answer still goes out (reason mx_unresolved) and still costs its credits. `metadata.mx_cache` says whether DNS was queried.",
+      ].join("\n\n"),
+      tag: "scoring",
+      response: emailResponse,
+      metadata: emailMetadata,
+      credits: [EMAIL_CREDITS],
+      errors: [],
+      example: {
+        body: { email: "jane.doe+news@gmial.com" },
+        response: {
+          email: "jane.doe+news@gmial.com",
+          normalized: "jane.doe@gmial.com",
+          domain: "gmial.com",
+          score: 0.6225,
+          decision: "review",
+          reasons: ["possible_typo", "plus_address"],
+          signals: {
+            valid_syntax: true,
+            syntax_error: null,
+            disposable: false,
+            free_provider: false,
+            role_account: false,
+            role_category: null,
+            plus_address: true,
+            typo_suggestion: "jane.doe+news@gmail.com",
+            mx: { found: true, outcome: "found", hosts: ["mx.gmial.com"], implicit: false, null_mx: false },
+          },
+        },
+        metadata: { mx_cache: "miss" },
+      },
+    },
     async handle({ body }) {
       const { analysis, mxCache } = await analyzeEmailWithMx(deps.email, body.email);
       return { data: analysis, credits: EMAIL_CREDITS, metadata: { mx_cache: mxCache } };

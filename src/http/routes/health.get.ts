@@ -1,12 +1,21 @@
 import { ApiError } from "../errors.js";
 import type { AppDeps } from "../deps.js";
 import { defineRoute } from "../route.js";
+import { healthzResponse, readyzResponse } from "../schemas/health.js";
 
 /** GET /healthz: the process is up and the event loop answers. */
 export const healthz = defineRoute({
   method: "get",
   pattern: "/healthz",
   auth: { kind: "none" },
+  docs: {
+    summary: "Liveness",
+    description: "The process is up and its event loop answers. Checks nothing else; GET /readyz does.",
+    tag: "health",
+    response: healthzResponse,
+    errors: [],
+    example: { response: { status: "ok" } },
+  },
   handle: () => ({ data: { status: "ok" } }),
 });
 
@@ -16,6 +25,22 @@ export function readyz(deps: AppDeps) {
     method: "get",
     pattern: "/readyz",
     auth: { kind: "none" },
+    docs: {
+      summary: "Readiness",
+      description: "Ready to serve: the IP dataset is open, the store writer answers a ping and a scoring pool thread answers, each within 2 seconds. Otherwise 503 NOT_READY naming what is missing, with Retry-After.",
+      tag: "health",
+      response: readyzResponse,
+      errors: ["NOT_READY"],
+      example: {
+        response: {
+          status: "ready",
+          datasets: { ip: "ip-20261120T221500Z-1a2b3c4d" },
+          writer: "alive",
+          pool: { threads: 2, ip_dataset: "ip-20261120T221500Z-1a2b3c4d" },
+          memory: { rss_bytes: 187_400_192 },
+        },
+      },
+    },
     async handle() {
       const problems: string[] = [];
       let ipVersion: string | null = null;

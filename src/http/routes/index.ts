@@ -21,11 +21,16 @@ import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { healthz, readyz } from "./health.get.js";
 import { ipGet } from "./ip.get.js";
+import { openApiOptions } from "../openapi.js";
+import { openapiGet } from "./openapi.get.js";
 import { usageGet } from "./usage.get.js";
 
-/** The routing table: every endpoint the front serves. */
+/**
+ * The routing table: every endpoint the front serves, GET /openapi.json last (its document is
+ * built from the others when the table is built).
+ */
 export function allRoutes(deps: AppDeps): Route<any>[] {
-  return [
+  const routes: Route<any>[] = [
     healthz,
     readyz(deps),
     ipGet(deps),
@@ -58,4 +63,6 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     adminDatasetsReloadPost(deps),
     adminDatasetsActivatePost(deps),
   ];
+  routes.push(openapiGet(routes, openApiOptions(deps.config)));
+  return routes;
 }

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { coverageOf, type IpCoverage } from "../../datasets/coverage.js";
 import type { IpDatasetMeta, IpFacts } from "../../datasets/ip-dataset.js";
 import { buildIpRecord, ipRecordJson } from "../../scoring/ip-record.js";
@@ -7,7 +8,7 @@ import { ApiError } from "../errors.js";
 import { queryParam } from "../request.js";
 import { RawJson } from "../respond.js";
 import { defineRoute, type RouteResult } from "../route.js";
-import { parseInclude, type IpDatasetName } from "../schemas/ip.js";
+import { ipMetadata, ipQuery, ipRecordResponse, parseInclude, type IpDatasetName } from "../schemas/ip.js";
 
 /** Base lookup 1 credit; rdns +1 on a cache miss only; region and company free. */
 const BASE_CREDITS = 1;
@@ -25,6 +26,43 @@ export function ipGet(deps: AppDeps) {
     pattern: "/v1/ip/:ip",
     auth: { kind: "secret" },
     minCredits: BASE_CREDITS,
+    docs: {
+      summary: "Look up an IP address",
+      description: [
+        "The SPEC 2.3 record of one IPv4 or IPv6 address: network (ASN, organisation), country, type and risk attributes and the flags that are true, and who is behind a flag where a source names it.",
+        "`include` adds enrichments: `region` fills network.cloud_provider and cloud_region, `company` adds `company`, `rdns` fills network.hostname and hostname_verified (forward-confirmed reverse DNS, waited for at most FS_RDNS_TIMEOUT_MS).",
+        "metadata states the dataset build (`source`, `built_at`), what it covers (`coverage`), what the enrichments did (`enrichment`) and where each true flag came from (`provenance`).",
+      ].join("\n\n"),
+      tag: "ip",
+      response: ipRecordResponse,
+      metadata: ipMetadata,
+      credits: [BASE_CREDITS, BASE_CREDITS + RDNS_MISS_CREDITS],
+      errors: ["VALIDATION_ERROR"],
+      params: { ip: z.string().max(64).describe("An IPv4 or IPv6 address; IPv6 colons may be percent-encoded.") },
+      query: ipQuery,
+      example: {
+        params: { ip: "8.8.8.8" },
+        query: { include: "company" },
+        response: {
+          ip: "8.8.8.8",
+          ip_version: 4,
+          network: { asn: 15169, org: "Google LLC", hostname: null, hostname_verified: null, cloud_provider: null, cloud_region: null },
+          company: { name: "Google LLC", website: null, country: "US", category: "hosting", confidence: "high" },
+          location: { country: "US" },
+          type: { datacenter: true, hosting: true, isp: false, mobile: false, cloud: false },
+          risk: { proxy: false, vpn: false, tor: false, residential_proxy: false, scanner: false },
+          flags: ["datacenter", "hosting"],
+          details: { vpn_provider: null, scanner_org: null, crawler: null },
+        },
+        metadata: {
+          source: "ip-location-db:asn+geo-whois-asn-country@2.3.2026061719 + 271/284 listed sources",
+          built_at: "2026-11-20T22:15:00.000Z",
+          coverage: { usable: 271, listed: 284, families: { asn: "2026-06-17", cloud: "2026-11-18", tor: "2026-11-20" }, partial: ["cloud"], absent: [] },
+          enrichment: { requested: ["company"], resolved: ["company"], credits: 1 },
+          provenance: { datacenter: { source: "google", data_date: "2026-11-20T06:00:00Z" }, hosting: { source: "google", data_date: "2026-11-20T06:00:00Z" } },
+        },
+      },
+    },
     handle(ctx): RouteResult | Promise<RouteResult> {
       const raw = decodeParam(ctx.snap.params[0] ?? "");
       const include = ctx.snap.query === "" ? NO_INCLUDE : includeOf(ctx.snap.query);

@@ -2,8 +2,8 @@ import { formatIp, parseIp } from "../../shared/ip.js";
 import type { MeterOutcome } from "../../store/bindings.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { defineRoute } from "../route.js";
-import { meterBody, windowMs } from "../schemas/sessions.js";
+import { defineRoute, type RouteDocs } from "../route.js";
+import { meterBody, meterResponse, windowMs } from "../schemas/sessions.js";
 import { ackOrThrow } from "./ack.js";
 
 /**
@@ -18,6 +18,14 @@ export function meterPost(deps: AppDeps) {
       method: "post",
       pattern: "/v1/meter",
       auth: { kind: "none" },
+      docs: {
+        summary: "Metering (preview, switched off here)",
+        description: "Announced, not available on this installation: every call answers 404 NOT_FOUND. An operator can enable the preview with FS_ENABLE_METER=true.",
+        tag: "sessions",
+        response: null,
+        errors: ["NOT_FOUND"],
+        example: {},
+      },
       handle() {
         throw new ApiError("NOT_FOUND", "POST /v1/meter is announced but not available yet; an operator can enable the preview with FS_ENABLE_METER=true.");
       },
@@ -29,6 +37,7 @@ export function meterPost(deps: AppDeps) {
     auth: { kind: "secret" },
     body: meterBody,
     minCredits: 2,
+    docs: METER_DOCS,
     async handle({ principal, body, nowMs }) {
       const h = deps.pseudonyms;
       const id = body.identity;
@@ -80,3 +89,26 @@ export function meterPost(deps: AppDeps) {
     },
   });
 }
+
+const METER_DOCS: RouteDocs = {
+  summary: "Meter an action (preview)",
+  description: [
+    "One decision against a sliding window (`limit.max` per `limit.window`) kept per resource for an identity (user_id, session, ip). The budget belongs to the identity's linked accounts (tied together by session resolution), so rotating accounts does not reset it: over the limit alone answers throttle, over it across linked accounts block. With `cost`, `max` is a budget of units rather than a request count.",
+    "Preview, enabled with FS_ENABLE_METER=true.",
+  ].join("\n\n"),
+  tag: "sessions",
+  response: meterResponse,
+  credits: [2],
+  errors: ["VALIDATION_ERROR", "NOT_READY"],
+  example: {
+    body: { resource: "login", identity: { user_id: "user_48213", ip: "203.0.113.7" }, limit: { max: 10, window: "15m" } },
+    response: {
+      action: "allow",
+      verdict: "ok",
+      confidence: 1,
+      usage: { count: 3, limit: 10, window: "15m", remaining: 7, retry_after_seconds: null },
+      linked_identities: 0,
+      budget: "account",
+    },
+  },
+};

@@ -4,6 +4,8 @@ import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { queryParam } from "../request.js";
 import { defineRoute } from "../route.js";
+import { observationsQuery, observationsResponse } from "../schemas/beacon.js";
+import { projectIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 import { ownedProject } from "./project-access.js";
 
@@ -20,6 +22,46 @@ export function observationsGet(deps: AppDeps) {
     method: "get",
     pattern: "/v1/projects/:projectId/observations",
     auth: { kind: "secret" },
+    docs: {
+      summary: "List a project's observations",
+      description: `The beacon's observations of a project of the key's org, newest first, optionally of one session or kind. \`next_cursor\` continues the listing (null at the end); a filtered page examines at most ${SCAN_LIMIT} observations, so it may hold fewer items than \`limit\` and still have a cursor. Reads after every hit answered so far is stored.`,
+      tag: "projects",
+      response: observationsResponse,
+      credits: [0],
+      errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "NOT_READY"],
+      params: { projectId: projectIdParam },
+      query: observationsQuery,
+      example: {
+        params: { projectId: "prj_8Hq2LmT7aZ3kXw9B" },
+        query: { limit: "20", kind: "form.submit" },
+        response: {
+          items: [
+            {
+              id: "obs_Xk3Lm9Qa2b1f",
+              kind: "form.submit",
+              action: "signup",
+              session_id: "s_4mQx9TbV2kLr8ZpW3nYc0A",
+              created_at: "2026-11-20T22:20:00.000Z",
+              score: 0.0474,
+              decision: "allow",
+              reasons: [],
+              ua: { browser: "Firefox", os: "Linux", device: null, bot_kind: null, bot_name: null },
+              bot_id: null,
+              bot_operator: null,
+              bot_verified: null,
+              policy: null,
+              ip: "203.0.113.7",
+              country: "DE",
+              page: "/signup",
+              fingerprint: "9f2c4e1ab37d5c80",
+              token_valid: true,
+              client_tells: [],
+            },
+          ],
+          next_cursor: null,
+        },
+      },
+    },
     async handle({ principal, snap }) {
       const project = ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
       const q = readQuery(snap.query);

@@ -7,7 +7,7 @@ import type { ResolveCounts } from "../../store/bindings.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
-import { resolveBody } from "../schemas/sessions.js";
+import { resolveBody, resolveResponse } from "../schemas/sessions.js";
 import { ackOrThrow } from "./ack.js";
 
 /** A session first seen less than this long ago is "fresh" (docs/api.md, "POST /v1/sessions/resolve"). */
@@ -36,6 +36,37 @@ export function sessionsResolvePost(deps: AppDeps) {
     auth: { kind: "secret", scope: "sessions" },
     body: resolveBody,
     minCredits: 2,
+    docs: {
+      summary: "Resolve a session",
+      description: [
+        "Binds an account (`external_user_id`) to the browser session, fingerprint, IP and e-mail it came with, and answers the verdict: the session's latest beacon score (or, without a known session, the IP's reputation) moved by how many other accounts share each identifier. Identifiers are stored as keyed hashes only.",
+        "Needs at least one of session_id, fingerprint, ip (422 MISSING_REQUIRED_DATA otherwise) and a secret key with the `sessions` scope.",
+      ].join("\n\n"),
+      tag: "sessions",
+      response: resolveResponse,
+      credits: [2],
+      errors: ["VALIDATION_ERROR", "MISSING_REQUIRED_DATA", "NOT_READY"],
+      example: {
+        body: { external_user_id: "user_48213", observation_type: "auth.signup", session_id: "s_4mQx9TbV2kLr8ZpW3nYc0A", ip: "203.0.113.7", email: "jane.doe@example.com" },
+        response: {
+          request_id: "req_4fQ9x2LmT7aZ_1c",
+          bound: true,
+          verdict: { score: 0.0474, decision: "allow", reasons: [] },
+          continuity: { found: true, first_seen: 1_763_676_900_000, last_seen: 1_763_677_180_000, age_seconds: 300, observation_count: 3, is_fresh: true },
+          correlation: {
+            accounts_sharing_session: 0,
+            accounts_sharing_fingerprint: 0,
+            accounts_sharing_ip: 0,
+            linked_emails: 1,
+            accounts_sharing_prefix: 0,
+            linked_accounts: 0,
+            shared_network: false,
+          },
+          verdict_source: "session",
+          processing_time_ms: 0.38,
+        },
+      },
+    },
     async handle({ principal, body, nowMs, requestId, startedAt }) {
       if (body.session_id === undefined && body.fingerprint === undefined && body.ip === undefined) {
         throw new ApiError("MISSING_REQUIRED_DATA", "Nothing to bind on: give at least one of session_id, fingerprint, ip.");

@@ -2,6 +2,8 @@ import { PLAN_RULES } from "../../shared/plans.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
+import { usageResponse } from "../schemas/usage.js";
+import { orgIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 
 /**
@@ -13,6 +15,31 @@ export function usageGet(deps: AppDeps) {
     method: "get",
     pattern: "/v1/orgs/:orgId/usage",
     auth: { kind: "secret" },
+    docs: {
+      summary: "Usage of an org",
+      description: "The SPEC 2.5 usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status. A key of another org gets 403 FORBIDDEN.",
+      tag: "usage",
+      response: usageResponse,
+      credits: [0],
+      errors: ["FORBIDDEN", "NOT_FOUND", "NOT_READY"],
+      params: { orgId: orgIdParam },
+      example: {
+        params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
+        response: {
+          plan: "pro",
+          monthly_quota: 50_000,
+          used: 12_408,
+          remaining: 37_592,
+          period: "202611",
+          period_end: "2026-12-01T00:00:00.000Z",
+          overage: 0,
+          overage_reported: 0,
+          overage_pending: 0,
+          subscription_status: "active",
+          trial_end: null,
+        },
+      },
+    },
     async handle(ctx) {
       const orgId = ctx.snap.params[0]!;
       if (ctx.principal!.orgId !== orgId) throw new ApiError("FORBIDDEN", "This key belongs to another org.");

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SCOPES } from "../../shared/api-keys.js";
-import { PLANS } from "../../shared/plans.js";
+import { PLANS, SUBSCRIPTION_STATUSES } from "../../shared/plans.js";
 
 const name = z.string().trim().min(1).max(200);
 
@@ -38,7 +38,6 @@ export const adjustUsageBody = z.strictObject({
   reason: z.string().trim().min(1).max(500),
 });
 
-
 /** POST /v1/admin/datasets/activate */
 export const activateDatasetBody = z.strictObject({ version: z.string().regex(/^ip-[0-9A-Za-z-]{1,80}$/, "a build version name such as ip-20261120T221129Z-a7a70652") });
 
@@ -58,3 +57,83 @@ const origin = z
 
 /** PATCH /v1/admin/orgs/{orgId}/projects/{projectId} */
 export const patchProjectBody = z.strictObject({ allowed_origins: z.array(origin).max(100) });
+
+/*
+ * Response schemas of the admin routes: documentation and tests only (GET /openapi.json and the
+ * integration tests' contract check), never parsed on the request path.
+ */
+
+/** `data` of POST /v1/admin/orgs and PATCH /v1/admin/orgs/{orgId}. */
+export const orgResponse = z.object({
+  id: z.string(),
+  name: z.string(),
+  plan: z.enum(PLANS),
+  subscription_status: z.enum(SUBSCRIPTION_STATUSES),
+  created_at: z.iso.datetime(),
+});
+
+/** `data` of POST /v1/admin/orgs/{orgId}/projects. */
+export const projectResponse = z.object({ id: z.string(), name: z.string(), org_id: z.string() });
+
+/** `data` of PATCH /v1/admin/orgs/{orgId}/projects/{projectId}. */
+export const projectPatchResponse = z.object({ id: z.string(), org_id: z.string(), name: z.string(), allowed_origins: z.array(z.string()) });
+
+const keyFields = {
+  id: z.string(),
+  type: z.enum(["secret", "publishable"]),
+  org_id: z.string(),
+  project_id: z.string().nullable(),
+  scopes: z.array(z.enum(SCOPES)),
+  created_at: z.iso.datetime(),
+  expires_at: z.iso.datetime().nullable(),
+  disabled: z.boolean(),
+};
+
+/** `data` of POST /v1/admin/keys/{keyId}/disable: a key without its secret. */
+export const keyResponse = z.object(keyFields);
+
+/** `data` of POST /v1/admin/orgs/{orgId}/keys: the key, with the plain key shown this once. */
+export const createdKeyResponse = z.object({ ...keyFields, key: z.string().describe("The plain key (fs_live_... or fs_pub_live_...); only in this answer.") });
+
+/** `data` of POST /v1/admin/orgs/{orgId}/usage/adjust. */
+export const usageAdjustResponse = z.object({
+  org_id: z.string(),
+  period: z.string().regex(/^(\d{6}|b\d{1,12})$/).describe("Ledger period: YYYYMM, or b<start in epoch s> for a Stripe billing period."),
+  used: z.number().int().min(0),
+  quota: z.number().int().nullable(),
+});
+
+const sourceStatus = z.enum(["ok", "missing", "failed"]);
+
+/** `data` of GET /v1/admin/datasets. */
+export const datasetsResponse = z.object({
+  ip: z.object({
+    loaded: z.string().describe("Version of the build in service."),
+    source: z.string(),
+    built_at: z.string(),
+    sources: z.array(
+      z.object({
+        id: z.string(),
+        kind: z.string(),
+        status: sourceStatus,
+        reason: z.string().nullable(),
+        rows: z.number().int(),
+        bad_rows: z.number().int(),
+        sha256: z.string().nullable(),
+        data_date: z.string().nullable(),
+        taken: z.string().nullable().optional(),
+        upstream: z.string(),
+        licence: z.string(),
+        note: z.string().nullable().optional(),
+      }),
+    ),
+    builds: z.array(z.object({ version: z.string(), built_at: z.string().nullable(), source: z.string().nullable() })).describe("Every build on disk, newest first."),
+  }),
+});
+
+/** `data` of POST /v1/admin/datasets/reload and /activate. */
+export const datasetSwitchResponse = z.object({
+  loaded: z.string().describe("Version now in service."),
+  previous: z.string(),
+  changed: z.boolean(),
+});

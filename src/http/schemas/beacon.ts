@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { POLICY_KINDS, type PolicyKind } from "../../scoring/bot-policy.js";
 
 /**
  * Beacon request bodies. Objects are not strict: a newer beacon may send fields an older service
@@ -40,3 +41,71 @@ export const hitBody = z.object({
 });
 
 export type HitBody = z.infer<typeof hitBody>;
+
+/*
+ * Response schemas of the beacon and observation routes: documentation and tests only (GET
+ * /openapi.json and the integration tests' contract check), never parsed on the request path.
+ */
+
+const sessionId = z.string().regex(/^s_[0-9A-Za-z]{22}$/).describe("Beacon session id (the `_fs` cookie).");
+
+/** `data` of POST /v1/handshake. */
+export const handshakeResponse = z.object({
+  token: z.string().describe("Signed token for this project and session; send it with later hits."),
+  session_id: sessionId,
+  expires_at: z.number().int().describe("Epoch ms when the token expires."),
+});
+
+/** `data` of GET /v1/probe. */
+export const probeResponse = z.object({ now: z.number().int().describe("The service's clock, epoch ms.") });
+
+/** `data` of POST /v1/collect and POST /v1/report. */
+export const hitResponse = z.object({
+  observation_id: z.string().describe("Id of the recorded observation (obs_...)."),
+  session_id: sessionId,
+});
+
+const decision = z.enum(["allow", "review", "block"]);
+
+/** One observation as GET /v1/projects/{projectId}/observations lists it (SPEC 2.4 plus origin). */
+export const observationResponse = z.object({
+  id: z.string(),
+  kind: z.enum(["page.view", "form.submit"]),
+  action: z.string(),
+  session_id: z.string(),
+  created_at: z.iso.datetime(),
+  score: z.number().min(0).max(1).describe("Probability that the hit is a bot or automation."),
+  decision,
+  reasons: z.array(z.string()),
+  ua: z.object({
+    browser: z.string().nullable(),
+    os: z.string().nullable(),
+    device: z.string().nullable(),
+    bot_kind: z.enum(POLICY_KINDS as [PolicyKind, ...PolicyKind[]]).nullable(),
+    bot_name: z.string().nullable(),
+  }),
+  bot_id: z.string().nullable(),
+  bot_operator: z.string().nullable(),
+  bot_verified: z.boolean().nullable().describe("true verified, false spoofed, null not a bot or unverifiable."),
+  policy: z.object({ action: z.enum(["allow", "block"]), rule: z.string() }).nullable().describe("The bot policy rule that set the decision."),
+  ip: z.string().nullable(),
+  country: z.string().nullable(),
+  page: z.string().nullable().describe("The page's path, without query or fragment."),
+  fingerprint: z.string().nullable(),
+  token_valid: z.boolean(),
+  client_tells: z.array(z.string()),
+});
+
+/** `data` of GET /v1/projects/{projectId}/observations. */
+export const observationsResponse = z.object({
+  items: z.array(observationResponse).describe("Newest first."),
+  next_cursor: z.string().nullable().describe("Pass as `cursor` for the next page; null at the end."),
+});
+
+/** Query parameters of GET /v1/projects/{projectId}/observations. */
+export const observationsQuery = {
+  limit: z.number().int().min(1).max(100).default(50).describe("Observations per page."),
+  cursor: z.string().regex(/^[0-9a-z]{1,11}$/).describe("`next_cursor` of the previous page."),
+  session_id: z.string().describe("Only this beacon session's observations."),
+  kind: z.enum(["page.view", "form.submit"]).describe("Only observations of this kind."),
+};

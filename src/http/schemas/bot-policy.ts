@@ -29,3 +29,25 @@ export const putBotPolicyBody = z.strictObject({
 }) satisfies z.ZodType<Partial<BotPolicy>>;
 
 export type PutBotPolicyBody = z.infer<typeof putBotPolicyBody>;
+
+/*
+ * Response schema of the bot-policy routes: documentation and tests only (GET /openapi.json and
+ * the integration tests' contract check), never parsed on the request path.
+ */
+
+const action = z.enum(["allow", "block"]);
+
+/** `data` of GET and PUT /v1/projects/{projectId}/bot-policy. */
+export const botPolicyResponse = z.object({
+  project_id: z.string(),
+  policy: z
+    .object({
+      bots: z.record(z.string(), action),
+      kinds: z.partialRecord(z.enum(POLICY_KINDS as [PolicyKind, ...PolicyKind[]]), z.enum(["allow", "block", "score"])),
+      spoofed: z.enum(["block", "score"]),
+      allow_unverified: z.boolean(),
+    })
+    .describe("The effective policy: the stored document merged over the defaults."),
+  stored: putBotPolicyBody.nullable().describe("The document as last PUT; null when the project uses the defaults."),
+  updated_at: z.iso.datetime().nullable().describe("When the document was last PUT."),
+});

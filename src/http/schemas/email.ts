@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { EmailReason, EmailSyntaxError } from "../../scoring/email.js";
 
 /**
  * Longest `email` value accepted at all. Beyond it the request is malformed (400); up to it, an
@@ -18,3 +19,70 @@ export const emailBody = z.strictObject({
 });
 
 export type EmailBody = z.infer<typeof emailBody>;
+
+/*
+ * Response schema of POST /v1/email: documentation and tests only (GET /openapi.json and the
+ * integration tests' contract check), never parsed on the request path.
+ */
+
+const REASONS = [
+  "invalid_syntax",
+  "disposable_domain",
+  "no_mx",
+  "mx_unresolved",
+  "implicit_mx",
+  "possible_typo",
+  "role_account",
+  "plus_address",
+  "free_provider",
+] as const satisfies readonly EmailReason[];
+const SYNTAX_ERRORS = [
+  "empty",
+  "too_long",
+  "missing_at",
+  "multiple_at",
+  "local_empty",
+  "local_too_long",
+  "local_invalid",
+  "domain_empty",
+  "domain_literal",
+  "domain_too_long",
+  "domain_invalid",
+  "domain_single_label",
+  "tld_invalid",
+] as const satisfies readonly EmailSyntaxError[];
+// Fail to compile when scoring/email.ts gains a reason or syntax error these lists lack.
+const listsAreExhaustive: [[EmailReason] extends [(typeof REASONS)[number]] ? true : never, [EmailSyntaxError] extends [(typeof SYNTAX_ERRORS)[number]] ? true : never] = [true, true];
+void listsAreExhaustive;
+
+/** `data` of POST /v1/email: scoring/email.ts's EmailAnalysis. */
+export const emailResponse = z.object({
+  email: z.string().describe("The address as received, trimmed."),
+  normalized: z.string().nullable().describe("Lower case, +tag removed, provider-ignored dots removed; null when invalid."),
+  domain: z.string().nullable().describe("ASCII (A-label) domain, lower case; null when the syntax is invalid."),
+  score: z.number().min(0).max(1),
+  decision: z.enum(["allow", "review", "block"]),
+  reasons: z.array(z.enum(REASONS)).describe("Most serious first."),
+  signals: z.object({
+    valid_syntax: z.boolean(),
+    syntax_error: z.enum(SYNTAX_ERRORS).nullable(),
+    disposable: z.boolean(),
+    free_provider: z.boolean(),
+    role_account: z.boolean(),
+    role_category: z.enum(["marketing", "notification", "meeting", "other"]).nullable(),
+    plus_address: z.boolean(),
+    typo_suggestion: z.string().nullable(),
+    mx: z.object({
+      found: z.boolean().nullable().describe("null: not known (DNS failed, or no lookup)."),
+      outcome: z.enum(["found", "none", "unresolved", "skipped"]),
+      hosts: z.array(z.string()),
+      implicit: z.boolean(),
+      null_mx: z.boolean(),
+    }),
+  }),
+});
+
+/** Metadata fields of POST /v1/email. */
+export const emailMetadata = {
+  mx_cache: z.enum(["hit", "miss", "skipped"]).describe("Whether DNS was queried (miss), answered from cache (hit), or not asked (skipped)."),
+};

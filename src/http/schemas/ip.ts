@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { COMPANY_CATEGORIES, RISK_FLAGS, TYPE_FLAGS } from "../../datasets/ip-facts.js";
 import { ApiError } from "../errors.js";
 
 /** Enrichment datasets of GET /v1/ip/{ip} (`include`). */
@@ -32,3 +34,78 @@ function parseIncludeUncached(raw: string): IpDatasetName[] {
   }
   return Object.freeze([...out]) as unknown as IpDatasetName[];
 }
+
+/*
+ * Response schemas of GET /v1/ip/{ip}: documentation and tests only (GET /openapi.json and the
+ * integration tests' contract check), never parsed on the request path.
+ */
+
+const flagName = z.enum([...TYPE_FLAGS, ...RISK_FLAGS]);
+const nullableString = (description: string) => z.string().nullable().describe(description);
+
+/** `data` of GET /v1/ip/{ip}: the SPEC 2.3 record (scoring/ip-record.ts). */
+export const ipRecordResponse = z.object({
+  ip: z.string().describe("The address as given in the path."),
+  ip_version: z.literal([4, 6]).describe("6 also for IPv4-mapped IPv6 addresses."),
+  network: z.object({
+    asn: z.number().int().nullable().describe("Autonomous system number; null when the address is in no announced range."),
+    org: nullableString("AS organisation name as published upstream."),
+    hostname: nullableString("Reverse DNS name; null unless include has rdns and a name was found."),
+    hostname_verified: z.boolean().nullable().describe("The name resolves back to the address (forward-confirmed); null unless include has rdns."),
+    cloud_provider: nullableString("Lower-case cloud operator id (aws, gcp, azure, ...); null unless include has region."),
+    cloud_region: nullableString("The operator's region name (us-east-1, ...); null unless include has region, or when its feed has none."),
+  }),
+  company: z
+    .object({
+      name: z.string(),
+      website: z.string().nullable(),
+      country: z.string().nullable(),
+      category: z.enum(COMPANY_CATEGORIES),
+      confidence: z.enum(["high", "medium", "low"]),
+    })
+    .nullable()
+    .optional()
+    .describe("The network's operator, derived from its ASN; present only with include=company (null without an ASN)."),
+  location: z.object({ country: nullableString("ISO 3166-1 alpha-2 country code.") }),
+  type: z.object(Object.fromEntries(TYPE_FLAGS.map((f) => [f, z.boolean()])) as Record<(typeof TYPE_FLAGS)[number], z.ZodBoolean>),
+  risk: z.object(Object.fromEntries(RISK_FLAGS.map((f) => [f, z.boolean()])) as Record<(typeof RISK_FLAGS)[number], z.ZodBoolean>),
+  flags: z.array(flagName).describe("Names of the true type and risk attributes, type first."),
+  details: z.object({
+    vpn_provider: nullableString("VPN provider, when a source names it."),
+    scanner_org: nullableString("Scanning organisation, when a source names it."),
+    crawler: z.object({ id: z.string(), operator: z.string() }).nullable().describe("The most specific published crawler or monitor range covering the address."),
+  }),
+});
+
+/** Where each true flag (and `crawler`) came from: `metadata.provenance` of an IP answer. */
+export const ipProvenance = z
+  .partialRecord(z.enum([...TYPE_FLAGS, ...RISK_FLAGS, "crawler"]), z.object({ source: z.string(), data_date: z.string().nullable() }))
+  .describe("For each true flag (and crawler), the source that set it and that source's own date.");
+
+/** Metadata fields of an IP answer (GET /v1/ip/{ip}; datasets/coverage.ts for `coverage`). */
+export const ipMetadata = {
+  source: z.string().describe("What the dataset build used."),
+  built_at: z.string().describe("When the build ran, ISO 8601 UTC."),
+  coverage: z.object({
+    usable: z.number().int().min(0),
+    listed: z.number().int().min(0),
+    families: z.record(z.string(), z.iso.date().nullable()).describe("Per source family: the date its oldest dated usable source was taken, or null."),
+    partial: z.array(z.string()),
+    absent: z.array(z.string()),
+  }),
+  enrichment: z.object({
+    requested: z.array(z.enum(IP_DATASETS)),
+    resolved: z.array(z.enum(IP_DATASETS)),
+    skipped: z.array(z.enum(IP_DATASETS)).optional().describe("Requested datasets this build or lookup could not answer."),
+    cache: z.object({ rdns: z.enum(["hit", "miss"]) }).optional().describe("With rdns: whether DNS was queried (miss, +1 credit)."),
+    credits: z.number().int().min(1),
+  }),
+  provenance: ipProvenance,
+};
+
+/** Query parameters of GET /v1/ip/{ip}. */
+export const ipQuery = {
+  include: z
+    .string()
+    .describe(`Comma-separated enrichments: ${IP_DATASETS.join(", ")}, or all. region and company are free; rdns costs 1 more credit when it queries DNS.`),
+};

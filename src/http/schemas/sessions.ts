@@ -47,3 +47,58 @@ export const meterBody = z.strictObject({
   cost: z.number().int().min(1).max(MAX_LIMIT).optional(),
 });
 export type MeterBody = z.infer<typeof meterBody>;
+
+/*
+ * Response schemas of POST /v1/sessions/resolve and POST /v1/meter: documentation and tests only
+ * (GET /openapi.json and the integration tests' contract check), never parsed on the request path.
+ */
+
+const count = z.number().int().min(0);
+
+/** `data` of POST /v1/sessions/resolve. */
+export const resolveResponse = z.object({
+  request_id: z.string(),
+  bound: z.literal(true),
+  verdict: z.object({
+    score: z.number().min(0).max(1),
+    decision: z.enum(["allow", "review", "block"]),
+    reasons: z.array(z.string()),
+  }),
+  continuity: z
+    .object({
+      found: z.boolean(),
+      first_seen: z.number().int().describe("Epoch ms; 0 when the session is not known."),
+      last_seen: z.number().int(),
+      age_seconds: count,
+      observation_count: count,
+      is_fresh: z.boolean().describe("First seen less than 10 minutes ago."),
+    })
+    .describe("The beacon session, when session_id names one of this org's sessions."),
+  correlation: z.object({
+    accounts_sharing_session: count,
+    accounts_sharing_fingerprint: count,
+    accounts_sharing_ip: count,
+    linked_emails: count,
+    accounts_sharing_prefix: count,
+    linked_accounts: count,
+    shared_network: z.boolean().describe("The IP is carrier-grade NAT or mobile: shared by many subscribers."),
+  }),
+  verdict_source: z.enum(["session", "ip", "none"]),
+  processing_time_ms: z.number().min(0),
+});
+
+/** `data` of POST /v1/meter. */
+export const meterResponse = z.object({
+  action: z.enum(["allow", "throttle", "block"]),
+  verdict: z.enum(["ok", "over_limit", "multi_account", "multi_account_over_limit"]),
+  confidence: z.number().min(0).max(1),
+  usage: z.object({
+    count: count.describe("Units used in the window, this request included when allowed."),
+    limit: z.number().int().min(1),
+    window: z.string(),
+    remaining: count,
+    retry_after_seconds: z.number().int().min(1).nullable().describe("When this request would fit; null when allowed."),
+  }),
+  linked_identities: count.describe("Linked accounts sharing this budget."),
+  budget: z.enum(["account", "session", "ip"]),
+});

@@ -3,6 +3,8 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, inject } from "vitest";
+import type { OpenApiDocument } from "../../../src/http/openapi.js";
+import { OpenApiContract } from "./contract.js";
 
 const REPO = resolve(import.meta.dirname, "../../..");
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -20,6 +22,8 @@ export interface TestServer {
   port: number;
   dataDir: string;
   demo: DemoAccount;
+  /** The server's own GET /openapi.json, fetched at each start; api() checks every answer against it. */
+  contract: OpenApiContract;
   output(): string;
   /** Graceful stop (SIGTERM). */
   stop(): Promise<void>;
@@ -46,6 +50,7 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
   let out = "";
   let demo: DemoAccount | null = null;
   let port = 0;
+  let contract: OpenApiContract | null = null;
 
   const launch = async (): Promise<void> => {
     out = "";
@@ -98,6 +103,12 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
         throw err;
       }
     }
+    try {
+      contract = await fetchContract(`http://127.0.0.1:${port}`);
+    } catch (err) {
+      child.kill("SIGKILL");
+      throw err;
+    }
   };
   const waitExit = (): Promise<void> =>
     new Promise((res) => (child.exitCode !== null || child.signalCode !== null ? res() : child.once("exit", () => res())));
@@ -112,6 +123,9 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
     },
     dataDir,
     demo: demo!,
+    get contract() {
+      return contract!;
+    },
     output: () => out,
     async stop() {
       child.kill("SIGTERM");
@@ -155,9 +169,13 @@ export interface ApiResponse<T = any> {
   body: { version: string; data: T; error: any; metadata: Record<string, any> };
 }
 
-/** One HTTP call; parses the envelope. */
+/**
+ * One HTTP call; parses the envelope and checks the answer against the server's OpenAPI document
+ * (its schema for the route, method and status), throwing with the mismatches when it does not
+ * match, so every call doubles as a contract test.
+ */
 export async function api<T = any>(
-  server: Pick<TestServer, "url">,
+  server: Pick<TestServer, "url"> & { contract?: OpenApiContract },
   method: string,
   path: string,
   opts: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
@@ -177,7 +195,30 @@ export async function api<T = any>(
   } catch {
     throw new Error(`non-JSON response ${res.status}: ${text.slice(0, 200)}`);
   }
+  const contract = server.contract ?? (await contractOf(server.url));
+  const mismatch = contract.check(method, path, res.status, parsed);
+  if (mismatch) throw new Error(mismatch);
   return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** Contracts of servers reached by URL only (not through a TestServer), fetched once per URL. */
+const contractsByUrl = new Map<string, Promise<OpenApiContract>>();
+
+function contractOf(url: string): Promise<OpenApiContract> {
+  let contract = contractsByUrl.get(url);
+  if (!contract) {
+    contract = fetchContract(url);
+    contractsByUrl.set(url, contract);
+    contract.catch(() => contractsByUrl.delete(url));
+  }
+  return contract;
+}
+
+/** GET /openapi.json of a running server, as a contract to check answers against. */
+async function fetchContract(url: string): Promise<OpenApiContract> {
+  const res = await fetch(`${url}/openapi.json`);
+  if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  return new OpenApiContract((await res.json()) as OpenApiDocument);
 }
 
 /** Admin call with the test admin token. */

@@ -1,7 +1,7 @@
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../route.js";
-import { activateDatasetBody } from "../../schemas/admin.js";
+import { activateDatasetBody, datasetSwitchResponse } from "../../schemas/admin.js";
 
 /**
  * POST /v1/admin/datasets/reload: serve the build `current` names (after `npm run data:build`).
@@ -12,6 +12,14 @@ export function adminDatasetsReloadPost(deps: AppDeps) {
     method: "post",
     pattern: "/v1/admin/datasets/reload",
     auth: { kind: "admin" },
+    docs: {
+      summary: "Reload the IP dataset",
+      description: "Serves the build that `current` names (after `npm run data:build`). Requests in flight finish on the build they started with; nothing restarts. A build that cannot be opened answers 409 DATASET_SWITCH_FAILED and the previous one stays in service.",
+      tag: "admin",
+      response: datasetSwitchResponse,
+      errors: ["DATASET_SWITCH_FAILED"],
+      example: { response: { loaded: "ip-20261121T040000Z-5e6f7a8b", previous: "ip-20261120T221500Z-1a2b3c4d", changed: true } },
+    },
     handle() {
       return { data: switchOrExplain(() => deps.ipDatasets.reload()) };
     },
@@ -25,6 +33,17 @@ export function adminDatasetsActivatePost(deps: AppDeps) {
     pattern: "/v1/admin/datasets/activate",
     auth: { kind: "admin" },
     body: activateDatasetBody,
+    docs: {
+      summary: "Activate an IP dataset build",
+      description: "Rolls forward or back to a build still on disk (GET /v1/admin/datasets lists them) and makes it `current`. An unknown version answers 404; a build that cannot be opened 409 DATASET_SWITCH_FAILED, and the previous one stays in service.",
+      tag: "admin",
+      response: datasetSwitchResponse,
+      errors: ["NOT_FOUND", "DATASET_SWITCH_FAILED"],
+      example: {
+        body: { version: "ip-20261120T221500Z-1a2b3c4d" },
+        response: { loaded: "ip-20261120T221500Z-1a2b3c4d", previous: "ip-20261121T040000Z-5e6f7a8b", changed: true },
+      },
+    },
     handle({ body }) {
       if (!deps.ipDatasets.builds().some((b) => b.version === body.version)) {
         throw new ApiError("NOT_FOUND", `No dataset build ${body.version} on disk; GET /v1/admin/datasets lists them.`);

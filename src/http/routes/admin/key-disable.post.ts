@@ -1,6 +1,8 @@
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
 import { ackOrThrow } from "../ack.js";
+import { keyResponse } from "../../schemas/admin.js";
+import { keyIdParam } from "../../schemas/params.js";
 import { publicKey } from "./keys.post.js";
 
 /** POST /v1/admin/keys/{keyId}/disable: takes effect on the next request; idempotent. */
@@ -9,6 +11,15 @@ export function adminKeyDisablePost(deps: AppDeps) {
     method: "post",
     pattern: "/v1/admin/keys/:keyId/disable",
     auth: { kind: "admin" },
+    docs: {
+      summary: "Disable an API key",
+      description: "The key is refused (403 KEY_DISABLED) from the next request on. Disabling a disabled key changes nothing.",
+      tag: "admin",
+      response: keyResponse,
+      errors: ["NOT_FOUND", "NOT_READY"],
+      params: { keyId: keyIdParam },
+      example: { params: { keyId: "key_Zk3pQ9xL2mT7" }, response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: true } },
+    },
     async handle({ snap, nowMs }) {
       const keyId = snap.params[0]!;
       const ack = ackOrThrow(await deps.store.send({ op: "key.disable", keyId, nowMs }));

@@ -3,7 +3,8 @@ import type { KeyRecord } from "../../../store/messages.js";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../route.js";
-import { createKeyBody } from "../../schemas/admin.js";
+import { createKeyBody, createdKeyResponse } from "../../schemas/admin.js";
+import { orgIdParam } from "../../schemas/params.js";
 import { ackOrThrow } from "../ack.js";
 
 /**
@@ -16,6 +17,20 @@ export function adminKeysPost(deps: AppDeps) {
     pattern: "/v1/admin/orgs/:orgId/keys",
     auth: { kind: "admin" },
     body: createKeyBody,
+    docs: {
+      summary: "Create an API key",
+      description: "A secret key (server-side; optional scopes `sessions`, `billing`) or a publishable key bound to one of the org's projects (for the beacon; no scopes). The plain key is in this answer only: the service keeps its hash.",
+      tag: "admin",
+      status: 201,
+      response: createdKeyResponse,
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
+      params: { orgId: orgIdParam },
+      example: {
+        params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
+        body: { type: "secret", scopes: ["sessions"] },
+        response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, key: "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X" },
+      },
+    },
     async handle({ body, snap, nowMs }) {
       const expiresAt = body.expires_at === undefined ? null : Date.parse(body.expires_at);
       if (expiresAt !== null && expiresAt <= nowMs) throw new ApiError("VALIDATION_ERROR", "body.expires_at: must be in the future.");

@@ -2,7 +2,7 @@ import { newId } from "../../../shared/ids.js";
 import type { OrgRecord } from "../../../store/messages.js";
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
-import { createOrgBody } from "../../schemas/admin.js";
+import { createOrgBody, orgResponse } from "../../schemas/admin.js";
 import { ackOrThrow } from "../ack.js";
 
 /** POST /v1/admin/orgs {name, plan?} -> {id, name, plan} */
@@ -12,6 +12,15 @@ export function adminOrgsPost(deps: AppDeps) {
     pattern: "/v1/admin/orgs",
     auth: { kind: "admin" },
     body: createOrgBody,
+    docs: {
+      summary: "Create an org",
+      description: "A new org on a plan (default free). Give it keys with POST /v1/admin/orgs/{orgId}/keys.",
+      tag: "admin",
+      status: 201,
+      response: orgResponse,
+      errors: ["NOT_READY"],
+      example: { body: { name: "Acme Shop", plan: "pro" }, response: { id: "org_3kT9xQ2mLbVfZ8aW", name: "Acme Shop", plan: "pro", subscription_status: "active", created_at: "2026-11-20T22:15:00.000Z" } },
+    },
     async handle({ body }) {
       const org: OrgRecord = {
         id: newId("org"),

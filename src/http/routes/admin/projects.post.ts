@@ -2,7 +2,8 @@ import { newId } from "../../../shared/ids.js";
 import type { ProjectRecord } from "../../../store/messages.js";
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
-import { createProjectBody } from "../../schemas/admin.js";
+import { createProjectBody, projectResponse } from "../../schemas/admin.js";
+import { orgIdParam } from "../../schemas/params.js";
 import { ackOrThrow } from "../ack.js";
 
 /** POST /v1/admin/orgs/{orgId}/projects {name} -> {id, name} */
@@ -12,6 +13,20 @@ export function adminProjectsPost(deps: AppDeps) {
     pattern: "/v1/admin/orgs/:orgId/projects",
     auth: { kind: "admin" },
     body: createProjectBody,
+    docs: {
+      summary: "Create a project",
+      description: "A project (a site using the beacon) of an org; its publishable keys are bound to it.",
+      tag: "admin",
+      status: 201,
+      response: projectResponse,
+      errors: ["NOT_FOUND", "NOT_READY"],
+      params: { orgId: orgIdParam },
+      example: {
+        params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
+        body: { name: "shop.example.com" },
+        response: { id: "prj_8Hq2LmT7aZ3kXw9B", name: "shop.example.com", org_id: "org_3kT9xQ2mLbVfZ8aW" },
+      },
+    },
     async handle({ body, snap }) {
       const project: ProjectRecord = { id: newId("prj"), org_id: snap.params[0]!, name: body.name, created_at: new Date().toISOString() };
       ackOrThrow(await deps.store.send({ op: "project.create", project }));

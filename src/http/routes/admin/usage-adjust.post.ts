@@ -1,6 +1,7 @@
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
-import { adjustUsageBody } from "../../schemas/admin.js";
+import { adjustUsageBody, usageAdjustResponse } from "../../schemas/admin.js";
+import { orgIdParam } from "../../schemas/params.js";
 
 /**
  * POST /v1/admin/orgs/{orgId}/usage/adjust {credits, reason}: an operator's correction of the
@@ -12,6 +13,19 @@ export function adminUsageAdjustPost(deps: AppDeps) {
     pattern: "/v1/admin/orgs/:orgId/usage/adjust",
     auth: { kind: "admin" },
     body: adjustUsageBody,
+    docs: {
+      summary: "Correct an org's usage",
+      description: "Adds `credits` to the current period's used credits (negative gives credits back; used never goes below 0), with a reason for the log. Takes effect for the next call.",
+      tag: "admin",
+      response: usageAdjustResponse,
+      errors: ["NOT_FOUND", "NOT_READY"],
+      params: { orgId: orgIdParam },
+      example: {
+        params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
+        body: { credits: -500, reason: "refund for an outage on 2026-11-19" },
+        response: { org_id: "org_3kT9xQ2mLbVfZ8aW", period: "202611", used: 11_908, quota: 50_000 },
+      },
+    },
     async handle({ body, snap, nowMs }) {
       const orgId = snap.params[0]!;
       const u = await deps.quota.adjust(orgId, body.credits, nowMs);

@@ -1,0 +1,372 @@
+/**
+ * The OpenAPI 3.1 document of the API, built from the routing table: each route's method,
+ * pattern, auth and body schema, plus its `docs` (route.ts RouteDocs: response schema, metadata,
+ * credits, handler errors, parameters, an example). Built once when the routing table is built
+ * (routes/openapi.get.ts serves it pre-serialised), never per request.
+ *
+ * Schemas are JSON Schema 2020-12 (OpenAPI 3.1's dialect) converted from zod with
+ * z.toJSONSchema: request bodies and parameters as input (defaults make a field optional),
+ * answers as output, where a plain z.object allows no other properties, so an answer that grows
+ * a field the schema lacks fails the integration tests' contract check
+ * (test/integration/helpers/server.ts).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z, type ZodType } from "zod";
+import { REPO_ROOT, type Config } from "../config/index.js";
+import { ERROR_CATALOGUE, type ErrorCode } from "./errors.js";
+import { ENVELOPE_VERSION } from "./respond.js";
+import type { ApiTag, Method, Route } from "./route.js";
+import { API_DESCRIPTION, HEADERS, REQUEST_ID_PARAM, SECURITY_SCHEMES, TAGS, TEST_NOW_PARAM } from "./openapi-components.js";
+
+/** A JSON Schema (2020-12) object as it appears in the document. */
+export type JsonSchema = Record<string, unknown>;
+
+/** The document; typed loosely beyond the top level (tests check it against the OpenAPI schema). */
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; description: string };
+  servers: Array<{ url: string; description?: string }>;
+  tags: Array<{ name: ApiTag; description: string }>;
+  paths: Record<string, Partial<Record<HttpMethod, OpenApiOperation>>>;
+  components: Record<string, Record<string, unknown>>;
+}
+
+/** Lower-case HTTP method names as OpenAPI path items key them. */
+export type HttpMethod = "get" | "post" | "patch" | "put" | "delete";
+
+/** One operation, with the fields the tests read typed. */
+export interface OpenApiOperation {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: ApiTag[];
+  security: Array<Record<string, string[]>>;
+  parameters: Array<Record<string, unknown>>;
+  requestBody?: { required: boolean; content: Record<string, { schema: JsonSchema; example?: unknown }> };
+  /** The success inline; errors as references into components.responses (shared by routes). */
+  responses: Record<string, ResponseObject | { $ref: string }>;
+  "x-credits"?: readonly number[];
+}
+
+/** An OpenAPI response object. */
+export interface ResponseObject {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema: JsonSchema; example?: unknown }>;
+}
+
+/** What the document states about the installation besides its routes. */
+export interface OpenApiOptions {
+  /** `info.version`: the package version. */
+  version: string;
+  /**
+   * FS_TEST_CLOCK: every operation takes X-FS-Test-Now, and answers 400 VALIDATION_ERROR for a
+   * value that is not epoch milliseconds.
+   */
+  testClock: boolean;
+  /** FS_PUBLIC_URL, the document's server; without it the server is "/" (the document's own host). */
+  publicUrl?: string | undefined;
+}
+
+/** The options for this installation: the package version and the settings the document states. */
+export function openApiOptions(config: Pick<Config, "FS_TEST_CLOCK" | "FS_PUBLIC_URL">): OpenApiOptions {
+  return { version: packageVersion(), testClock: config.FS_TEST_CLOCK, publicUrl: config.FS_PUBLIC_URL };
+}
+
+/** `version` of the repository's package.json. */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version?: unknown };
+  if (typeof pkg.version !== "string") throw new Error("package.json has no version");
+  return pkg.version;
+}
+
+/** OpenAPI path template of a uWS pattern: `/v1/ip/:ip` -> `/v1/ip/{ip}`. */
+export function openApiPath(pattern: string): string {
+  return pattern.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+}
+
+/** Names of a pattern's path parameters, in order. */
+export function pathParams(pattern: string): string[] {
+  return [...pattern.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
+}
+
+const HTTP_METHOD: Record<Method, HttpMethod> = { get: "get", post: "post", patch: "patch", put: "put", del: "delete" };
+
+/** The OpenAPI method name of a route's method. */
+export function openApiMethod(method: Method): HttpMethod {
+  return HTTP_METHOD[method];
+}
+
+/**
+ * Every error code a route can answer with, in catalogue order: the handler's own (docs.errors)
+ * plus those the router adds from the route's definition (router.ts): authentication, body
+ * reading and validation, the quota hold and charge, the test clock, and INTERNAL_ERROR.
+ */
+export function errorCodesOf(route: Route<any>, testClock: boolean): ErrorCode[] {
+  const codes = new Set<ErrorCode>(route.docs.errors);
+  const auth = route.auth;
+  if (auth.kind !== "none") codes.add("MISSING_KEY").add("INVALID_KEY");
+  if (auth.kind === "secret" || auth.kind === "publishable") codes.add("EXPIRED_KEY").add("KEY_DISABLED").add("KEY_TYPE_NOT_ALLOWED");
+  if (auth.kind === "secret" && auth.scope) codes.add("INSUFFICIENT_SCOPE");
+  // Bodies are read against the body budget (body-budget.ts): 503 OVERLOADED when it is full.
+  if (route.body) codes.add("VALIDATION_ERROR").add("UNSUPPORTED_MEDIA_TYPE").add("PAYLOAD_TOO_LARGE").add("OVERLOADED");
+  if (route.rawBody) codes.add("PAYLOAD_TOO_LARGE").add("OVERLOADED");
+  // Held before the handler runs (429) and charged before the answer (429 for credits beyond
+  // the hold, 503 when the charge cannot be recorded).
+  if (route.minCredits) codes.add("QUOTA_EXCEEDED").add("NOT_READY");
+  if (testClock && route.envelope !== false) codes.add("VALIDATION_ERROR");
+  codes.add("INTERNAL_ERROR");
+  return (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((c) => codes.has(c));
+}
+
+/** Whether a route's error answers state `metadata.credits: 0` (router.ts failRequest). */
+export function statesCreditsOnError(route: Route<any>): boolean {
+  return Boolean(route.minCredits || route.beacon);
+}
+
+/**
+ * Builds the document for a routing table.
+ * @throws Error when a route's docs contradict its definition (a bug: the service should not start).
+ * @example const doc = buildOpenApiDocument(allRoutes(deps), openApiOptions(deps.config));
+ */
+export function buildOpenApiDocument(routes: readonly Route<any>[], options: OpenApiOptions): OpenApiDocument {
+  const paths: OpenApiDocument["paths"] = {};
+  const errorResponses: Record<string, ResponseObject> = {};
+  for (const route of routes) {
+    checkDocs(route);
+    const path = openApiPath(route.pattern);
+    const item = (paths[path] ??= {});
+    const method = openApiMethod(route.method);
+    if (item[method]) throw new Error(`openapi: ${method.toUpperCase()} ${path} is defined twice`);
+    item[method] = operationOf(route, options, errorResponses);
+  }
+  return {
+    openapi: "3.1.0",
+    info: { title: "fraudscore API", version: options.version, description: API_DESCRIPTION },
+    servers: [options.publicUrl ? { url: options.publicUrl } : { url: "/", description: "The host that served this document." }],
+    tags: (Object.keys(TAGS) as ApiTag[]).map((name) => ({ name, description: TAGS[name] })),
+    paths,
+    components: {
+      securitySchemes: SECURITY_SCHEMES,
+      parameters: { RequestId: REQUEST_ID_PARAM, ...(options.testClock ? { TestNow: TEST_NOW_PARAM } : {}) },
+      headers: HEADERS,
+      responses: errorResponses,
+      schemas: { ErrorEnvelope: toJsonSchema(ANY_ERROR, "output") },
+    },
+  };
+}
+
+const RATELIMIT = z
+  .object({
+    limit: z.number().int().min(0).describe("Credits the plan includes per period."),
+    remaining: z.number().int().min(0),
+    reset: z.number().int().describe("Epoch ms when the period resets."),
+    reset_in_seconds: z.number().int().min(0),
+  })
+  .describe("Why the call was refused and when the quota resets.");
+
+const ENVELOPE_META = {
+  request_id: z.string().describe("The request id (also the X-Request-Id header)."),
+  processing_time_ms: z.number().min(0).describe("Time from arrival to answer, in milliseconds."),
+};
+
+/** The success envelope of a route (its `data` schema, metadata and credits); the data alone without the envelope. */
+function successSchema(route: Route<any>): ZodType {
+  const d = route.docs;
+  if (!d.response) throw new Error(`openapi: ${route.pattern} has no response schema`);
+  if (route.envelope === false) return d.response;
+  const meta: Record<string, ZodType> = { ...ENVELOPE_META };
+  if (d.credits) meta.credits = z.literal(d.credits as number[]).describe("Credits this call cost.");
+  Object.assign(meta, d.metadata);
+  return z.object({ version: z.literal(ENVELOPE_VERSION), data: d.response, error: z.null(), metadata: z.object(meta) });
+}
+
+/** The error envelope for some codes; `extra` is the metadata beyond request_id and processing_time_ms. */
+function errorEnvelope(codes: ErrorCode[], extra: Record<string, ZodType>): ZodType {
+  return z.object({
+    version: z.literal(ENVELOPE_VERSION),
+    data: z.null(),
+    error: z.object({ code: z.enum(codes as [ErrorCode, ...ErrorCode[]]), message: z.string().describe("For people; do not parse it.") }),
+    metadata: z.object({ ...ENVELOPE_META, ...extra }),
+  });
+}
+
+/**
+ * Any error answer, whatever the route: for readers, and for answers to paths and methods the
+ * document does not list (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED).
+ */
+const ANY_ERROR = errorEnvelope(Object.keys(ERROR_CATALOGUE) as ErrorCode[], {
+  credits: z.literal(0).optional().describe("On metered and beacon routes: a failed call costs nothing."),
+  ratelimit: RATELIMIT.optional().describe("With 429 QUOTA_EXCEEDED."),
+}).describe("The error envelope; each operation lists its own codes and metadata per status.");
+
+const EXAMPLE_META = { request_id: "req_4fQ9x2LmT7aZ_1c", processing_time_ms: 0.41 };
+
+/**
+ * One route's operation. Its error answers go into `errorResponses` (components.responses),
+ * one entry per status, codes and metadata, which most routes share.
+ */
+function operationOf(route: Route<any>, options: OpenApiOptions, errorResponses: Record<string, ResponseObject>): OpenApiOperation {
+  const d = route.docs;
+  const op: OpenApiOperation = {
+    operationId: operationId(route),
+    summary: d.summary,
+    description: descriptionOf(route),
+    tags: [d.tag],
+    security: securityOf(route),
+    parameters: parametersOf(route, options),
+    responses: {},
+  };
+  const body = route.body ?? (route.rawBody ? d.rawBody : undefined);
+  if (body) {
+    op.requestBody = {
+      required: true,
+      content: { "application/json": { schema: toJsonSchema(body, "input"), ...(d.example.body !== undefined ? { example: d.example.body } : {}) } },
+    };
+  }
+  if (d.response) {
+    const status = d.status ?? 200;
+    op.responses[String(status)] = {
+      description: status === 201 ? "Created." : "OK.",
+      headers: { "X-Request-Id": { $ref: "#/components/headers/RequestId" } },
+      content: { "application/json": { schema: toJsonSchema(successSchema(route), "output"), example: successExample(route) } },
+    };
+  }
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodesOf(route, options.testClock)) {
+    const status = ERROR_CATALOGUE[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const credits = statesCreditsOnError(route);
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    // e.g. "401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"
+    const name = [status, ...codes, ...(credits ? ["credits"] : [])].join(".");
+    errorResponses[name] ??= errorResponse(status, codes, credits);
+    op.responses[String(status)] = { $ref: `#/components/responses/${name}` };
+  }
+  if (d.credits) op["x-credits"] = d.credits;
+  return op;
+}
+
+/** The error answer with one of `codes` (all of one status); `credits`: it states `credits: 0`. */
+function errorResponse(status: number, codes: ErrorCode[], credits: boolean): ResponseObject {
+  const extra: Record<string, ZodType> = {};
+  if (credits) extra.credits = z.literal(0).describe("A failed call costs nothing.");
+  if (status === 429) extra.ratelimit = RATELIMIT;
+  const retry = codes.some((c) => c === "QUOTA_EXCEEDED" || c === "OVERLOADED" || c === "NOT_READY");
+  return {
+    description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].meaning}`).join("\n\n"),
+    headers: { "X-Request-Id": { $ref: "#/components/headers/RequestId" }, ...(retry ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}) },
+    content: { "application/json": { schema: toJsonSchema(errorEnvelope(codes, extra), "output"), example: errorExample(codes[0]!, credits) } },
+  };
+}
+
+/** e.g. `GET /v1/orgs/:orgId/usage` -> `getV1OrgsOrgIdUsage`. */
+function operationId(route: Route<any>): string {
+  const words = route.pattern.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return openApiMethod(route.method) + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
+}
+
+function descriptionOf(route: Route<any>): string {
+  const d = route.docs;
+  const notes: string[] = [d.description];
+  if (d.credits) notes.push(`Credits: ${d.credits.join(" or ")} per successful call${route.minCredits ? "; a failed call costs nothing" : ""}.`);
+  if (route.beacon) notes.push("Called from browsers: CORS preflights are answered, and answers carry Access-Control-Allow-Origin for the calling origin (except ORIGIN_NOT_ALLOWED).");
+  if (route.method === "get" && route.auth.kind === "none") notes.push("HEAD is answered too, with the status and headers only.");
+  return notes.join("\n\n");
+}
+
+function securityOf(route: Route<any>): Array<Record<string, string[]>> {
+  const auth = route.auth;
+  switch (auth.kind) {
+    case "admin":
+      return [{ adminToken: [] }];
+    case "secret":
+      return [{ secretKey: auth.scope ? [auth.scope] : [] }];
+    case "publishable":
+      return [{ publishableKey: [] }];
+    case "none":
+      return route.rawBody?.headers.includes("stripe-signature") ? [{ stripeSignature: [] }] : [];
+  }
+}
+
+function parametersOf(route: Route<any>, options: OpenApiOptions): Array<Record<string, unknown>> {
+  const d = route.docs;
+  const params: Array<Record<string, unknown>> = [];
+  for (const name of pathParams(route.pattern)) {
+    params.push(parameter(name, "path", d.params?.[name] ?? z.string(), true, d.example.params?.[name]));
+  }
+  for (const [name, schema] of Object.entries(d.query ?? {})) params.push(parameter(name, "query", schema, false, d.example.query?.[name]));
+  params.push({ $ref: "#/components/parameters/RequestId" });
+  if (options.testClock && route.envelope !== false) params.push({ $ref: "#/components/parameters/TestNow" });
+  return params;
+}
+
+function parameter(name: string, where: "path" | "query", schema: ZodType, required: boolean, example: string | undefined): Record<string, unknown> {
+  const { description, ...json } = toJsonSchema(schema, "input");
+  return {
+    name,
+    in: where,
+    required,
+    ...(typeof description === "string" ? { description } : {}),
+    schema: json,
+    ...(example !== undefined ? { example } : {}),
+  };
+}
+
+function successExample(route: Route<any>): unknown {
+  const ex = route.docs.example;
+  if (route.envelope === false) return ex.response;
+  const credits = route.docs.credits ? { credits: route.docs.credits[0] } : {};
+  return { version: ENVELOPE_VERSION, data: ex.response, error: null, metadata: { ...EXAMPLE_META, ...credits, ...ex.metadata } };
+}
+
+function errorExample(code: ErrorCode, credits: boolean): unknown {
+  const metadata: Record<string, unknown> = { ...EXAMPLE_META };
+  if (credits) metadata.credits = 0;
+  if (code === "QUOTA_EXCEEDED") metadata.ratelimit = { limit: 10_000, remaining: 0, reset: 1_767_225_600_000, reset_in_seconds: 86_400 };
+  return { version: ENVELOPE_VERSION, data: null, error: { code, message: ERROR_CATALOGUE[code].meaning }, metadata };
+}
+
+/**
+ * A zod schema as a JSON Schema 2020-12 object to embed in the document. `$schema` is dropped
+ * (the document's dialect applies), and so are the safe-integer bounds zod gives every integer
+ * (noise in every schema). `$defs` would resolve against the document's root, so a schema that
+ * needs them (a recursive one) is refused.
+ */
+export function toJsonSchema(schema: ZodType, io: "input" | "output"): JsonSchema {
+  const { $schema: _, ...json } = z.toJSONSchema(schema, { target: "draft-2020-12", io, unrepresentable: "throw" }) as JsonSchema;
+  if ("$defs" in json) throw new Error("openapi: a schema needs $defs (recursive or shared by id), which the document cannot embed");
+  dropSafeIntegerBounds(json);
+  return json;
+}
+
+function dropSafeIntegerBounds(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) dropSafeIntegerBounds(item);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  const o = node as Record<string, unknown>;
+  if (o.type === "integer") {
+    if (o.minimum === Number.MIN_SAFE_INTEGER) delete o.minimum;
+    if (o.maximum === Number.MAX_SAFE_INTEGER) delete o.maximum;
+  }
+  for (const value of Object.values(o)) dropSafeIntegerBounds(value);
+}
+
+/** Checks that a route's docs agree with its definition; a disagreement is a bug in the route. */
+function checkDocs(route: Route<any>): void {
+  const where = `openapi: ${route.method.toUpperCase()} ${route.pattern}`;
+  const d = route.docs;
+  const params = pathParams(route.pattern);
+  for (const name of Object.keys(d.params ?? {})) if (!params.includes(name)) throw new Error(`${where}: docs.params.${name} is not in the pattern`);
+  for (const name of Object.keys(d.example.params ?? {})) if (!params.includes(name)) throw new Error(`${where}: example.params.${name} is not in the pattern`);
+  if ((d.response === null) !== (d.example.response === undefined)) throw new Error(`${where}: give example.response exactly when there is a response schema`);
+  if (route.rawBody && route.body) throw new Error(`${where}: rawBody and body are exclusive`);
+  if (d.rawBody && !route.rawBody) throw new Error(`${where}: docs.rawBody without rawBody`);
+  if (route.envelope === false && (route.auth.kind !== "none" || route.body || route.rawBody || route.method !== "get")) {
+    throw new Error(`${where}: envelope: false is for unauthenticated GET routes without a body`);
+  }
+}

@@ -1,0 +1,21 @@
+import { z } from "zod";
+
+/*
+ * Response schemas of the health routes: documentation and tests only (GET /openapi.json and
+ * the integration tests' contract check), never parsed on the request path.
+ */
+
+/** `data` of GET /healthz. */
+export const healthzResponse = z.object({ status: z.literal("ok") });
+
+/** `data` of GET /readyz. */
+export const readyzResponse = z.object({
+  status: z.literal("ready"),
+  datasets: z.object({ ip: z.string().describe("Version of the IP dataset build in service.") }),
+  writer: z.literal("alive"),
+  pool: z.object({
+    threads: z.number().int().min(1),
+    ip_dataset: z.string().describe("Version of the IP dataset build the answering pool thread has open."),
+  }),
+  memory: z.object({ rss_bytes: z.number().int().min(0) }),
+});

@@ -127,6 +127,7 @@ async function main(): Promise<void> {
     ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
     negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,
     maxEntries: config.FS_RDNS_CACHE_SIZE,
+    canary: config.FS_RDNS_CANARY,
   });
   const deps: AppDeps = {
     config,

@@ -4,6 +4,7 @@ import type { AppDeps } from "../http/deps.js";
 import { ApiError } from "../http/errors.js";
 import { defineRoute } from "../http/route.js";
 import { ackOrThrow } from "../http/routes/ack.js";
+import { ownOrgId } from "../http/routes/project-access.js";
 import { checkoutBody, checkoutResponse, portalBody, portalResponse, stripeEventBody, stripeWebhookResponse } from "../http/schemas/billing.js";
 import { orgIdParam } from "../http/schemas/params.js";
 import type { KeyPrincipal } from "../http/auth.js";
@@ -23,10 +24,12 @@ function setupOrThrow(deps: AppDeps): BillingSetup {
   return deps.billing;
 }
 
-/** The caller's own org, which needs the manage-billing capability (a `billing` scope key). */
+/**
+ * The caller's own org, which needs the manage-billing capability (a `billing` scope key). Another
+ * org's id answers 404 like a missing one.
+ */
 function billingOrg(deps: AppDeps, principal: KeyPrincipal, orgId: string): OrgRecord {
-  if (principal.orgId !== orgId) throw new ApiError("FORBIDDEN", "This key belongs to another org.");
-  const org = deps.state.orgs.get(orgId);
+  const org = deps.state.orgs.get(ownOrgId(principal, orgId));
   if (!org) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
   return org;
 }
@@ -61,7 +64,7 @@ export function checkoutPost(deps: AppDeps) {
       tag: "billing",
       response: checkoutResponse,
       credits: [0],
-      errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "ALREADY_SUBSCRIBED", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "ALREADY_SUBSCRIBED", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
       params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
@@ -123,7 +126,7 @@ export function portalPost(deps: AppDeps) {
       tag: "billing",
       response: portalResponse,
       credits: [0],
-      errors: ["FORBIDDEN", "NOT_FOUND", "NO_BILLING_ACCOUNT", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED"],
+      errors: ["NOT_FOUND", "NO_BILLING_ACCOUNT", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED"],
       params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },

@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { parseIp } from "../shared/ip.js";
 import { z } from "zod";
 
 /** Environment variables whose values are redacted whenever the config is printed. */
@@ -63,6 +64,16 @@ export const envSchema = z.object({
     .string()
     .default("gmail.com")
     .pipe(z.string().regex(/^$|^(?=.{1,253}$)[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})+\.?$/, "must be a domain name, or empty to turn the check off")),
+  /**
+   * An IP address known to have a PTR record. When an address looks PTR-less, this one is looked
+   * up too; if it has none either, the resolver is taken to be blind (air-gapped, NXDOMAIN for
+   * everything) and the rdns answer is unresolved: skipped and not charged. Empty turns it off.
+   * Example: 8.8.8.8.
+   */
+  FS_RDNS_CANARY: z
+    .string()
+    .default("8.8.8.8")
+    .refine((v) => v === "" || parseIp(v) !== null, "must be an IPv4 or IPv6 address, or empty to turn the check off"),
   /** Milliseconds one rdns enrichment may take (PTR + forward confirmation) before it is skipped. */
   FS_RDNS_TIMEOUT_MS: positiveInt.max(30_000).default(1500),
   /** Seconds an rdns answer is cached. */

@@ -137,7 +137,9 @@ export class MxResolver {
   async lookup(domain: string): Promise<MxResult> {
     const key = keyOf(domain);
     const { answer, cache } = await this.#cache.lookup(key, () => queryMx(this.#dns, key));
-    if (answer.outcome === "none" && this.#canary !== null && key !== this.#canary) {
+    if (answer.outcome === "none" && this.#canary !== null) {
+      // The canary is known to have mail: a mailless answer for it means DNS is blind.
+      if (key === this.#canary) return { ...copy(UNRESOLVED), cache };
       const canary = await this.#cache.lookup(this.#canary, () => queryMx(this.#dns, this.#canary!));
       if (canary.answer.outcome !== "found") return { ...copy(UNRESOLVED), cache };
     }
@@ -150,7 +152,7 @@ export class MxResolver {
     const a = this.#cache.peek(key, false);
     if (!a) return undefined;
     // As lookup(): a mailless answer counts only while the canary is known to have mail.
-    if (a.outcome === "none" && this.#canary !== null && key !== this.#canary && this.#cache.peek(this.#canary, false)?.outcome !== "found") {
+    if (a.outcome === "none" && this.#canary !== null && (key === this.#canary || this.#cache.peek(this.#canary, false)?.outcome !== "found")) {
       return { ...copy(UNRESOLVED), cache: "hit" };
     }
     return { ...copy(a), cache: "hit" };

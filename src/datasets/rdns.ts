@@ -63,6 +63,13 @@ export interface DnsLookup {
  */
 export interface RdnsOptions extends LookupCacheOptions {
   dns: DnsLookup;
+  /**
+   * An address known to have a PTR record (FS_RDNS_CANARY, e.g. 8.8.8.8). When an address has no
+   * PTR, the canary is looked up too (cached like any address); if it has none either, the
+   * resolver cannot see the public DNS (an air-gapped host, a resolver answering NXDOMAIN for
+   * everything) and the answer is unresolved, not "no PTR". Absent or empty: every answer is believed.
+   */
+  canary?: string;
 }
 
 /**
@@ -97,6 +104,7 @@ const UNRESOLVED: Answer = { hostname: null, verified: null, cache: "never" };
 export class RdnsResolver {
   readonly #dns: DnsLookup;
   readonly #cache: LookupCache<Answer>;
+  readonly #canary: { key: string; version: 4 | 6 } | null;
 
   constructor(opts: RdnsOptions) {
     const { dns } = opts;
@@ -105,6 +113,8 @@ export class RdnsResolver {
     }
     this.#dns = dns;
     this.#cache = new LookupCache<Answer>(opts, (a) => (a.cache === "answer" ? "positive" : a.cache === "no-ptr" ? "negative" : "never"), UNRESOLVED);
+    const canary = opts.canary ? parseOrThrow(opts.canary) : null;
+    this.#canary = canary ? { key: formatIp(canary), version: canary.version } : null;
   }
 
   /** Cached addresses, including expired entries not yet looked at again. */
@@ -122,6 +132,12 @@ export class RdnsResolver {
     const parsed = parseOrThrow(ip);
     const key = formatIp(parsed);
     const { answer: a, cache } = await this.#cache.lookup(key, () => confirm(this.#dns, key, parsed.version));
+    if (a.cache === "no-ptr" && this.#canary !== null) {
+      // The canary is known to have a PTR: none for it means the DNS is blind, not the address.
+      const canary = this.#canary;
+      const seen = key === canary.key ? a : (await this.#cache.lookup(canary.key, () => confirm(this.#dns, canary.key, canary.version))).answer;
+      if (seen.hostname === null) return { hostname: null, verified: null, outcome: cache, resolved: false };
+    }
     return { hostname: a.hostname, verified: a.verified, outcome: cache, resolved: a.cache !== "never" };
   }
 
@@ -131,8 +147,12 @@ export class RdnsResolver {
    * @throws TypeError when `ip` is not an address.
    */
   peek(ip: string): RdnsResult | undefined {
-    const a = this.#cache.peek(formatIp(parseOrThrow(ip)), false);
-    return a ? { hostname: a.hostname, verified: a.verified, outcome: "hit", resolved: true } : undefined;
+    const key = formatIp(parseOrThrow(ip));
+    const a = this.#cache.peek(key, false);
+    if (!a) return undefined;
+    // As lookup(): "no PTR" counts only while the canary is known to have one.
+    const blind = a.cache === "no-ptr" && this.#canary !== null && (key === this.#canary.key || !this.#cache.peek(this.#canary.key, false)?.hostname);
+    return { hostname: a.hostname, verified: a.verified, outcome: "hit", resolved: !blind };
   }
 }
 

@@ -228,9 +228,14 @@ describe("bot policy", () => {
     const bad = await api(server, "PUT", path, { key: p.secretKey, body: { kinds: { search_crawler: "maybe" } } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toMatch(/kinds/);
+    // Another org's project answers exactly as a missing one: project ids cannot be probed.
     const other = await createOrgWithKey(server);
-    expect((await api(server, "GET", path, { key: other.key })).status).toBe(403);
-    expect((await api(server, "GET", "/v1/projects/prj_nope/bot-policy", { key: p.secretKey })).status).toBe(404);
+    const foreign = await api(server, "GET", path, { key: other.key });
+    const missing = await api(server, "GET", "/v1/projects/prj_nope/bot-policy", { key: other.key });
+    expect([foreign.status, foreign.body.error.code, missing.status, missing.body.error.code]).toEqual([404, "NOT_FOUND", 404, "NOT_FOUND"]);
+    expect(foreign.body.error.message.replace(p.projectId, "X")).toBe(missing.body.error.message.replace("prj_nope", "X"));
+    expect((await api(server, "PUT", path, { key: other.key, body: { spoofed: "block" } })).status).toBe(404);
+    expect((await api(server, "GET", `/v1/projects/${p.projectId}/observations`, { key: other.key })).status).toBe(404);
     expect((await api(server, "GET", path, { key: p.publishableKey })).body.error.code).toBe("KEY_TYPE_NOT_ALLOWED");
   });
 });

@@ -16,10 +16,10 @@ let dns: Awaited<ReturnType<typeof startDnsServer>>;
 
 beforeAll(async () => {
   dns = await startDnsServer({
-    ptr: { [GENUINE]: "baiduspider-203-0-113-10.crawl.baidu.com", [IMPOSTOR]: "host-20.cheap-vps.example" },
+    ptr: { "192.0.2.53": "canary.example.test", [GENUINE]: "baiduspider-203-0-113-10.crawl.baidu.com", [IMPOSTOR]: "host-20.cheap-vps.example" },
     a: { "baiduspider-203-0-113-10.crawl.baidu.com": [GENUINE], "host-20.cheap-vps.example": [IMPOSTOR] },
   });
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "500", FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
+  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "500", FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_RDNS_CANARY: "192.0.2.53" });
 });
 
 afterAll(async () => {

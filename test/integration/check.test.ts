@@ -18,8 +18,9 @@ beforeAll(async () => {
   dns = await startDnsServer({
     mx: { "example-shop.com": [{ exchange: "mx1.example-shop.com", priority: 10 }], "gmail.com": [{ exchange: "gmail-smtp-in.l.google.com", priority: 5 }] },
     a: { "mx1.example-shop.com": ["192.0.2.25"], "gmail-smtp-in.l.google.com": ["192.0.2.26"] },
+    ptr: { "192.0.2.53": "canary.example.test" },
   });
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "500", FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
+  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "500", FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_RDNS_CANARY: "192.0.2.53" });
   p = await createBeaconProject(server, "pro");
 });
 

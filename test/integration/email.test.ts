@@ -43,6 +43,15 @@ describe("POST /v1/email behind a blind resolver", () => {
       expect(r.body.data.reasons).toContain("mx_unresolved");
       expect(r.body.data.reasons).not.toContain("no_mx");
       expect(r.body.data.decision).toBe("allow");
+      // Nor for the canary's own domain: a gmail.com address is never called mailless, in
+      // /v1/email or in /v1/check.
+      const gmail = await api(blind, "POST", "/v1/email", { key: blind.demo.secretKey, body: { email: "jane.doe@gmail.com" } });
+      expect(gmail.body.data.signals.mx).toMatchObject({ found: null, outcome: "unresolved" });
+      expect(gmail.body.data.reasons).not.toContain("no_mx");
+      expect(gmail.body.data.decision).toBe("allow");
+      const check = await api(blind, "POST", "/v1/check", { key: blind.demo.secretKey, body: { form_id: "signup", metadata: { email: "jane.doe@gmail.com" } } });
+      expect(JSON.stringify(check.body.data.rule_matches)).not.toMatch(/no_mx/);
+      expect(check.body.data.signals.email.risk).toBeLessThan(0.45);
       // Found answers are still believed.
       const ok = await api(blind, "POST", "/v1/email", { key: blind.demo.secretKey, body: { email: "a@shop.example.test" } });
       expect(ok.body.data.signals.mx).toMatchObject({ found: true, outcome: "found" });

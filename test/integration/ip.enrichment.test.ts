@@ -13,12 +13,18 @@ let dns: Awaited<ReturnType<typeof startDnsServer>>;
 
 beforeAll(async () => {
   dns = await startDnsServer({
-    ptr: { "35.180.1.1": "ec2-35-180-1-1.eu-west-3.compute.amazonaws.com.", "35.180.2.2": "spoofed.example.test.", "2600:1f18::1": "v6.example.test." },
+    ptr: {
+      "35.180.1.1": "ec2-35-180-1-1.eu-west-3.compute.amazonaws.com.",
+      "35.180.2.2": "spoofed.example.test.",
+      "2600:1f18::1": "v6.example.test.",
+      // The rdns canary (FS_RDNS_CANARY): an address this DNS knows a name for.
+      "192.0.2.53": "canary.example.test.",
+    },
     a: { "ec2-35-180-1-1.eu-west-3.compute.amazonaws.com": ["35.180.1.1"], "spoofed.example.test": ["192.0.2.1"] },
     aaaa: { "v6.example.test": ["2600:1f18::1"] },
     silent: ["35.180.3.3"],
   });
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300" });
+  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_RDNS_CANARY: "192.0.2.53" });
 });
 afterAll(async () => {
   await server.stop();
@@ -125,6 +131,25 @@ describe("GET /v1/ip/{ip} from the full build", () => {
     const none = await get("/v1/ip/35.180.4.4?include=rdns");
     expect(none.body.data.network).toMatchObject({ hostname: null, hostname_verified: null });
     expect(none.body.metadata.enrichment).toMatchObject({ resolved: ["rdns"], credits: 2 });
+  });
+
+  it("rdns behind a blind resolver (no PTR even for the canary): skipped and not charged, even for 8.8.8.8", async () => {
+    // The default canary, 8.8.8.8, has no PTR on this DNS, as on an air-gapped host.
+    const blind = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300" });
+    try {
+      for (const ip of ["8.8.8.8", "35.180.4.4", "8.8.8.8"]) {
+        const r = await api(blind, "GET", `/v1/ip/${ip}?include=rdns`, { key: blind.demo.secretKey });
+        expect(r.body.data.network, ip).toMatchObject({ hostname: null, hostname_verified: null });
+        expect(r.body.metadata.enrichment, ip).toMatchObject({ resolved: [], skipped: ["rdns"], credits: 1 });
+        expect(r.body.metadata.credits, ip).toBe(1);
+      }
+      // A name the DNS does know is still found, and charged.
+      const found = await api(blind, "GET", "/v1/ip/35.180.1.1?include=rdns", { key: blind.demo.secretKey });
+      expect(found.body.metadata.enrichment).toMatchObject({ resolved: ["rdns"], credits: 2 });
+    } finally {
+      await blind.stop();
+      blind.cleanup();
+    }
   });
 
   it("include=all asks for every dataset", async () => {

@@ -34,12 +34,13 @@ describe("GET /v1/orgs/{orgId}/usage", () => {
     expect(r.body.data.period_end).toBe("2027-03-01T00:00:00.000Z");
   });
 
-  it("403 FORBIDDEN for another org's usage; 404 never leaks data", async () => {
+  it("answers another org's usage exactly as a missing org's: 404, no data", async () => {
     const a = await createOrgWithKey(server);
     const b = await createOrgWithKey(server);
     const r = await api(server, "GET", `/v1/orgs/${b.orgId}/usage`, { key: a.key });
-    expect(r.status).toBe(403);
-    expect(r.body.error.code).toBe("FORBIDDEN");
+    const missing = await api(server, "GET", `/v1/orgs/org_nope/usage`, { key: a.key });
+    expect([r.status, r.body.error.code, missing.status, missing.body.error.code]).toEqual([404, "NOT_FOUND", 404, "NOT_FOUND"]);
+    expect(r.body.error.message.replace(b.orgId, "X")).toBe(missing.body.error.message.replace("org_nope", "X"));
     expect(r.body.data).toBeNull();
   });
 

@@ -112,7 +112,10 @@ describe("MxResolver canary", () => {
     const dns = new FakeDns(); // NXDOMAIN for every name, as on an air-gapped host
     const { r } = make(dns, { canary: "gmail.com" });
     expect(await r.lookup("nx.example")).toMatchObject({ outcome: "unresolved", hosts: [], cache: "miss" });
-    expect(await r.lookup("gmail.com")).toMatchObject({ outcome: "none" }); // the canary itself is reported as it is
+    // The canary itself is known to have mail: mailless means the DNS is blind, not the domain.
+    expect(await r.lookup("gmail.com")).toMatchObject({ outcome: "unresolved" });
+    expect(await r.lookup("GMAIL.com.")).toMatchObject({ outcome: "unresolved", cache: "hit" });
+    expect(r.peek("gmail.com")).toMatchObject({ outcome: "unresolved" });
     expect(r.peek("nx.example")).toMatchObject({ outcome: "unresolved" });
     // Found answers are not doubted, and the canary is cached like any domain.
     dns.mx["shop.example"] = [{ exchange: "mx.shop.example", priority: 10 }];

@@ -408,3 +408,32 @@ describe("systemDns against a UDP DNS server on 127.0.0.1", () => {
     expect(r.size).toBe(0);
   });
 });
+
+describe("RdnsResolver canary", () => {
+  it("keeps 'no PTR' as an answer while the canary address has a name", async () => {
+    const dns = new FakeDns({ "192.0.2.53": ["canary.example.test"] });
+    const { r } = make(dns, { canary: "192.0.2.53" });
+    expect(await r.lookup("192.0.2.9")).toMatchObject({ hostname: null, resolved: true, outcome: "miss" });
+    expect(r.peek("192.0.2.9")).toMatchObject({ hostname: null, resolved: true });
+  });
+
+  it("calls nothing resolved when the canary has no PTR either: a blind resolver, never charged", async () => {
+    const dns = new FakeDns(); // NXDOMAIN for everything, as on an air-gapped host
+    const { r } = make(dns, { canary: "8.8.8.8" });
+    expect(await r.lookup("192.0.2.9")).toMatchObject({ hostname: null, verified: null, resolved: false, outcome: "miss" });
+    // The canary itself, which is known to have a name: no PTR means blind DNS, not a nameless host.
+    expect(await r.lookup("8.8.8.8")).toMatchObject({ hostname: null, resolved: false });
+    expect(r.peek("192.0.2.9")).toMatchObject({ resolved: false });
+    expect(r.peek("8.8.8.8")).toMatchObject({ resolved: false });
+    // Names that do resolve are still found.
+    dns.ptr["192.0.2.10"] = ["host.example.test"];
+    dns.a["host.example.test"] = ["192.0.2.10"];
+    expect(await r.lookup("192.0.2.10")).toMatchObject({ hostname: "host.example.test", verified: true, resolved: true });
+  });
+
+  it("believes every answer without a canary, and refuses a canary that is not an address", () => {
+    expect(() => make(new FakeDns(), { canary: "dns.google" })).toThrow(/not an IP address/);
+    const { r } = make(new FakeDns(), { canary: "" });
+    return expect(r.lookup("192.0.2.9")).resolves.toMatchObject({ resolved: true });
+  });
+});

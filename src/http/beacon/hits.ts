@@ -1,4 +1,5 @@
 import type { IpDataset } from "../../datasets/ip-dataset.js";
+import { cleanLine } from "../../shared/text.js";
 import { hostnameMatchesMask, type RdnsResolver } from "../../datasets/rdns.js";
 import { createUaClassifier, type UaClassifier, type UaInfo } from "../../datasets/ua.js";
 import { resolvePolicy, type BotPolicy } from "../../scoring/bot-policy.js";
@@ -120,7 +121,7 @@ export function recordHit(
       score: scored.score,
       decision: scored.decision,
       reasons: scored.reasons,
-      ua: scored.ua,
+      ua: cleanUa(scored.ua),
       bot_id: scored.bot_id,
       bot_operator: scored.bot_operator,
       bot_verified: scored.bot_verified,
@@ -167,10 +168,19 @@ function botOf(ua: UaInfo): HitInput["bot"] {
   };
 }
 
-/** `location.pathname` only: a query or fragment (which may hold personal data) is cut off. */
+/**
+ * `location.pathname` only: a query or fragment (which may hold personal data) is cut off, and
+ * control, bidi and lone-surrogate characters are removed (the page is stored and listed).
+ */
 function pathOnly(page: string): string {
   const cut = page.search(/[?#]/);
-  return (cut < 0 ? page : page.slice(0, cut)).slice(0, 512);
+  return cleanLine((cut < 0 ? page : page.slice(0, cut)).slice(0, 512));
+}
+
+/** The parsed User-Agent parts come from a header the client chose: stored and listed, so cleaned. */
+function cleanUa<T extends { browser: string | null; os: string | null; device: string | null; bot_name: string | null }>(ua: T): T {
+  const clean = (v: string | null) => (v === null ? null : cleanLine(v));
+  return { ...ua, browser: clean(ua.browser), os: clean(ua.os), device: clean(ua.device), bot_name: clean(ua.bot_name) };
 }
 
 function notRecorded(): ApiError {

@@ -28,7 +28,7 @@ export function checkPost(deps: AppDeps) {
     docs: {
       summary: "Check a form submission",
       description: [
-        "Scores a form submission (SPEC 4.1): one calibrated probability that it is abuse, fused from the content model (the form's text), the e-mail address (syntax, lists, MX), the IP, the user agent, honeypot and timing, a proof-of-work token (`metadata.captcha_token`), and the beacon's hidden `_fs_signals` field (its token and its session's latest verdict). `rule_matches` lists every signal that moved the score.",
+        "Scores a form submission: one calibrated probability that it is abuse, fused from the content model (the form's text), the e-mail address (syntax, lists, MX), the IP, the user agent, honeypot and timing, a proof-of-work token (`metadata.captcha_token`), and the beacon's hidden `_fs_signals` field (its token and its session's latest verdict). `rule_matches` lists every signal that moved the score.",
         "Needs at least one of metadata.email, metadata.ip or form_data (422 MISSING_REQUIRED_DATA otherwise). The content model runs on the scoring pool: 503 OVERLOADED when its queue is full.",
       ].join("\n\n"),
       tag: "scoring",

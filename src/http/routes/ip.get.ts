@@ -29,7 +29,7 @@ export function ipGet(deps: AppDeps) {
     docs: {
       summary: "Look up an IP address",
       description: [
-        "The SPEC 2.3 record of one IPv4 or IPv6 address: network (ASN, organisation), country, type and risk attributes and the flags that are true, and who is behind a flag where a source names it.",
+        "The record of one IPv4 or IPv6 address: network (ASN, organisation), country, type and risk attributes and the flags that are true, and who is behind a flag where a source names it.",
         "`include` adds enrichments: `region` fills network.cloud_provider and cloud_region, `company` adds `company`, `rdns` fills network.hostname and hostname_verified (forward-confirmed reverse DNS, waited for at most FS_RDNS_TIMEOUT_MS).",
         "metadata states the dataset build (`source`, `built_at`), what it covers (`coverage`), what the enrichments did (`enrichment`) and where each true flag came from (`provenance`).",
       ].join("\n\n"),

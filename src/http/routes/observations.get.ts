@@ -28,7 +28,7 @@ export function observationsGet(deps: AppDeps) {
       tag: "projects",
       response: observationsResponse,
       credits: [0],
-      errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "NOT_READY"],
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
       params: { projectId: projectIdParam },
       query: observationsQuery,
       example: {

@@ -5,11 +5,20 @@ import type { ProjectDirectory } from "../projects.js";
 
 /**
  * The project a secret key's org owns.
- * @throws ApiError NOT_FOUND when there is no such project, FORBIDDEN when another org owns it.
+ * @throws ApiError NOT_FOUND when there is no such project or another org owns it: the two answer
+ *   alike, so project ids of other orgs cannot be probed.
  */
 export function ownedProject(projects: ProjectDirectory, principal: KeyPrincipal, projectId: string): ProjectRecord {
   const project = projects.get(projectId);
-  if (!project) throw new ApiError("NOT_FOUND", `No project with id ${projectId}.`);
-  if (project.org_id !== principal.orgId) throw new ApiError("FORBIDDEN", "This key belongs to another org.");
+  if (!project || project.org_id !== principal.orgId) throw new ApiError("NOT_FOUND", `No project with id ${projectId}.`);
   return project;
+}
+
+/**
+ * The org id of a path, when it is the key's own org.
+ * @throws ApiError NOT_FOUND for any other id, existing or not (org ids of others cannot be probed).
+ */
+export function ownOrgId(principal: KeyPrincipal, orgId: string): string {
+  if (orgId !== principal.orgId) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
+  return orgId;
 }

@@ -1,4 +1,5 @@
 import { PLAN_RULES } from "../../shared/plans.js";
+import { ownOrgId } from "./project-access.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
@@ -17,11 +18,11 @@ export function usageGet(deps: AppDeps) {
     auth: { kind: "secret" },
     docs: {
       summary: "Usage of an org",
-      description: "The SPEC 2.5 usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status. A key of another org gets 403 FORBIDDEN.",
+      description: "The usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status. Another org's id answers 404 NOT_FOUND, as a missing one does.",
       tag: "usage",
       response: usageResponse,
       credits: [0],
-      errors: ["FORBIDDEN", "NOT_FOUND", "NOT_READY"],
+      errors: ["NOT_FOUND", "NOT_READY"],
       params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
@@ -41,8 +42,7 @@ export function usageGet(deps: AppDeps) {
       },
     },
     async handle(ctx) {
-      const orgId = ctx.snap.params[0]!;
-      if (ctx.principal!.orgId !== orgId) throw new ApiError("FORBIDDEN", "This key belongs to another org.");
+      const orgId = ownOrgId(ctx.principal!, ctx.snap.params[0]!);
       deps.flushLedger();
       const ack = ackOrThrow(await deps.store.send({ op: "usage.get", orgId, nowMs: ctx.nowMs }));
       const u = ack.usage!;

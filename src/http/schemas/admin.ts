@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { SCOPES } from "../../shared/api-keys.js";
 import { PLANS, SUBSCRIPTION_STATUSES } from "../../shared/plans.js";
+import { textBlock, textLine } from "./text.js";
 
-const name = z.string().trim().min(1).max(200);
+const name = textLine(200);
 
 /** POST /v1/admin/orgs */
 export const createOrgBody = z.strictObject({ name, plan: z.enum(PLANS).default("free") });
@@ -35,7 +36,7 @@ export const createKeyBody = z
 /** POST /v1/admin/orgs/{orgId}/usage/adjust: an operator's credit correction. */
 export const adjustUsageBody = z.strictObject({
   credits: z.number().int().min(-1_000_000_000).max(1_000_000_000),
-  reason: z.string().trim().min(1).max(500),
+  reason: textBlock(500),
 });
 
 /** POST /v1/admin/datasets/activate */

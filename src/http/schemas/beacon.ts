@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { POLICY_KINDS, type PolicyKind } from "../../scoring/bot-policy.js";
+import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
 
 /**
  * Beacon request bodies. Objects are not strict: a newer beacon may send fields an older service
@@ -28,12 +29,7 @@ const signals = z.object({
 /** POST /v1/collect and POST /v1/report: one hit. */
 export const hitBody = z.object({
   kind: z.enum(["page.view", "form.submit"]).optional(),
-  action: z
-    .string()
-    .min(1)
-    .max(64)
-    .regex(/^[^\u0000-\u001f\u007f]+$/, "no control characters")
-    .optional(),
+  action: z.string().min(1).max(64).refine(isCleanLine, UNSAFE_TEXT_MESSAGE).optional(),
   token: z.string().max(200).optional(),
   session_id: z.string().max(64).optional(),
   page: z.string().max(2048).optional(),
@@ -67,7 +63,7 @@ export const hitResponse = z.object({
 
 const decision = z.enum(["allow", "review", "block"]);
 
-/** One observation as GET /v1/projects/{projectId}/observations lists it (SPEC 2.4 plus origin). */
+/** One observation as GET /v1/projects/{projectId}/observations lists it (docs/api.md, "Observations and bot policy"). */
 export const observationResponse = z.object({
   id: z.string(),
   kind: z.enum(["page.view", "form.submit"]),

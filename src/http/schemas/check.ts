@@ -33,7 +33,7 @@ export type CheckBody = z.infer<typeof checkBody>;
 
 const probability = z.number().min(0).max(1);
 
-/** `data` of POST /v1/check (SPEC 2.2; scoring/check.ts). */
+/** `data` of POST /v1/check (scoring/check.ts; docs/api.md). */
 export const checkResponse = z.object({
   score: probability.describe("Calibrated probability that the submission is abuse."),
   confidence: probability.describe("How much of the evidence the score could use."),

@@ -43,7 +43,7 @@ function parseIncludeUncached(raw: string): IpDatasetName[] {
 const flagName = z.enum([...TYPE_FLAGS, ...RISK_FLAGS]);
 const nullableString = (description: string) => z.string().nullable().describe(description);
 
-/** `data` of GET /v1/ip/{ip}: the SPEC 2.3 record (scoring/ip-record.ts). */
+/** `data` of GET /v1/ip/{ip}: the IP record (scoring/ip-record.ts). */
 export const ipRecordResponse = z.object({
   ip: z.string().describe("The address as given in the path."),
   ip_version: z.literal([4, 6]).describe("6 also for IPv4-mapped IPv6 addresses."),

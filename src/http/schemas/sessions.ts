@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
+import { textLine } from "./text.js";
 
-const id = (max: number) => z.string().trim().min(1).max(max);
+const id = (max: number) => textLine(max);
 
 /** POST /v1/sessions/resolve. The "at least one of" rule is a 422, checked in the route. */
 export const resolveBody = z.strictObject({
@@ -10,7 +12,7 @@ export const resolveBody = z.strictObject({
   /** A string (e.g. the beacon's hash) or a number (docs/api.md, "Decisions where the product left things open"). */
   fingerprint: z.union([id(512), z.number().finite()]).optional(),
   ip: z.string().max(64).optional(),
-  email: z.string().max(320).optional(),
+  email: z.string().max(320).refine(isCleanLine, UNSAFE_TEXT_MESSAGE).optional(),
 });
 export type ResolveBody = z.infer<typeof resolveBody>;
 

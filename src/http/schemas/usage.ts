@@ -6,7 +6,7 @@ import { PLANS, SUBSCRIPTION_STATUSES } from "../../shared/plans.js";
  * /openapi.json and the integration tests' contract check), never parsed on the request path.
  */
 
-/** `data` of GET /v1/orgs/{orgId}/usage: the SPEC 2.5 usage record. */
+/** `data` of GET /v1/orgs/{orgId}/usage: the usage record. */
 export const usageResponse = z.object({
   plan: z.enum(PLANS),
   monthly_quota: z.number().int().nullable().describe("Included credits per period; null for unmetered plans."),

@@ -40,6 +40,20 @@ describe("admin API", () => {
     expect((await api(server, "GET", "/v1/ip/1.1.1.1", { key: secret.body.data.key })).status).toBe(200);
   });
 
+  it("refuses names and reasons holding control characters, bidi controls or lone surrogates", async () => {
+    for (const name of ["Acme\u202eInc", "Acme\u0000", "Acme\ud800", "two\nlines"]) {
+      const r = await admin(server, "POST", "/v1/admin/orgs", { name });
+      expect(r.status, JSON.stringify(name)).toBe(400);
+      expect(r.body.error.message).toMatch(/^body\.name: control characters/);
+    }
+    const ok = await admin(server, "POST", "/v1/admin/orgs", { name: "Acme GmbH & Co. KG \u00e9\ud83d\ude00" });
+    expect(ok.status).toBe(201);
+    const reason = await admin(server, "POST", `/v1/admin/orgs/${ok.body.data.id}/usage/adjust`, { credits: 1, reason: "refund\u202e" });
+    expect(reason.status).toBe(400);
+    const multiline = await admin(server, "POST", `/v1/admin/orgs/${ok.body.data.id}/usage/adjust`, { credits: 1, reason: "refund:\n\tticket 42" });
+    expect(multiline.status).toBe(200);
+  });
+
   it("validates key creation", async () => {
     const orgId = server.demo.orgId;
     const noProject = await admin(server, "POST", `/v1/admin/orgs/${orgId}/keys`, { type: "publishable" });

@@ -92,6 +92,21 @@ describe("collect and report", () => {
     expect(o).toMatchObject({ bot_id: null, bot_operator: null, bot_verified: null });
   });
 
+  it("stores and lists the page without control characters, bidi controls or lone surrogates; refuses such an action", async () => {
+    const p = await createBeaconProject(server);
+    const h = await handshake(p);
+    const page = "/a\u0000b\u202ec\ud800d\u0007e\u2066f/g\u00e9\ud83d\ude00";
+    const r = await hit(p, { token: h.token, session_id: h.session_id, body: { page } });
+    expect(r.status).toBe(200);
+    const { items } = await observations(p);
+    expect(items[0].page).toBe("/abcdef/g\u00e9\ud83d\ude00"); // letters and a real emoji pair kept
+    for (const action of ["sign\u202eup", "sign\u0000up", "x\udc00"]) {
+      const bad = await hit(p, { token: h.token, session_id: h.session_id, body: { action } });
+      expect(bad.status, JSON.stringify(action)).toBe(400);
+      expect(bad.body.error.message).toMatch(/^body\.action: control characters, bidirectional controls and lone surrogates are not allowed/);
+    }
+  });
+
   it("a hit without a valid token gets client_token_missing (absent, foreign project, other session, expired)", async () => {
     const p = await createBeaconProject(server);
     const q = await createBeaconProject(server);

@@ -2,14 +2,18 @@
  * Command-line client for the admin API: `npm run admin -- <command> [options]`.
  * Talks HTTP to a running service (FS_URL, default http://127.0.0.1:8080) with FS_ADMIN_TOKEN.
  */
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
 export const HELP = `Usage: npm run admin -- <command> [options]
 
 Commands:
+  orgs list [--limit N] [--cursor C]
   orgs create --name NAME [--plan free|pro|business|enterprise]
   orgs update ORG_ID [--plan PLAN] [--name NAME]
+  projects list ORG_ID [--limit N] [--cursor C]
   projects create ORG_ID --name NAME
+  keys list ORG_ID [--limit N] [--cursor C]
   keys create ORG_ID --type secret|publishable [--project PROJECT_ID]
               [--scopes sessions,billing] [--expires-at 2027-01-01T00:00:00Z]
   keys disable KEY_ID
@@ -30,10 +34,27 @@ interface Call {
   bearer: "admin" | string;
 }
 
+/**
+ * `--credits -5` as `--credits=-5`: node's parseArgs reads a value that starts with "-" as an
+ * option (and refuses it as ambiguous), but a number is what these options mean.
+ */
+export function joinNegativeNumbers(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (arg.startsWith("--") && !arg.includes("=") && next !== undefined && /^-\d+$/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 /** Turns argv into one API call; throws an Error with a usage message for bad input. */
 export function planCall(argv: string[]): Call | "help" {
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: joinNegativeNumbers(argv),
     allowPositionals: true,
     options: {
       name: { type: "string" },
@@ -45,6 +66,8 @@ export function planCall(argv: string[]): Call | "help" {
       credits: { type: "string" },
       reason: { type: "string" },
       key: { type: "string" },
+      limit: { type: "string" },
+      cursor: { type: "string" },
       url: { type: "string" },
       token: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -58,7 +81,17 @@ export function planCall(argv: string[]): Call | "help" {
     return what.endsWith("_ID") ? encodeURIComponent(v) : v;
   };
   const clean = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+  const page = () => {
+    const q = new URLSearchParams(clean({ limit: values.limit, cursor: values.cursor }) as Record<string, string>).toString();
+    return q ? `?${q}` : "";
+  };
   switch (`${group} ${action}`) {
+    case "orgs list":
+      return { method: "GET", path: `/v1/admin/orgs${page()}`, bearer: "admin" };
+    case "projects list":
+      return { method: "GET", path: `/v1/admin/orgs/${need(id, "ORG_ID")}/projects${page()}`, bearer: "admin" };
+    case "keys list":
+      return { method: "GET", path: `/v1/admin/orgs/${need(id, "ORG_ID")}/keys${page()}`, bearer: "admin" };
     case "orgs create":
       return { method: "POST", path: "/v1/admin/orgs", body: clean({ name: need(values.name, "--name"), plan: values.plan }), bearer: "admin" };
     case "orgs update":
@@ -103,7 +136,7 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     process.stdout.write(HELP + "\n");
     return 0;
   }
-  const { values } = parseArgs({ args: argv, allowPositionals: true, strict: false });
+  const { values } = parseArgs({ args: joinNegativeNumbers(argv), allowPositionals: true, strict: false });
   const url = String(values.url ?? env.FS_URL ?? "http://127.0.0.1:8080").replace(/\/$/, "");
   const token = call.bearer === "admin" ? String(values.token ?? env.FS_ADMIN_TOKEN ?? "") : call.bearer;
   if (!token) {
@@ -124,4 +157,6 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
   return res.ok ? 0 : 1;
 }
 
-main(process.argv.slice(2), process.env).then((code) => process.exit(code));
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2), process.env).then((code) => process.exit(code));
+}

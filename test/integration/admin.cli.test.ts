@@ -50,3 +50,48 @@ describe("npm run admin", () => {
     expect(usage.err).toMatch(/--name/);
   });
 });
+
+describe("npm run admin: listings and negative numbers", () => {
+  it("takes a negative --credits, in both spellings", async () => {
+    const org = JSON.parse((await cli("orgs", "create", "--name", "Refunds")).out).data;
+    expect((await cli("usage", "adjust", org.id, "--credits", "120", "--reason", "backfill")).code).toBe(0);
+    const down = await cli("usage", "adjust", org.id, "--credits", "-100", "--reason", "refund");
+    expect(down.code, down.err).toBe(0);
+    expect(JSON.parse(down.out).data.used).toBe(20);
+    const inline = await cli("usage", "adjust", org.id, "--credits=-15", "--reason", "refund");
+    expect(inline.code, inline.err).toBe(0);
+    expect(JSON.parse(inline.out).data.used).toBe(5);
+  });
+
+  it("lists orgs, an org's projects and keys (never their secrets), page by page", async () => {
+    const created: string[] = [];
+    for (let i = 0; i < 3; i++) created.push(JSON.parse((await cli("orgs", "create", "--name", `Listed ${i}`)).out).data.id);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await cli("orgs", "list", "--limit", "2", ...(cursor ? ["--cursor", cursor] : []));
+      expect(r.code, r.err).toBe(0);
+      const page = JSON.parse(r.out).data as { items: Array<{ id: string }>; next_cursor: string | null };
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((o) => o.id));
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(new Set(seen).size).toBe(seen.length); // no org twice
+    for (const id of [...created, server.demo.orgId]) expect(seen).toContain(id);
+    expect(seen).toEqual([...seen].sort());
+
+    const org = created[0]!;
+    const project = JSON.parse((await cli("projects", "create", org, "--name", "site")).out).data;
+    await cli("keys", "create", org, "--type", "secret");
+    await cli("keys", "create", org, "--type", "publishable", "--project", project.id);
+    const projects = JSON.parse((await cli("projects", "list", org)).out).data;
+    expect(projects).toEqual({ items: [{ id: project.id, org_id: org, name: "site", created_at: expect.any(String), allowed_origins: [] }], next_cursor: null });
+    const keys = JSON.parse((await cli("keys", "list", org)).out).data;
+    expect(keys.items.map((k: { type: string }) => k.type).sort()).toEqual(["publishable", "secret"]);
+    expect(JSON.stringify(keys)).not.toMatch(/fs_(pub_)?live_|hash/);
+    // Another org's listing is separate; an unknown org is 404.
+    expect(JSON.parse((await cli("keys", "list", created[1]!)).out).data.items).toEqual([]);
+    const missing = await cli("keys", "list", "org_nope");
+    expect([missing.code, JSON.parse(missing.out).error.code]).toEqual([1, "NOT_FOUND"]);
+  });
+});

@@ -4,6 +4,7 @@ import { adminDatasetsGet } from "./admin/datasets.get.js";
 import { adminDatasetsActivatePost, adminDatasetsReloadPost } from "./admin/datasets-reload.post.js";
 import { adminKeyDisablePost } from "./admin/key-disable.post.js";
 import { adminKeysPost } from "./admin/keys.post.js";
+import { adminKeysGet, adminOrgsGet, adminProjectsGet } from "./admin/lists.get.js";
 import { adminOrgPatch } from "./admin/org.patch.js";
 import { adminOrgsPost } from "./admin/orgs.post.js";
 import { adminProjectsPost } from "./admin/projects.post.js";
@@ -53,6 +54,9 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     challengeGet(deps, deps.challenge),
     challengeVerifyPost(deps, deps.challenge),
     adminOrgsPost(deps),
+    adminOrgsGet(deps),
+    adminProjectsGet(deps),
+    adminKeysGet(deps),
     adminOrgPatch(deps),
     adminProjectsPost(deps),
     adminProjectPatch(deps),

@@ -93,6 +93,26 @@ const keyFields = {
 /** `data` of POST /v1/admin/keys/{keyId}/disable: a key without its secret. */
 export const keyResponse = z.object(keyFields);
 
+/** Query parameters of the admin listings. */
+export const adminListQuery = {
+  limit: z.number().int().min(1).max(100).default(50).describe("Records per page."),
+  cursor: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).describe("`next_cursor` of the previous page."),
+};
+
+const nextCursor = z.string().nullable().describe("Pass as `cursor` for the next page; null at the end.");
+
+/** `data` of GET /v1/admin/orgs. */
+export const orgListResponse = z.object({ items: z.array(orgResponse), next_cursor: nextCursor });
+
+/** `data` of GET /v1/admin/orgs/{orgId}/projects. */
+export const projectListResponse = z.object({
+  items: z.array(z.object({ id: z.string(), org_id: z.string(), name: z.string(), created_at: z.iso.datetime(), allowed_origins: z.array(z.string()) })),
+  next_cursor: nextCursor,
+});
+
+/** `data` of GET /v1/admin/orgs/{orgId}/keys: keys without their secrets. */
+export const keyListResponse = z.object({ items: z.array(keyResponse), next_cursor: nextCursor });
+
 /** `data` of POST /v1/admin/orgs/{orgId}/keys: the key, with the plain key shown this once. */
 export const createdKeyResponse = z.object({ ...keyFields, key: z.string().describe("The plain key (fs_live_... or fs_pub_live_...); only in this answer.") });
 

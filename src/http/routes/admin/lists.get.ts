@@ -1,0 +1,151 @@
+import type { Database } from "lmdb";
+import type { AppDeps } from "../../deps.js";
+import { ApiError } from "../../errors.js";
+import { queryParam } from "../../request.js";
+import { defineRoute } from "../../route.js";
+import { adminListQuery, keyListResponse, orgListResponse, projectListResponse } from "../../schemas/admin.js";
+import { orgIdParam } from "../../schemas/params.js";
+import { ackOrThrow } from "../ack.js";
+import { publicKey } from "./keys.post.js";
+import { publicOrg } from "./orgs.post.js";
+
+/**
+ * The admin API's listings: orgs, an org's projects, an org's keys (never their secrets), in id
+ * order with cursor pagination (`next_cursor`: the last id of the page; null at the end). They
+ * read the state after every write answered so far is committed.
+ */
+
+/** Most records examined for one page of an org's projects or keys (they are filtered by org). */
+const SCAN_LIMIT = 10_000;
+
+interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+function readListQuery(query: string): { limit: number; after: string | undefined } {
+  const limitText = queryParam(query, "limit");
+  const limit = limitText === undefined ? 50 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError("VALIDATION_ERROR", "query.limit: an integer from 1 to 100.");
+  const after = queryParam(query, "cursor");
+  if (after !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(after)) throw new ApiError("VALIDATION_ERROR", "query.cursor: not a cursor this listing returned.");
+  return { limit, after };
+}
+
+/**
+ * One page of `db` in key order after `after`, keeping the records `keep` accepts. A page ends at
+ * `limit` items or after SCAN_LIMIT records examined; either way `next_cursor` continues it.
+ */
+function pageOf<R extends { id: string }, T>(db: Database<R, string>, q: { limit: number; after: string | undefined }, keep: (r: R) => boolean, show: (r: R) => T): Page<T> {
+  const items: T[] = [];
+  let scanned = 0;
+  let last: string | null = null;
+  let full = false;
+  for (const { key, value } of db.getRange(q.after === undefined ? {} : { start: q.after })) {
+    if (key === q.after || key === "__init__") continue; // the cursor itself; the writer's marker
+    // A record after a full page: there is more to list.
+    if (full) return { items, next_cursor: last };
+    last = key;
+    scanned++;
+    if (keep(value)) items.push(show(value));
+    full = items.length === q.limit || scanned === SCAN_LIMIT;
+  }
+  return { items, next_cursor: null };
+}
+
+/** The writer has committed everything answered so far (reads of the state see it). */
+async function synced(deps: AppDeps): Promise<void> {
+  ackOrThrow(await deps.store.send({ op: "ping" }));
+}
+
+const ORG = { id: "org_3kT9xQ2mLbVfZ8aW", name: "Acme Shop", plan: "pro", subscription_status: "active", created_at: "2026-11-20T22:15:00.000Z" } as const;
+
+/** GET /v1/admin/orgs?limit=&cursor= */
+export function adminOrgsGet(deps: AppDeps) {
+  return defineRoute({
+    method: "get",
+    pattern: "/v1/admin/orgs",
+    auth: { kind: "admin" },
+    docs: {
+      summary: "List orgs",
+      description: "Every org, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end).",
+      tag: "admin",
+      response: orgListResponse,
+      errors: ["VALIDATION_ERROR", "NOT_READY"],
+      query: adminListQuery,
+      example: { query: { limit: "1" }, response: { items: [ORG], next_cursor: ORG.id } },
+    },
+    async handle({ snap }) {
+      const q = readListQuery(snap.query);
+      await synced(deps);
+      return { data: pageOf(deps.state.orgs, q, () => true, publicOrg) };
+    },
+  });
+}
+
+/** GET /v1/admin/orgs/{orgId}/projects?limit=&cursor= */
+export function adminProjectsGet(deps: AppDeps) {
+  return defineRoute({
+    method: "get",
+    pattern: "/v1/admin/orgs/:orgId/projects",
+    auth: { kind: "admin" },
+    docs: {
+      summary: "List an org's projects",
+      description: `The org's projects with their allowed origins, in id order, \`limit\` per page; \`next_cursor\` continues (null at the end). A page examines at most ${SCAN_LIMIT} projects of all orgs, so it may hold fewer items than \`limit\` and still have a cursor.`,
+      tag: "admin",
+      response: projectListResponse,
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
+      params: { orgId: orgIdParam },
+      query: adminListQuery,
+      example: {
+        params: { orgId: ORG.id },
+        response: { items: [{ id: "prj_8Hq2LmT7aZ3kXw9B", org_id: ORG.id, name: "Storefront", created_at: "2026-11-20T22:16:00.000Z", allowed_origins: ["https://shop.example.com"] }], next_cursor: null },
+      },
+    },
+    async handle({ snap }) {
+      const orgId = snap.params[0]!;
+      const q = readListQuery(snap.query);
+      await synced(deps);
+      if (!deps.state.orgs.get(orgId)) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
+      const page = pageOf(
+        deps.state.projects,
+        q,
+        (p) => p.org_id === orgId,
+        (p) => ({ id: p.id, org_id: p.org_id, name: p.name, created_at: p.created_at, allowed_origins: p.allowed_origins ?? [] }),
+      );
+      return { data: page };
+    },
+  });
+}
+
+/** GET /v1/admin/orgs/{orgId}/keys?limit=&cursor= */
+export function adminKeysGet(deps: AppDeps) {
+  return defineRoute({
+    method: "get",
+    pattern: "/v1/admin/orgs/:orgId/keys",
+    auth: { kind: "admin" },
+    docs: {
+      summary: "List an org's API keys",
+      description: `The org's keys (secret and publishable, disabled ones included) without their secrets, in id order, \`limit\` per page; \`next_cursor\` continues (null at the end). A page examines at most ${SCAN_LIMIT} keys of all orgs.`,
+      tag: "admin",
+      response: keyListResponse,
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
+      params: { orgId: orgIdParam },
+      query: adminListQuery,
+      example: {
+        params: { orgId: ORG.id },
+        response: {
+          items: [{ id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: ORG.id, project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false }],
+          next_cursor: null,
+        },
+      },
+    },
+    async handle({ snap }) {
+      const orgId = snap.params[0]!;
+      const q = readListQuery(snap.query);
+      await synced(deps);
+      if (!deps.state.orgs.get(orgId)) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
+      return { data: pageOf(deps.state.keys, q, (k) => k.org_id === orgId, publicKey) };
+    },
+  });
+}

@@ -4,8 +4,8 @@
  * process hold all of them. Two pools: `public` for routes a caller reaches without a secret key
  * (the payment webhook, the beacon's publishable-key routes), `keyed` for the rest (their callers
  * were authenticated before a byte of the body is read). A read that does not fit is refused at
- * once with 503 OVERLOADED and Retry-After, and its connection is closed; docs/operations.md,
- * "Limits".
+ * once with 503 OVERLOADED and Retry-After; what its client still sends is dropped as it arrives
+ * (docs/operations.md, "Configuration").
  */
 import { ApiError } from "./errors.js";
 
@@ -71,7 +71,7 @@ export class BodyBudget {
   /** The refusal for a body that does not fit. */
   overloaded(): ApiError {
     return new ApiError("OVERLOADED", "Too many request bodies are being received at once; retry shortly.", {
-      headers: { "retry-after": String(this.retryAfterSeconds), connection: "close" },
+      headers: { "retry-after": String(this.retryAfterSeconds) },
     });
   }
 }

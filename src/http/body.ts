@@ -8,8 +8,9 @@ import type { ResponseState } from "./respond.js";
  * them after the callback). The bytes count against `pool` of `budget` (the declared length up
  * front, then as they arrive) until the answer is written or the client leaves. Rejects with 413
  * as soon as the count passes the limit, and with 503 OVERLOADED when the pool is full, without
- * waiting for the rest; either way the connection is closed after the answer. The caller must
- * have registered onAborted already, releasing `state.lease` when the client leaves.
+ * waiting for the rest; what the client still sends is dropped as it arrives, never held (the
+ * connection stays usable, so a client writing its body is not cut off mid-write). The caller
+ * must have registered onAborted already, releasing `state.lease` when the client leaves.
  */
 export function readBody(
   res: HttpResponse,
@@ -22,13 +23,13 @@ export function readBody(
   let declared = 0;
   if (declaredLength) {
     const n = Number(declaredLength);
-    if (Number.isFinite(n) && n > limit) return refuse(state, tooLarge(limit));
+    if (Number.isFinite(n) && n > limit) return Promise.reject(tooLarge(limit));
     if (Number.isSafeInteger(n) && n > 0) declared = n;
   }
   try {
     state.lease = budget.lease(pool, declared);
   } catch (err) {
-    return refuse(state, err as ApiError);
+    return Promise.reject(err);
   }
   const lease = state.lease;
   return new Promise((resolve, reject) => {
@@ -38,7 +39,6 @@ export function readBody(
     const fail = (err: ApiError) => {
       done = true;
       chunks.length = 0;
-      state.closeConnection = true;
       reject(err);
     };
     res.onData((chunk, isLast) => {
@@ -55,11 +55,6 @@ export function readBody(
   });
 }
 
-/** A refusal before any byte is read: answer, then close (the client may still be sending). */
-function refuse(state: ResponseState, err: ApiError): Promise<never> {
-  state.closeConnection = true;
-  return Promise.reject(err);
-}
 
 function tooLarge(limit: number): ApiError {
   return new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes.`);

@@ -35,8 +35,6 @@ export interface ResponseState {
   hold?: Hold | null;
   /** Body bytes this request holds (body-budget.ts); released when the answer is written or the client leaves. */
   lease?: BodyLease | null;
-  /** Close the connection after the answer (a body refused while it is still arriving). */
-  closeConnection?: boolean;
 }
 
 /** Milliseconds since `startedAt`, rounded to microseconds. */
@@ -78,7 +76,7 @@ function writeBody(res: HttpResponse, state: ResponseState, status: number, body
     res.writeHeader("content-type", "application/json");
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body, state.closeConnection === true);
+    res.end(body);
   });
 }
 

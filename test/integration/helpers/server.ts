@@ -37,6 +37,8 @@ export interface TestServer {
   signal(sig: NodeJS.Signals): void;
   /** Exit code of the last process once it ended (null while running or when killed by a signal). */
   exitCode(): number | null;
+  /** Process id of the running server (to read its memory from /proc). */
+  pid(): number;
 }
 
 /** Starts `node dist/src/main.js` with a fresh DATA_DIR whose datasets link to the shared build. */
@@ -148,6 +150,9 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
     },
     exitCode() {
       return child.exitCode;
+    },
+    pid() {
+      return child.pid!;
     },
   };
   return server;

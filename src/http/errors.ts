@@ -23,6 +23,7 @@ export const ERROR_CATALOGUE = {
   MISSING_REQUIRED_DATA: { status: 422, meaning: "No analyzable data provided." },
   QUOTA_EXCEEDED: { status: 429, meaning: "Quota or rate limit exceeded; metadata.ratelimit says when it resets." },
   INTERNAL_ERROR: { status: 500, meaning: "Server error. Nothing internal is leaked; the request id is logged." },
+  NOT_IMPLEMENTED: { status: 501, meaning: "An endpoint that is announced and not live yet (or a preview this installation has not switched on); the message names it. Nothing was charged." },
   PAYMENT_PROVIDER_ERROR: { status: 502, meaning: "Stripe failed or timed out; nothing was changed here. Retry later." },
   BILLING_NOT_CONFIGURED: { status: 503, meaning: "Billing is not configured on this installation (STRIPE_SECRET_KEY, price ids, webhook secret)." },
   OVERLOADED: { status: 503, meaning: "Too much work at once: the scoring pool queue is full, or too many request bodies are being received (FS_BODY_BUFFER_*); retry after the Retry-After header." },
@@ -46,6 +47,7 @@ export const STATUS_TEXT: Record<number, string> = {
   422: "422 Unprocessable Entity",
   429: "429 Too Many Requests",
   500: "500 Internal Server Error",
+  501: "501 Not Implemented",
   502: "502 Bad Gateway",
   503: "503 Service Unavailable",
 };

@@ -27,6 +27,7 @@ export const TAGS: Record<ApiTag, string> = {
   billing: "Stripe Checkout, the billing portal and Stripe's webhook.",
   admin: "Operator endpoints (admin token): orgs, projects, keys, usage corrections, datasets.",
   health: "Liveness and readiness probes.",
+  announced: "Endpoints announced and not live yet: each answers 501 NOT_IMPLEMENTED.",
   meta: "This document.",
 };
 

@@ -99,13 +99,13 @@ describe("POST /v1/sessions/resolve", () => {
 });
 
 describe("POST /v1/meter (preview)", () => {
-  it("is off by default: 404 saying it is not available yet", async () => {
+  it("is off by default: 501 NOT_IMPLEMENTED naming it as announced, nothing charged", async () => {
     const plain = await startServer();
     try {
       const site = await createBeaconProject(plain);
       const r = await api(plain, "POST", "/v1/meter", { key: site.secretKey, body: { resource: "x", identity: { ip: "1.2.3.4" }, limit: { max: 1, window: "1m" } } });
-      expect(r.status).toBe(404);
-      expect(r.body.error.message).toMatch(/not available yet/);
+      expect([r.status, r.body.error.code]).toEqual([501, "NOT_IMPLEMENTED"]);
+      expect(r.body.error.message).toMatch(/^POST \/v1\/meter is announced and not live yet: .*FS_ENABLE_METER=true\. Nothing was charged\.$/);
     } finally {
       await plain.stop();
       plain.cleanup();

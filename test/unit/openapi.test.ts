@@ -166,7 +166,7 @@ for (const [name, env] of Object.entries(INSTALLATIONS)) {
         expect(meter.responses["200"]).toBeDefined();
       } else {
         expect(meter.security).toEqual([]);
-        expect(Object.keys(meter.responses).sort()).toEqual(config.FS_TEST_CLOCK ? ["400", "404", "500"] : ["404", "500"]);
+        expect(Object.keys(meter.responses).sort()).toEqual(config.FS_TEST_CLOCK ? ["400", "500", "501"] : ["500", "501"]);
       }
     });
   });

@@ -20,6 +20,7 @@ import { sessionsResolvePost } from "./sessions-resolve.post.js";
 import { checkPost } from "./check.post.js";
 import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
+import { announcedRoutes } from "./announced.js";
 import { healthz, readyz } from "./health.get.js";
 import { ipGet } from "./ip.get.js";
 import { openApiOptions } from "../openapi.js";
@@ -66,6 +67,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     adminDatasetsGet(deps),
     adminDatasetsReloadPost(deps),
     adminDatasetsActivatePost(deps),
+    ...announcedRoutes(),
   ];
   routes.push(openapiGet(routes, openApiOptions(deps.config)));
   return routes;

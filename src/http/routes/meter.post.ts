@@ -5,6 +5,7 @@ import { ApiError } from "../errors.js";
 import { defineRoute, type RouteDocs } from "../route.js";
 import { meterBody, meterResponse, windowMs } from "../schemas/sessions.js";
 import { ackOrThrow } from "./ack.js";
+import { notLiveYet } from "./announced.js";
 
 /**
  * POST /v1/meter (preview behind FS_ENABLE_METER, 2 credits): one decision against a
@@ -20,14 +21,14 @@ export function meterPost(deps: AppDeps) {
       auth: { kind: "none" },
       docs: {
         summary: "Metering (preview, switched off here)",
-        description: "Announced, not available on this installation: every call answers 404 NOT_FOUND. An operator can enable the preview with FS_ENABLE_METER=true.",
+        description: "Announced, not available on this installation: every call answers 501 NOT_IMPLEMENTED. An operator can enable the preview with FS_ENABLE_METER=true.",
         tag: "sessions",
         response: null,
-        errors: ["NOT_FOUND"],
+        errors: ["NOT_IMPLEMENTED"],
         example: {},
       },
       handle() {
-        throw new ApiError("NOT_FOUND", "POST /v1/meter is announced but not available yet; an operator can enable the preview with FS_ENABLE_METER=true.");
+        throw notLiveYet("POST /v1/meter", "abuse-aware rate limiting (2 credits)", "An operator can enable the preview with FS_ENABLE_METER=true.");
       },
     });
   }

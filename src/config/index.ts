@@ -17,9 +17,16 @@ function findRepoRoot(file: string): string {
 export const DEFAULT_DATA_DIR = resolve(REPO_ROOT, "data/local");
 
 /** Parsed, frozen service configuration. */
-export interface Config extends Readonly<Omit<Env, "DATA_DIR">> {
+export interface Config extends Readonly<Omit<Env, "DATA_DIR" | "FS_DEMO">> {
   /** Absolute path of DATA_DIR. */
   readonly DATA_DIR: string;
+  /** FS_DEMO as given, else whether HOST is a loopback address. */
+  readonly FS_DEMO: boolean;
+}
+
+/** Loopback host names and addresses: a service bound there is not reachable from other machines. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -44,6 +51,7 @@ export function loadConfig(env: Record<string, string | undefined>): ConfigResul
   const config: Config = Object.freeze({
     ...data,
     DATA_DIR: resolve(data.DATA_DIR ?? DEFAULT_DATA_DIR),
+    FS_DEMO: data.FS_DEMO ?? isLoopbackHost(data.HOST),
   });
   return { ok: true, config };
 }

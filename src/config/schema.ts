@@ -18,8 +18,12 @@ const defaultPoolThreads = Math.max(1, availableParallelism() - 1);
 export const envSchema = z.object({
   /** TCP port the HTTP front listens on; 0 picks a free port (tests). Example: 8080. */
   PORT: port.default(8080),
-  /** Interface to bind. Example: 0.0.0.0 or 127.0.0.1. */
-  HOST: z.string().min(1).default("0.0.0.0"),
+  /**
+   * Interface to bind. Loopback by default, so a first `npm start` (with its demo org) is not
+   * reachable from other machines; 0.0.0.0 (or ::) to serve them, e.g. behind a reverse proxy.
+   * Example: 127.0.0.1.
+   */
+  HOST: z.string().min(1).default("127.0.0.1"),
   /** Directory holding the LMDB state environment and built datasets. Example: ./data/local. */
   DATA_DIR: z.string().min(1).optional(),
   /** Bearer token for /v1/admin. When unset, one is generated on first start and printed once. */
@@ -94,11 +98,14 @@ export const envSchema = z.object({
     .pipe(z.array(z.string().regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, "each entry must be an IP address or CIDR block"))),
   /** Seconds a beacon handshake token stays valid. Example: 1800. */
   FS_BEACON_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(1800),
-  /** Serve the demo page at /demo (the demo org's project; see README, "Quick start"). */
+  /**
+   * Serve the demo page at /demo (the demo org's project; see README, "Quick start"). Default: on
+   * when HOST is a loopback address, off otherwise (the demo page shows a publishable key).
+   */
   FS_DEMO: z
     .enum(["true", "false", "1", "0"])
-    .default("true")
-    .transform((v) => v === "true" || v === "1"),
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === "true" || v === "1")),
   /**
    * Preview: serve POST /v1/meter (announced, not yet live). Off: the endpoint
    * answers 404 saying it is not available yet.

@@ -7,12 +7,24 @@ describe("loadConfig", () => {
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.config.PORT).toBe(8080);
-    expect(r.config.HOST).toBe("0.0.0.0");
+    expect(r.config.HOST).toBe("127.0.0.1"); // a first start is not reachable from other machines
+    expect(r.config.FS_DEMO).toBe(true);
     expect(r.config.DATA_DIR).toBe(DEFAULT_DATA_DIR);
     expect(DEFAULT_DATA_DIR).toMatch(/\/data\/local$/);
     expect(r.config.FS_MAX_BODY_BYTES).toBe(65536);
     expect(r.config.FS_TEST_CLOCK).toBe(false);
     expect(Object.isFrozen(r.config)).toBe(true);
+  });
+
+  it("serves the demo by default only on a loopback interface", () => {
+    const demo = (env: Record<string, string>) => {
+      const r = loadConfig(env);
+      return r.ok ? r.config.FS_DEMO : null;
+    };
+    for (const HOST of ["127.0.0.1", "127.1.2.3", "::1", "localhost"]) expect(demo({ HOST }), HOST).toBe(true);
+    for (const HOST of ["0.0.0.0", "::", "10.0.0.5", "example.com"]) expect(demo({ HOST }), HOST).toBe(false);
+    expect(demo({ HOST: "0.0.0.0", FS_DEMO: "true" })).toBe(true); // an operator's explicit choice
+    expect(demo({ HOST: "127.0.0.1", FS_DEMO: "0" })).toBe(false);
   });
 
   it("coerces strings and resolves DATA_DIR", () => {

@@ -23,9 +23,12 @@ describe("envelope and front-end errors", () => {
   });
 
   it("405 METHOD_NOT_ALLOWED with Allow for a known path", async () => {
-    const r = await api(server, "GET", "/v1/admin/orgs", { key: ADMIN_TOKEN });
+    const r = await api(server, "GET", "/v1/admin/orgs/org_x/usage/adjust", { key: ADMIN_TOKEN });
     expect(r.status).toBe(405);
     expect(r.headers.get("allow")).toBe("POST");
+    const both = await api(server, "DELETE", "/v1/admin/orgs", { key: ADMIN_TOKEN });
+    expect(both.status).toBe(405);
+    expect(both.headers.get("allow")?.split(", ").sort()).toEqual(["GET", "POST"]);
     expectErrorEnvelope(r.body, "METHOD_NOT_ALLOWED");
   });
 

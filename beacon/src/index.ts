@@ -4,7 +4,7 @@
  */
 import { buildHit, fieldValue, readConfig, type BeaconConfig, type BeaconState, type Signals } from "./core.js";
 import { loadSession, saveSession } from "./session.js";
-import { collectSignals, countInteractions } from "./signals.js";
+import { collectSignals, countInteractions, readSlowFacts } from "./signals.js";
 
 /** What `window.fsBeacon` offers sites and tests. */
 interface FsBeacon {
@@ -57,6 +57,7 @@ function start(cfg: BeaconConfig): FsBeacon {
 
   const run = async (): Promise<{ session_id: string; observation_id?: string }> => {
     await afterLoad();
+    const facts = readSlowFacts(); // while the handshake and probes run
     const hs = await call<{ token: string; session_id: string }>(cfg, cfg.initUrl, { session_id: state.session_id });
     state.token = hs.token;
     state.session_id = hs.session_id;
@@ -75,6 +76,7 @@ function start(cfg: BeaconConfig): FsBeacon {
       saveSession(hs.session_id);
       return { session_id: hs.session_id };
     }
+    await facts;
     const hit = buildHit("page.view", cfg.action, state, page(), signals());
     const res = await call<{ observation_id: string; session_id: string }>(cfg, cfg.collectUrl, hit);
     state.session_id = res.session_id;

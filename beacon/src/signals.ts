@@ -1,3 +1,4 @@
+import { consistencyTells, type Brand, type ClientFacts } from "./consistency.js";
 import { globalTells, hashHex, isDesktopChrome, type Signals } from "./core.js";
 
 /** Every probe here may throw in odd embeddings (sandboxed frames, locked-down browsers). */
@@ -64,6 +65,46 @@ function webgl(): [string, string] {
   }, ["", ""] as [string, string]));
 }
 
+/** What only asynchronous APIs answer (high-entropy client hints, a permission query); read once. */
+let slow: Pick<ClientFacts, "fullVersionList" | "notificationQuery"> = { fullVersionList: null, notificationQuery: null };
+
+/**
+ * Reads the facts that need a promise, before the first hit is built; never rejects, and gives
+ * up after `ms` (a hit is never held back for long).
+ */
+export function readSlowFacts(ms = 500): Promise<void> {
+  const nav = navigator as Navigator & { userAgentData?: { getHighEntropyValues(h: string[]): Promise<{ fullVersionList?: Brand[] }> } };
+  const versions = attempt(() => nav.userAgentData!.getHighEntropyValues(["fullVersionList"]).then((v) => v.fullVersionList || []), null as unknown as Promise<Brand[]>);
+  const query = attempt(() => nav.permissions.query({ name: "notifications" as PermissionName }).then((p) => p.state as string), null as unknown as Promise<string>);
+  const settle = <T>(p: Promise<T> | null): Promise<T | null> => (p ? p.then((v) => v, () => null) : Promise.resolve(null));
+  const both = Promise.all([settle(versions), settle(query)]).then(([fullVersionList, notificationQuery]) => {
+    slow = { fullVersionList, notificationQuery };
+  });
+  return Promise.race([both, new Promise<void>((resolve) => setTimeout(resolve, ms))]);
+}
+
+const DISPLAY_MODES = ["browser", "fullscreen", "standalone", "minimal-ui", "window-controls-overlay"];
+
+/** The facts the consistency tells compare (consistency.ts); raw values stay in the page. */
+function clientFacts(): ClientFacts {
+  const nav = navigator as Navigator & { userAgentData?: { brands: Brand[]; platform: string } };
+  const uad = attempt(() => nav.userAgentData || null, null);
+  return {
+    ua: nav.userAgent,
+    platform: attempt(() => nav.platform, ""),
+    brands: uad ? attempt(() => uad.brands.map((b) => ({ brand: b.brand, version: b.version })), null) : null,
+    uaPlatform: uad ? attempt(() => uad.platform, null) : null,
+    secure: attempt(() => isSecureContext, false),
+    inner: [innerWidth, innerHeight],
+    outer: [outerWidth, outerHeight],
+    screen: attempt(() => [screen.width, screen.height] as [number, number], [0, 0] as [number, number]),
+    displayMode: attempt(() => DISPLAY_MODES.find((m) => matchMedia("(display-mode: " + m + ")").matches) || "", ""),
+    notification: attempt(() => Notification.permission as string, null),
+    renderer: webgl()[1],
+    ...slow,
+  };
+}
+
 /** Names of the automation tells seen in the page (beacon/README.md; at most 32). */
 export function detectTells(): string[] {
   const nav = navigator;
@@ -86,7 +127,7 @@ export function detectTells(): string[] {
   return found
     .filter(([, seen]) => seen)
     .map(([tell]) => tell)
-    .concat(globalTells(names));
+    .concat(globalTells(names), attempt(() => consistencyTells(clientFacts()), []));
 }
 
 let fp: string | undefined;

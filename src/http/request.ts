@@ -22,6 +22,11 @@ export interface RequestSnapshot {
   peer: string;
   /** If-None-Match, for routes that answer with an ETag. */
   ifNoneMatch: string;
+  /**
+   * Beacon routes only (null elsewhere): the client hints the engine sent and the order of the
+   * request's header names, for the server-side tells (beacon/header-tells.ts).
+   */
+  client: { secChUa: string; secChUaPlatform: string; secChUaMobile: string; order: string[] } | null;
   /** Headers a route asked for by name (Route.rawBody.headers), lower-case names. */
   extra: Record<string, string>;
 }
@@ -51,6 +56,21 @@ export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, t
     peer: "",
     ifNoneMatch: "",
     extra,
+    client: client ? clientHeaders(req) : null,
+  };
+}
+
+/** Client hints and header order of a beacon call (uWS lists headers in arrival order, lower-case). */
+function clientHeaders(req: HttpRequest): NonNullable<RequestSnapshot["client"]> {
+  const order: string[] = [];
+  req.forEach((name) => {
+    order.push(name);
+  });
+  return {
+    secChUa: req.getHeader("sec-ch-ua"),
+    secChUaPlatform: req.getHeader("sec-ch-ua-platform"),
+    secChUaMobile: req.getHeader("sec-ch-ua-mobile"),
+    order,
   };
 }
 

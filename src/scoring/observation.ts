@@ -89,6 +89,27 @@ export const STRONG_TELLS: ReadonlySet<string> = new Set([
 export const WEAK_TELLS: ReadonlySet<string> = new Set(["cdp", "no_languages", "no_plugins", "outer_zero", "swiftshader"]);
 
 /**
+ * Tells of an inconsistency a real browser cannot show: one layer spoofed (the UA string, the
+ * client hints, the screen, a permission), another left as the engine set it; measured against
+ * stealth toolkits and genuine browsers in test/browser/stealth.test.ts. Each adds its weight
+ * (log-odds) and the reason `tell:<name>`; one alone reaches review, two block. The first seven
+ * come from the page (beacon/src/consistency.ts), the last two from the request's headers
+ * (src/http/beacon/header-tells.ts). Explained in docs/api.md, "Client tells".
+ */
+export const CONSISTENCY_TELLS: ReadonlyMap<string, number> = new Map([
+  ["uach_mismatch", 3.0],
+  ["platform_mismatch", 3.0],
+  ["permission_mismatch", 3.0],
+  ["webgl_mismatch", 3.0],
+  ["viewport_is_screen", 3.0],
+  ["no_window_chrome", 3.0],
+  ["window_exceeds_screen", 3.0],
+  ["ch_ua_mismatch", 3.0],
+  // Alone it stays below review: a proxy between browser and service may reorder headers.
+  ["header_order", 2.0],
+]);
+
+/**
  * Scorecard weights in log-odds. Printed in docs/api.md, "Observations and bot policy"; change
  * them together with the tests and that table.
  * With base -3 a clean hit scores 0.047; +1.386 over base crosses 0.8 (block) at a total of 1.386,
@@ -196,6 +217,10 @@ export function scoreHit(input: HitInput, policy: Readonly<BotPolicy>): ScoredHi
     if (ip.risk.vpn) fire("ip_vpn", SCORE_WEIGHTS.ip_vpn);
     if (ip.risk.proxy || ip.risk.tor || ip.risk.residential_proxy) fire("ip_proxy", SCORE_WEIGHTS.ip_proxy);
     if (ip.risk.scanner) fire("ip_scanner", SCORE_WEIGHTS.ip_scanner);
+  }
+  for (const t of tells) {
+    const weight = CONSISTENCY_TELLS.get(t); // a Map: tell names come from the client
+    if (weight !== undefined) fire(`tell:${t}`, weight);
   }
   const weak = [...tells].filter((t) => WEAK_TELLS.has(t)).length;
   logit += Math.min(weak, SCORE_WEIGHTS.weak_tell_max) * SCORE_WEIGHTS.weak_tell;

@@ -1,4 +1,5 @@
 import type { IpDataset } from "../../datasets/ip-dataset.js";
+import { headerTells } from "./header-tells.js";
 import { cleanLine } from "../../shared/text.js";
 import { hostnameMatchesMask, type RdnsResolver } from "../../datasets/rdns.js";
 import { createUaClassifier, type UaClassifier, type UaInfo } from "../../datasets/ua.js";
@@ -104,7 +105,8 @@ export function recordHit(
     bot: botOf(ua),
     ip: facts,
     tokenValid,
-    tells: signals?.tells ?? [],
+    // The page's tells plus what the request's own headers show (header-tells.ts).
+    tells: snap.client ? [...(signals?.tells ?? []), ...headerTells({ userAgent: snap.userAgent, ...snap.client })] : (signals?.tells ?? []),
     clientUaMismatch: signals?.ua !== undefined && snap.userAgent !== "" && signals.ua !== snap.userAgent,
     rdnsVerified: null,
   };
@@ -131,7 +133,7 @@ export function recordHit(
       page: body.page ? pathOnly(body.page) : null,
       fingerprint: signals?.fp ?? null,
       token_valid: tokenValid,
-      tells: signals?.tells ?? [],
+      tells: input.tells,
     };
     return new Promise((resolve, reject) => {
       try {

@@ -17,11 +17,18 @@ export interface Site {
   page(path: string, html: string): string;
   /** Resolves with the next form POST received. */
   nextPost(): Promise<SitePost>;
+  /** Serves a static file at `path` (GET). */
+  asset(path: string, body: string | Buffer, contentType: string): void;
+  /** Resolves with the body of the first POST to `/report/<name>` (a page reporting a result). */
+  report(name: string): Promise<string>;
   close(): Promise<void>;
 }
 
 export async function startSite(): Promise<Site> {
   const pages = new Map<string, string>();
+  const assets = new Map<string, { body: string | Buffer; type: string }>();
+  const reports = new Map<string, string>();
+  const reportWaiters = new Map<string, ((body: string) => void)[]>();
   const waiting: ((p: SitePost) => void)[] = [];
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://site").pathname;
@@ -29,12 +36,21 @@ export async function startSite(): Promise<Site> {
       let body = "";
       req.setEncoding("utf8").on("data", (d: string) => (body += d));
       req.on("end", () => {
+        if (path.startsWith("/report/")) {
+          const name = path.slice("/report/".length);
+          res.writeHead(204).end();
+          if (!reports.has(name)) reports.set(name, body);
+          for (const w of reportWaiters.get(name)?.splice(0) ?? []) w(body);
+          return;
+        }
         res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<!doctype html><p>thanks</p>");
         const post = { path, form: new URLSearchParams(body) };
         for (const w of waiting.splice(0)) w(post);
       });
       return;
     }
+    const asset = assets.get(path);
+    if (asset) return void res.writeHead(200, { "content-type": asset.type }).end(asset.body);
     const html = pages.get(path);
     if (html === undefined) return void res.writeHead(404).end();
     res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html);
@@ -48,6 +64,14 @@ export async function startSite(): Promise<Site> {
       return url + path;
     },
     nextPost: () => new Promise((resolve) => waiting.push(resolve)),
+    asset(path, body, type) {
+      assets.set(path, { body, type });
+    },
+    report(name) {
+      const seen = reports.get(name);
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve) => reportWaiters.set(name, [...(reportWaiters.get(name) ?? []), resolve]));
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -93,8 +93,8 @@ export const WEAK_TELLS: ReadonlySet<string> = new Set(["cdp", "no_languages", "
  * client hints, the screen, a permission), another left as the engine set it; measured against
  * stealth toolkits and genuine browsers in test/browser/stealth.test.ts. Each adds its weight
  * (log-odds) and the reason `tell:<name>`; one alone reaches review, two block. The first seven
- * come from the page (beacon/src/consistency.ts), the last two from the request's headers
- * (src/http/beacon/header-tells.ts). Explained in docs/api.md, "Client tells".
+ * come from the page (beacon/src/consistency.ts), the next two from the request's headers
+ * (src/http/beacon/header-tells.ts), the last from the handshake's age (src/http/beacon/hits.ts). Explained in docs/api.md, "Client tells".
  */
 export const CONSISTENCY_TELLS: ReadonlyMap<string, number> = new Map([
   ["uach_mismatch", 3.0],
@@ -107,6 +107,7 @@ export const CONSISTENCY_TELLS: ReadonlyMap<string, number> = new Map([
   ["ch_ua_mismatch", 3.0],
   // Alone it stays below review: a proxy between browser and service may reorder headers.
   ["header_order", 2.0],
+  ["timing_mismatch", 3.0],
 ]);
 
 /**

@@ -28,7 +28,9 @@ async function hit(p: Project, opts: { ua?: string; ip?: string; token?: string;
   return api(server, "POST", opts.path ?? "/v1/collect", {
     key: p.publishableKey,
     body: { action: "pageview", token: opts.token, session_id: opts.session_id, page: "/pricing?email=a@b.c", ...opts.body },
-    headers: { "user-agent": opts.ua ?? CHROME, "x-forwarded-for": opts.ip ?? HOME_IP, ...opts.headers },
+    // Accept-Encoding before Accept-Language, as Chromium's network stack sends them (Node's fetch
+    // would add them the other way round, which is a tell: header_order).
+    headers: { "user-agent": opts.ua ?? CHROME, "x-forwarded-for": opts.ip ?? HOME_IP, "accept-encoding": "gzip, deflate, br", "accept-language": "en-US,en;q=0.9", ...opts.headers },
   });
 }
 
@@ -90,6 +92,21 @@ describe("collect and report", () => {
     expect(o.reasons).toEqual([]);
     expect(o.ua).toEqual({ browser: "Chrome 131", os: "Windows 10", device: "desktop", bot_kind: null, bot_name: null });
     expect(o).toMatchObject({ bot_id: null, bot_operator: null, bot_verified: null });
+  });
+
+  it("tell:timing_mismatch for a hit whose handshake is older than its page; a page older than its handshake is fine", async () => {
+    const p = await createBeaconProject(server);
+    const t0 = Date.now();
+    const h = await handshake(p, undefined, { "x-fs-test-now": String(t0) });
+    const late = { "x-fs-test-now": String(t0 + 60_000) };
+    const replayed = await hit(p, { token: h.token, session_id: h.session_id, headers: late, body: { signals: { tells: [], timing: { elapsed_ms: 800, interactions: 0 } } } });
+    const honest = await hit(p, { token: h.token, session_id: h.session_id, headers: late, body: { signals: { tells: [], timing: { elapsed_ms: 61_000, interactions: 9 } } } });
+    expect([replayed.status, honest.status]).toEqual([200, 200]);
+    const { items } = await observations(p);
+    const byId = new Map(items.map((o: { id: string; reasons: string[]; decision: string }) => [o.id, o]));
+    expect(byId.get(replayed.body.data.observation_id)?.reasons).toEqual(["tell:timing_mismatch"]);
+    expect(byId.get(replayed.body.data.observation_id)?.decision).toBe("review");
+    expect(byId.get(honest.body.data.observation_id)?.reasons).toEqual([]);
   });
 
   it("stores and lists the page without control characters, bidi controls or lone surrogates; refuses such an action", async () => {

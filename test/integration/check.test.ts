@@ -108,7 +108,7 @@ describe("POST /v1/check", () => {
     const h = await api(server, "POST", "/v1/handshake", { key: p.publishableKey, body: {} });
     const { token, session_id } = h.body.data;
     // The page view of a clean browser, then the same for an automated one.
-    await api(server, "POST", "/v1/collect", { key: p.publishableKey, body: { token, session_id }, headers: { "user-agent": CHROME, "x-forwarded-for": "73.15.20.30" } });
+    await api(server, "POST", "/v1/collect", { key: p.publishableKey, body: { token, session_id }, headers: { "user-agent": CHROME, "x-forwarded-for": "73.15.20.30", "accept-encoding": "gzip, deflate, br", "accept-language": "en-US" } });
     const field = (t: string, tells: string[] = []) => JSON.stringify({ v: 1, token: t, session_id, action: "contact", signals: { tells } });
     const withBeacon = await check(base({ _fs_signals: field(token) }));
     expect(withBeacon.status).toBe(200);

@@ -13,7 +13,7 @@ type Site = Awaited<ReturnType<typeof createBeaconProject>>;
 async function browserSession(site: Site, ip = "73.15.20.30", tells: string[] = []): Promise<string> {
   const h = await api(server, "POST", "/v1/handshake", { key: site.publishableKey, body: {} });
   const { token, session_id } = h.body.data;
-  const c = await api(server, "POST", "/v1/collect", { key: site.publishableKey, body: { token, session_id, signals: { tells } }, headers: { "user-agent": CHROME, "x-forwarded-for": ip } });
+  const c = await api(server, "POST", "/v1/collect", { key: site.publishableKey, body: { token, session_id, signals: { tells } }, headers: { "user-agent": CHROME, "x-forwarded-for": ip, "accept-encoding": "gzip, deflate, br", "accept-language": "en-US" } });
   expect(c.status).toBe(200);
   return session_id;
 }

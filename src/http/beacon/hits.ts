@@ -105,8 +105,12 @@ export function recordHit(
     bot: botOf(ua),
     ip: facts,
     tokenValid,
-    // The page's tells plus what the request's own headers show (header-tells.ts).
-    tells: snap.client ? [...(signals?.tells ?? []), ...headerTells({ userAgent: snap.userAgent, ...snap.client })] : (signals?.tells ?? []),
+    // The page's tells plus what the request's own headers and timing show (header-tells.ts).
+    tells: [
+      ...(signals?.tells ?? []),
+      ...(snap.client ? headerTells({ userAgent: snap.userAgent, ...snap.client }) : []),
+      ...(tokenValid && timingMismatch(services.tokens.ageMs(body.token!, nowMs), signals?.timing?.elapsed_ms) ? ["timing_mismatch"] : []),
+    ],
     clientUaMismatch: signals?.ua !== undefined && snap.userAgent !== "" && signals.ua !== snap.userAgent,
     rdnsVerified: null,
   };
@@ -177,6 +181,19 @@ function botOf(ua: UaInfo): HitInput["bot"] {
 function pathOnly(page: string): string {
   const cut = page.search(/[?#]/);
   return cleanLine((cut < 0 ? page : page.slice(0, cut)).slice(0, 512));
+}
+
+/** How much older than the page a handshake may look (clock granularity, a slow first byte). */
+const TIMING_SLACK_MS = 3000;
+
+/**
+ * `timing_mismatch`: the hit's handshake was issued longer ago than the page it claims to come
+ * from has existed (`signals.timing.elapsed_ms`, the page's own clock). The beacon handshakes on
+ * every page load, so a real hit cannot be older than its page: a hit assembled from a token and
+ * signals replayed or made up outside the page.
+ */
+export function timingMismatch(tokenAgeMs: number | null, elapsedMs: number | undefined): boolean {
+  return tokenAgeMs !== null && elapsedMs !== undefined && tokenAgeMs > elapsedMs + TIMING_SLACK_MS;
 }
 
 /** The parsed User-Agent parts come from a header the client chose: stored and listed, so cleaned. */

@@ -44,6 +44,13 @@ export class BeaconTokens {
     return t !== null && t.projectId === projectId ? t.sessionId : null;
   }
 
+  /** Milliseconds since a valid token was issued (its expiry less the lifetime); null when it is not valid. */
+  ageMs(token: string, nowMs: number): number | null {
+    this.inspect(token, nowMs);
+    const known = this.verified.get(token);
+    return known !== undefined && known.expiresAt > nowMs ? nowMs - (known.expiresAt - this.ttlMs) : null;
+  }
+
   /** The project and session a valid, unexpired token is bound to; null when it is not valid. */
   inspect(token: string, nowMs: number): { projectId: string; sessionId: string } | null {
     const known = this.verified.get(token);

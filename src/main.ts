@@ -12,7 +12,7 @@ import { ProjectDirectory } from "./http/projects.js";
 import { createChallengeService, ensureChallengeSecret, storeSpender } from "./challenge/index.js";
 import { loadBeaconAsset } from "./http/static.js";
 import { BatchForwarder } from "./store/batch-forwarder.js";
-import { ObservationJournal, type ObservationRecord } from "./store/observation-journal.js";
+import { ObservationJournal } from "./store/observation-journal.js";
 import { groupObservations } from "./store/observation-pages.js";
 import { IpDatasetHolder } from "./datasets/holder.js";
 import { RdnsResolver, systemDns } from "./datasets/rdns.js";
@@ -33,6 +33,7 @@ import { StoreClient } from "./store/client.js";
 import { openState, stateDirOf } from "./store/state-env.js";
 import { ContentBatcher } from "./workers/content-batcher.js";
 import { ScoringPool } from "./workers/pool.js";
+import type { ObservationRecord } from "./store/records.js";
 
 async function main(): Promise<void> {
   const loaded = loadConfigFromProcess();

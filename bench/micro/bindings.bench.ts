@@ -30,9 +30,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ABORT } from "lmdb";
 import { Bench, type Task } from "tinybench";
-import { BindingIndex, DEFAULT_RETENTION_MS, type ResolveRequest } from "../../src/store/bindings.js";
+import { BindingIndex, DEFAULT_RETENTION_MS } from "../../src/store/bindings.js";
 import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
 import { machineLine } from "../lib/context.js";
+import type { ResolveRequest } from "../../src/store/records.js";
 
 const TIME_MS = 1000;
 const WARMUP_MS = 200;

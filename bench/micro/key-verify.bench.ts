@@ -14,7 +14,7 @@ import { Bench } from "tinybench";
 import { Authenticator } from "../../src/http/auth.js";
 import { ApiError } from "../../src/http/errors.js";
 import { SECRET_PREFIX, generateKey, hashKey } from "../../src/shared/api-keys.js";
-import type { KeyRecord } from "../../src/store/messages.js";
+import type { KeyRecord } from "../../src/store/records.js";
 import type { StateDbs } from "../../src/store/state-env.js";
 import { machineLine, microRow } from "../lib/context.js";
 

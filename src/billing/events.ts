@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Plan } from "../shared/plans.js";
-import type { BillingEvent } from "../store/billing.js";
+import type { BillingEvent } from "../store/records.js";
 import type { BillingSetup } from "./stripe.js";
 
 /** Event types the service acts on; others are acknowledged and recorded, changing nothing. */

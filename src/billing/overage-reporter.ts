@@ -1,6 +1,6 @@
 import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/client.js";
-import type { OverageClaim } from "../store/billing.js";
+import type { OverageClaim } from "../store/records.js";
 import type { BillingSetup } from "./stripe.js";
 
 /**

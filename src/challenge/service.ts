@@ -1,5 +1,5 @@
 import type { Challenge } from "altcha-lib";
-import type { ProjectRecord } from "../store/messages.js";
+import type { ProjectRecord } from "../store/records.js";
 import {
   DEFAULT_DIFFICULTY,
   assertDifficulty,

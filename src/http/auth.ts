@@ -1,5 +1,5 @@
 import { hashKey, hashesEqual, parseKey, type Scope } from "../shared/api-keys.js";
-import type { KeyRecord } from "../store/messages.js";
+import type { KeyRecord } from "../store/records.js";
 import type { StateDbs } from "../store/state-env.js";
 import { ApiError } from "./errors.js";
 

@@ -1,4 +1,4 @@
-import type { ProjectRecord } from "../store/messages.js";
+import type { ProjectRecord } from "../store/records.js";
 import type { StateDbs } from "../store/state-env.js";
 
 /**

@@ -1,9 +1,8 @@
 import { PLAN_RULES } from "../shared/plans.js";
 import { usagePeriod } from "../shared/billing-period.js";
-import type { ChargeRecord } from "./charge-journal.js";
-import type { Ack, Intent, OrgRecord, UsageRecord, UsageStanding } from "./messages.js";
-import { groupObservations, mergeSession, pageLinesNewestFirst, type ObservationPage, type SessionDelta } from "./observation-pages.js";
-import type { ObservationRecord } from "./observation-journal.js";
+import type { ChargeRecord, ObservationPage, ObservationRecord, OrgRecord, SessionDelta, UsageRecord, UsageStanding } from "./records.js";
+import type { Ack, Intent } from "./messages.js";
+import { groupObservations, mergeSession, pageLinesNewestFirst } from "./observation-pages.js";
 import type { StateDbs } from "./state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
 import { BillingApplier } from "./billing.js";

@@ -1,70 +1,11 @@
 import type { Database } from "lmdb";
 import type { Plan, SubscriptionStatus } from "../shared/plans.js";
 import { usagePeriod } from "../shared/billing-period.js";
-import type { OrgRecord, UsageRecord } from "./messages.js";
-
-/**
- * A Stripe event as the writer needs it: the front verifies the signature and reduces the
- * event to these plain fields (src/billing/events.ts), so the writer never parses Stripe objects.
- */
-export interface BillingEvent {
-  id: string;
-  type: string;
-  /** Stripe's `created`, epoch seconds: orders events for the out-of-order rule. */
-  created: number;
-  /** From the object's metadata or client_reference_id, when present. */
-  orgId: string | null;
-  customerId: string | null;
-  subscription?: {
-    id: string;
-    /** Stripe's status: trialing, active, past_due, unpaid, incomplete, incomplete_expired, canceled, paused. */
-    status: string;
-    /** The plan its price ids (or metadata) name; null when unknown. */
-    plan: Plan | null;
-    trialEnd: number | null;
-    periodStart: number | null;
-    periodEnd: number | null;
-    cancelAtPeriodEnd: boolean;
-  };
-  checkout?: { subscriptionId: string | null };
-  invoice?: { subscriptionId: string | null };
-}
-
-export interface BillingOutcome {
-  duplicate: boolean;
-  /** Whether the event changed the org (false for stale or informational events). */
-  applied: boolean;
-  org: OrgRecord | null;
-  note?: string;
-}
-
-/** Overage reporting state of one org and period (see OverageClaim). */
-export interface OverageState {
-  /** Credits of overage Stripe has acknowledged. */
-  reported: number;
-  /** A report sent or about to be sent: resent unchanged (same identifier) until acknowledged. */
-  pending: { from: number; to: number; identifier: string } | null;
-  /** Credits that could no longer be reported (the period started more than 35 days ago). */
-  unbillable?: number;
-}
+import type { OrgRecord, UsageRecord } from "./records.js";
+import type { BillingEvent, BillingOutcome, OverageClaim, OverageState } from "./records.js";
 
 /** Stripe accepts meter events up to 35 days old; past this a report is set aside. */
 const UNBILLABLE_AFTER_MS = 34 * 86_400_000;
-
-/** One overage report to send to Stripe's meter. */
-export interface OverageClaim {
-  orgId: string;
-  period: string;
-  customerId: string;
-  from: number;
-  to: number;
-  identifier: string;
-  /**
-   * Epoch ms for the meter event: Stripe bills a meter event into the period its timestamp falls
-   * in, so a report for the current period is stamped now, one for an earlier period at its start.
-   */
-  timestamp: number;
-}
 
 export interface BillingDbs {
   orgs: Database<OrgRecord, string>;

@@ -1,4 +1,5 @@
 import type { Database } from "lmdb";
+import type { MeterOutcome, MeterRequest, ResolveCounts, ResolveRequest } from "./records.js";
 
 /**
  * Session resolution and metering state, kept by the writer thread (the only writer, so every
@@ -48,57 +49,6 @@ function mergeLogs(a: Float64Array, b: Float64Array): Float64Array {
 
 function asLog(buf: Buffer | undefined): Float64Array {
   return buf ? new Float64Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength)) : new Float64Array(0);
-}
-
-/** What a resolve binds (hashed), and whether the IP is one many real users share. */
-export interface ResolveRequest {
-  orgId: string;
-  user: string;
-  session?: string;
-  fingerprint?: string;
-  ip?: string;
-  prefix?: string;
-  email?: string;
-  /** Mobile carrier or CGNAT address: counted, but never used to link accounts. */
-  sharedNetwork: boolean;
-  nowMs: number;
-}
-
-/** Distinct other accounts per join key (and other emails on the session), after this binding. */
-export interface ResolveCounts {
-  accounts_sharing_session: number;
-  accounts_sharing_fingerprint: number;
-  accounts_sharing_ip: number;
-  accounts_sharing_prefix: number;
-  linked_emails: number;
-  /** Accounts linked to this one (its cluster, minus itself). */
-  linked_accounts: number;
-  /** True when this account was bound to nothing before. */
-  new_account: boolean;
-}
-
-export interface MeterRequest {
-  orgId: string;
-  resource: string;
-  user?: string;
-  session?: string;
-  ip?: string;
-  max: number;
-  windowMs: number;
-  cost: number;
-  nowMs: number;
-}
-
-export interface MeterOutcome {
-  allowed: boolean;
-  /** Units used in the window before this request (and including it when allowed). */
-  count: number;
-  /** Accounts sharing this budget, minus one. */
-  linked_identities: number;
-  /** Which identity the budget is kept under. */
-  budget: "account" | "session" | "ip";
-  /** Epoch ms when enough of the window has passed for this request to fit; null when allowed. */
-  retry_at: number | null;
 }
 
 /** The longest meter window (schemas/sessions.ts MAX_WINDOW_MS): older logs are dropped. */

@@ -1,3 +1,11 @@
+/**
+ * The charge journal: debits, appended by the front thread once per event-loop turn before that
+ * turn's charged responses go out (see journal.ts).
+ *
+ * Why: waiting for the writer thread's LMDB commit put a cross-thread round trip (~1-2 ms on a
+ * busy 2-core machine) in front of every metered response and capped GET /v1/ip at ~0.4 of
+ * hello-world; one write(2) per turn costs microseconds. See docs/architecture.md, "Durability".
+ */
 import { join } from "node:path";
 import { PERIOD_ID } from "../shared/billing-period.js";
 import {
@@ -7,24 +15,9 @@ import {
   readJournalSegment,
   type JournalCodec,
 } from "./journal.js";
+import type { ChargeRecord } from "./records.js";
 
 export { JournalClosedError, truncateTornTail } from "./journal.js";
-
-/**
- * The charge journal: debits, appended by the front thread once per event-loop turn before that
- * turn's charged responses go out (see journal.ts).
- *
- * Why: waiting for the writer thread's LMDB commit put a cross-thread round trip (~1-2 ms on a
- * busy 2-core machine) in front of every metered response and capped GET /v1/ip at ~0.4 of
- * hello-world; one write(2) per turn costs microseconds. See docs/architecture.md, "Durability".
- */
-export interface ChargeRecord {
-  seq: number;
-  orgId: string;
-  credits: number;
-  /** Usage period id: YYYYMM, or `b<start seconds>` for a Stripe billing period (billing-period.ts). */
-  period: string;
-}
 
 /** One line per debit: `seq \t orgId \t credits \t period`. */
 export const CHARGE_CODEC: JournalCodec<ChargeRecord> = {

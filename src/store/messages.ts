@@ -4,94 +4,10 @@
  */
 import type { KeyType, Scope } from "../shared/api-keys.js";
 import type { Plan, SubscriptionStatus } from "../shared/plans.js";
-import type { ChargeRecord } from "./charge-journal.js";
-import type { ObservationPage, SessionDelta } from "./observation-pages.js";
-import type { MeterRequest, ResolveRequest } from "./bindings.js";
-import type { BillingEvent } from "./billing.js";
+import type { BillingEvent, ChargeRecord, MeterRequest, ObservationPage, ResolveRequest, SessionDelta } from "./records.js";
+import type { DemoInfo, KeyRecord, OrgRecord, ProjectRecord, UsageStanding } from "./records.js";
 
 export const PROTOCOL_VERSION = 1;
-
-export interface OrgRecord {
-  id: string;
-  name: string;
-  plan: Plan;
-  subscription_status: SubscriptionStatus;
-  trial_end: string | null;
-  created_at: string;
-  /** Stripe (billing): set once the org has a customer / subscription. */
-  stripe_customer_id?: string | null;
-  stripe_subscription_id?: string | null;
-  /** Epoch ms of the Stripe billing period usage is counted in; null outside a subscription. */
-  billing_period_start?: number | null;
-  billing_period_end?: number | null;
-  /** Stripe `created` (epoch s) of the newest subscription event applied. */
-  billing_state_at?: number | null;
-  /** Stripe `created` (epoch s) of the newest invoice event applied (kept apart: see billing.ts). */
-  invoice_state_at?: number | null;
-  cancel_at_period_end?: boolean;
-  /** When Stripe announced the trial's end (customer.subscription.trial_will_end), ISO 8601. */
-  trial_will_end_notified_at?: string | null;
-}
-
-export interface ProjectRecord {
-  id: string;
-  org_id: string;
-  name: string;
-  created_at: string;
-  /**
-   * Origins (`scheme://host[:port]`, or `https://*.example.com`) whose pages may call the beacon
-   * endpoints with this project's publishable key. Absent or empty: any origin.
-   */
-  allowed_origins?: string[];
-  /** The bot policy document as the site owner last PUT it (merged over the defaults when used). */
-  bot_policy?: Record<string, unknown> | null;
-  bot_policy_updated_at?: string | null;
-}
-
-/** A beacon session of one project, kept by the writer as observations arrive. */
-export interface SessionRecord {
-  project_id: string;
-  session_id: string;
-  /** Epoch ms of the first and the latest observation. */
-  first_seen: number;
-  last_seen: number;
-  observation_count: number;
-  /** The latest observation, for verdicts. */
-  last: { id: string; kind: string; score: number; decision: string; reasons: string[] };
-}
-
-export interface KeyRecord {
-  id: string;
-  org_id: string;
-  project_id: string | null;
-  type: KeyType;
-  scopes: Scope[];
-  /** SHA-256 hex of the plain key; the plain key is never stored. */
-  hash: string;
-  created_at: string;
-  /** Epoch ms, or null for no expiry. */
-  expires_at: number | null;
-  /** Epoch ms when disabled, or null. */
-  disabled_at: number | null;
-}
-
-/** Usage of one org in one period, as stored by the writer. */
-export interface UsageRecord {
-  used: number;
-  overage: number;
-}
-
-/** Answer to a charge or usage read: the org's standing after the intent. */
-export interface UsageStanding {
-  plan: Plan;
-  period: string;
-  /** Epoch ms at which the period ends. */
-  reset: number;
-  used: number;
-  overage: number;
-  /** null for unmetered plans. */
-  quota: number | null;
-}
 
 export type Intent =
   | { op: "ping" }
@@ -170,13 +86,6 @@ export type Intent =
       /** The demo page's project and publishable key (publishable keys are public by design). */
       demo: DemoInfo;
     };
-
-/** Stored at first start so GET /demo can embed the beacon with the demo project's key. */
-export interface DemoInfo {
-  org_id: string;
-  project_id: string;
-  publishable_key: string;
-}
 
 export type AckError = "NOT_FOUND" | "CONFLICT" | "STORE_FAILED";
 

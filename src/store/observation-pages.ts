@@ -1,22 +1,5 @@
-import type { SessionRecord } from "./messages.js";
-import type { ObservationRecord } from "./observation-journal.js";
-
-/**
- * Observations are stored in pages: all of one project's observations from one batch (the
- * front hands the writer a batch every FS_LEDGER_FLUSH_MS) as their journal lines, under
- * [project_id, first seq]. Storing a page is one LMDB put instead of one per observation, which
- * is what keeps the writer thread's CPU (on a 2-core machine, taken from the front and the load)
- * small at tens of thousands of hits per second. Readers parse only the lines they return.
- */
-export interface ObservationPage {
-  project_id: string;
-  first_seq: number;
-  /** Journal lines, each ending in a newline, in sequence order. */
-  text: string;
-}
-
-/** What a batch changes in one session (merged into the stored SessionRecord by the writer). */
-export type SessionDelta = Omit<SessionRecord, "session_id" | "project_id"> & { project_id: string; session_id: string };
+import type { ObservationRecord, SessionRecord } from "./records.js";
+import type { ObservationPage, SessionDelta } from "./records.js";
 
 /** Pages and session deltas of a batch of journaled observations (records and their lines, same order). */
 export function groupObservations(records: readonly ObservationRecord[], lines: readonly string[]): { pages: ObservationPage[]; sessions: SessionDelta[] } {

@@ -1,8 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
-import type { KeyRecord, OrgRecord, ProjectRecord, SessionRecord, UsageRecord } from "./messages.js";
-import type { OverageState } from "./billing.js";
+import type { KeyRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, UsageRecord } from "./records.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
 export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage"] as const;

@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IntentApplier, overageFor } from "../../src/store/apply.js";
-import type { OrgRecord } from "../../src/store/messages.js";
-import type { ObservationRecord } from "../../src/store/observation-journal.js";
+import type { ObservationRecord, OrgRecord } from "../../src/store/records.js";
 import { groupObservations, lineSeq, pageLinesNewestFirst } from "../../src/store/observation-pages.js";
 import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Authenticator } from "../../src/http/auth.js";
 import { ApiError } from "../../src/http/errors.js";
 import { generateKey, hashKey } from "../../src/shared/api-keys.js";
-import type { KeyRecord } from "../../src/store/messages.js";
+import type { KeyRecord } from "../../src/store/records.js";
 
 const NOW = Date.UTC(2026, 10, 20);
 

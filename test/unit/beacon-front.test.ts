@@ -4,7 +4,7 @@ import { BeaconTokens, SESSION_ID, newSessionId } from "../../src/http/beacon/to
 import { TrustedProxies } from "../../src/http/client-address.js";
 import { originAllowed } from "../../src/http/projects.js";
 import { formatIp } from "../../src/shared/ip.js";
-import type { ProjectRecord } from "../../src/store/messages.js";
+import type { ProjectRecord } from "../../src/store/records.js";
 
 describe("BeaconTokens", () => {
   const tokens = new BeaconTokens(Buffer.alloc(32, 7), 60_000);

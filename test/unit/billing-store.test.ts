@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { IntentApplier } from "../../src/store/apply.js";
-import type { BillingEvent } from "../../src/store/billing.js";
+import type { BillingEvent } from "../../src/store/records.js";
 import { openState, type StateDbs } from "../../src/store/state-env.js";
 
 /** The writer's side of billing on a real LMDB: exactly once, ordering, subscriptions, overage cursor. */

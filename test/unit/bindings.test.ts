@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BindingIndex, type MeterRequest, type ResolveCounts, type ResolveRequest } from "../../src/store/bindings.js";
+import { BindingIndex } from "../../src/store/bindings.js";
 import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
+import type { MeterRequest, ResolveCounts, ResolveRequest } from "../../src/store/records.js";
 
 // Each test gets its own LMDB environment (prune scans every org, so tests must not share one).
 let dir: string;

@@ -10,7 +10,7 @@ import {
   issueChallenge,
   type ChallengeDifficulty,
 } from "../../src/challenge/index.js";
-import type { ProjectRecord } from "../../src/store/messages.js";
+import type { ProjectRecord } from "../../src/store/records.js";
 
 const SECRET = "0123456789abcdef0123456789abcdef0123456789abcdef";
 const secrets = challengeSecrets(SECRET);

@@ -2,7 +2,8 @@ import { appendFileSync, closeSync, mkdtempSync, readdirSync, rmSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ChargeJournal, JournalClosedError, listSegments, pruneSegments, readSegment, truncateTornTail, type ChargeRecord } from "../../src/store/charge-journal.js";
+import { ChargeJournal, JournalClosedError, listSegments, pruneSegments, readSegment, truncateTornTail } from "../../src/store/charge-journal.js";
+import type { ChargeRecord } from "../../src/store/records.js";
 
 const dirs: string[] = [];
 function tempDir(): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ChargeRecord } from "../../src/store/charge-journal.js";
+import type { ChargeRecord } from "../../src/store/records.js";
 import { LedgerForwarder } from "../../src/store/ledger-forwarder.js";
 
 describe("LedgerForwarder", () => {

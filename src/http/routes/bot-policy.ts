@@ -1,5 +1,5 @@
 import { resolvePolicy } from "../../scoring/bot-policy.js";
-import type { ProjectRecord } from "../../store/messages.js";
+import type { ProjectRecord } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
 import { defineRoute, type RouteExample } from "../route.js";
 import { botPolicyResponse, putBotPolicyBody } from "../schemas/bot-policy.js";

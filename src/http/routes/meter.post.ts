@@ -1,5 +1,5 @@
 import { formatIp, parseIp } from "../../shared/ip.js";
-import type { MeterOutcome } from "../../store/bindings.js";
+import type { MeterOutcome } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute, type RouteDocs } from "../route.js";

@@ -1,4 +1,4 @@
-import type { ObservationRecord } from "../../store/observation-journal.js";
+import type { ObservationRecord } from "../../store/records.js";
 import { lineSeq, pageLinesNewestFirst } from "../../store/observation-pages.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";

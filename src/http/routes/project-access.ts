@@ -1,4 +1,4 @@
-import type { ProjectRecord } from "../../store/messages.js";
+import type { ProjectRecord } from "../../store/records.js";
 import type { KeyPrincipal } from "../auth.js";
 import { ApiError } from "../errors.js";
 import type { ProjectDirectory } from "../projects.js";

@@ -3,7 +3,7 @@ import { SCORE_WEIGHTS } from "../../scoring/observation.js";
 import { decide } from "../../scoring/check.js";
 import { parseEmail } from "../../scoring/email.js";
 import { formatIp, parseIp, type ParsedIp } from "../../shared/ip.js";
-import type { ResolveCounts } from "../../store/bindings.js";
+import type { ResolveCounts } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";

@@ -1,5 +1,5 @@
 import { generateKey } from "../../../shared/api-keys.js";
-import type { KeyRecord } from "../../../store/messages.js";
+import type { KeyRecord } from "../../../store/records.js";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../route.js";

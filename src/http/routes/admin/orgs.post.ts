@@ -1,5 +1,5 @@
 import { newId } from "../../../shared/ids.js";
-import type { OrgRecord } from "../../../store/messages.js";
+import type { OrgRecord } from "../../../store/records.js";
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
 import { createOrgBody, orgResponse } from "../../schemas/admin.js";

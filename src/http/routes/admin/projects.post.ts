@@ -1,5 +1,5 @@
 import { newId } from "../../../shared/ids.js";
-import type { ProjectRecord } from "../../../store/messages.js";
+import type { ProjectRecord } from "../../../store/records.js";
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
 import { createProjectBody, projectResponse } from "../../schemas/admin.js";

@@ -1,0 +1,274 @@
+/**
+ * The store's records: what it keeps (orgs, projects, keys, usage, sessions, observations,
+ * bindings, billing state) and the requests and outcomes of its operations that carry them. The
+ * one module that defines them: the protocol (protocol.ts), both store implementations and their
+ * callers import them from here, never the other way round.
+ */
+import type { KeyType, Scope } from "../shared/api-keys.js";
+import type { Plan, SubscriptionStatus } from "../shared/plans.js";
+
+export interface OrgRecord {
+  id: string;
+  name: string;
+  plan: Plan;
+  subscription_status: SubscriptionStatus;
+  trial_end: string | null;
+  created_at: string;
+  /** Stripe (billing): set once the org has a customer / subscription. */
+  stripe_customer_id?: string | null;
+  stripe_subscription_id?: string | null;
+  /** Epoch ms of the Stripe billing period usage is counted in; null outside a subscription. */
+  billing_period_start?: number | null;
+  billing_period_end?: number | null;
+  /** Stripe `created` (epoch s) of the newest subscription event applied. */
+  billing_state_at?: number | null;
+  /** Stripe `created` (epoch s) of the newest invoice event applied (kept apart: see billing.ts). */
+  invoice_state_at?: number | null;
+  cancel_at_period_end?: boolean;
+  /** When Stripe announced the trial's end (customer.subscription.trial_will_end), ISO 8601. */
+  trial_will_end_notified_at?: string | null;
+}
+
+export interface ProjectRecord {
+  id: string;
+  org_id: string;
+  name: string;
+  created_at: string;
+  /**
+   * Origins (`scheme://host[:port]`, or `https://*.example.com`) whose pages may call the beacon
+   * endpoints with this project's publishable key. Absent or empty: any origin.
+   */
+  allowed_origins?: string[];
+  /** The bot policy document as the site owner last PUT it (merged over the defaults when used). */
+  bot_policy?: Record<string, unknown> | null;
+  bot_policy_updated_at?: string | null;
+}
+
+/** A beacon session of one project, kept by the writer as observations arrive. */
+export interface SessionRecord {
+  project_id: string;
+  session_id: string;
+  /** Epoch ms of the first and the latest observation. */
+  first_seen: number;
+  last_seen: number;
+  observation_count: number;
+  /** The latest observation, for verdicts. */
+  last: { id: string; kind: string; score: number; decision: string; reasons: string[] };
+}
+
+export interface KeyRecord {
+  id: string;
+  org_id: string;
+  project_id: string | null;
+  type: KeyType;
+  scopes: Scope[];
+  /** SHA-256 hex of the plain key; the plain key is never stored. */
+  hash: string;
+  created_at: string;
+  /** Epoch ms, or null for no expiry. */
+  expires_at: number | null;
+  /** Epoch ms when disabled, or null. */
+  disabled_at: number | null;
+}
+
+/** Usage of one org in one period, as stored by the writer. */
+export interface UsageRecord {
+  used: number;
+  overage: number;
+}
+
+/** Answer to a charge or usage read: the org's standing after the intent. */
+export interface UsageStanding {
+  plan: Plan;
+  period: string;
+  /** Epoch ms at which the period ends. */
+  reset: number;
+  used: number;
+  overage: number;
+  /** null for unmetered plans. */
+  quota: number | null;
+}
+
+/** Stored at first start so GET /demo can embed the beacon with the demo project's key. */
+export interface DemoInfo {
+  org_id: string;
+  project_id: string;
+  publishable_key: string;
+}
+
+/** One debit of the charge journal (charge-journal.ts), applied to the ledger by the store. */
+export interface ChargeRecord {
+  seq: number;
+  orgId: string;
+  credits: number;
+  /** Usage period id: YYYYMM, or `b<start seconds>` for a Stripe billing period (billing-period.ts). */
+  period: string;
+}
+
+/** Kinds of beacon hits (a pageview is `page.view`). */
+export type ObservationKind = "page.view" | "form.submit";
+
+/**
+ * One beacon hit as recorded (the scored observation plus where it came from). Stored by the writer under
+ * [project_id, seq]; `seq` is the observation journal's sequence number, so it grows with time
+ * across restarts and orders a project's observations.
+ */
+export interface ObservationRecord {
+  seq: number;
+  id: string;
+  org_id: string;
+  project_id: string;
+  session_id: string;
+  kind: ObservationKind;
+  action: string;
+  /** Epoch ms when the service received the hit. */
+  ts: number;
+  score: number;
+  decision: "allow" | "review" | "block";
+  reasons: string[];
+  ua: { browser: string | null; os: string | null; device: string | null; bot_kind: string | null; bot_name: string | null };
+  bot_id: string | null;
+  bot_operator: string | null;
+  bot_verified: boolean | null;
+  /** The policy rule that set the decision, if any. */
+  policy: { action: "allow" | "block"; rule: string } | null;
+  /** Client address as seen by the service (after trusted proxies). */
+  ip: string | null;
+  /** ISO country of the address, when the datasets know it. */
+  country: string | null;
+  /** `location.pathname` of the page, as the beacon sent it. */
+  page: string | null;
+  /** The beacon's hashed fingerprint. */
+  fingerprint: string | null;
+  token_valid: boolean;
+  /** Client automation tells the beacon reported. */
+  tells: string[];
+}
+
+/**
+ * Observations are stored in pages: all of one project's observations from one batch (the
+ * front hands the writer a batch every FS_LEDGER_FLUSH_MS) as their journal lines, under
+ * [project_id, first seq]. Storing a page is one LMDB put instead of one per observation, which
+ * is what keeps the writer thread's CPU (on a 2-core machine, taken from the front and the load)
+ * small at tens of thousands of hits per second. Readers parse only the lines they return.
+ */
+export interface ObservationPage {
+  project_id: string;
+  first_seq: number;
+  /** Journal lines, each ending in a newline, in sequence order. */
+  text: string;
+}
+
+/** What a batch changes in one session (merged into the stored SessionRecord by the writer). */
+export type SessionDelta = Omit<SessionRecord, "session_id" | "project_id"> & { project_id: string; session_id: string };
+
+/**
+ * A Stripe event as the writer needs it: the front verifies the signature and reduces the
+ * event to these plain fields (src/billing/events.ts), so the writer never parses Stripe objects.
+ */
+export interface BillingEvent {
+  id: string;
+  type: string;
+  /** Stripe's `created`, epoch seconds: orders events for the out-of-order rule. */
+  created: number;
+  /** From the object's metadata or client_reference_id, when present. */
+  orgId: string | null;
+  customerId: string | null;
+  subscription?: {
+    id: string;
+    /** Stripe's status: trialing, active, past_due, unpaid, incomplete, incomplete_expired, canceled, paused. */
+    status: string;
+    /** The plan its price ids (or metadata) name; null when unknown. */
+    plan: Plan | null;
+    trialEnd: number | null;
+    periodStart: number | null;
+    periodEnd: number | null;
+    cancelAtPeriodEnd: boolean;
+  };
+  checkout?: { subscriptionId: string | null };
+  invoice?: { subscriptionId: string | null };
+}
+
+export interface BillingOutcome {
+  duplicate: boolean;
+  /** Whether the event changed the org (false for stale or informational events). */
+  applied: boolean;
+  org: OrgRecord | null;
+  note?: string;
+}
+
+/** Overage reporting state of one org and period (see OverageClaim). */
+export interface OverageState {
+  /** Credits of overage Stripe has acknowledged. */
+  reported: number;
+  /** A report sent or about to be sent: resent unchanged (same identifier) until acknowledged. */
+  pending: { from: number; to: number; identifier: string } | null;
+  /** Credits that could no longer be reported (the period started more than 35 days ago). */
+  unbillable?: number;
+}
+
+/** One overage report to send to Stripe's meter. */
+export interface OverageClaim {
+  orgId: string;
+  period: string;
+  customerId: string;
+  from: number;
+  to: number;
+  identifier: string;
+  /**
+   * Epoch ms for the meter event: Stripe bills a meter event into the period its timestamp falls
+   * in, so a report for the current period is stamped now, one for an earlier period at its start.
+   */
+  timestamp: number;
+}
+
+/** What a resolve binds (hashed), and whether the IP is one many real users share. */
+export interface ResolveRequest {
+  orgId: string;
+  user: string;
+  session?: string;
+  fingerprint?: string;
+  ip?: string;
+  prefix?: string;
+  email?: string;
+  /** Mobile carrier or CGNAT address: counted, but never used to link accounts. */
+  sharedNetwork: boolean;
+  nowMs: number;
+}
+
+/** Distinct other accounts per join key (and other emails on the session), after this binding. */
+export interface ResolveCounts {
+  accounts_sharing_session: number;
+  accounts_sharing_fingerprint: number;
+  accounts_sharing_ip: number;
+  accounts_sharing_prefix: number;
+  linked_emails: number;
+  /** Accounts linked to this one (its cluster, minus itself). */
+  linked_accounts: number;
+  /** True when this account was bound to nothing before. */
+  new_account: boolean;
+}
+
+export interface MeterRequest {
+  orgId: string;
+  resource: string;
+  user?: string;
+  session?: string;
+  ip?: string;
+  max: number;
+  windowMs: number;
+  cost: number;
+  nowMs: number;
+}
+
+export interface MeterOutcome {
+  allowed: boolean;
+  /** Units used in the window before this request (and including it when allowed). */
+  count: number;
+  /** Accounts sharing this budget, minus one. */
+  linked_identities: number;
+  /** Which identity the budget is kept under. */
+  budget: "account" | "session" | "ip";
+  /** Epoch ms when enough of the window has passed for this request to fit; null when allowed. */
+  retry_at: number | null;
+}

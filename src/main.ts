@@ -110,11 +110,11 @@ async function main(): Promise<void> {
     obsForwarder.add(records.map((r, i) => [r, lines[i]!])),
   );
   observations.onCallbackError = journal.onCallbackError;
-  const secretAck = await store.send({ op: "meta.ensure", key: "beacon_secret", value: randomBytes(32).toString("hex") });
-  if (!secretAck.ok || typeof secretAck.value !== "string") throw new Error("could not read or create the beacon token secret");
+  const secretAck = await store.send({ op: "secret.ensure", name: "beacon_secret", value: randomBytes(32).toString("hex") });
+  if (!secretAck.ok) throw new Error(`could not read or create the beacon token secret: ${secretAck.message}`);
   const challengeSecret = await ensureChallengeSecret(store);
-  const idAck = await store.send({ op: "meta.ensure", key: "identifier_secret", value: randomBytes(32).toString("hex") });
-  if (!idAck.ok || typeof idAck.value !== "string") throw new Error("could not read or create the identifier secret");
+  const idAck = await store.send({ op: "secret.ensure", name: "identifier_secret", value: randomBytes(32).toString("hex") });
+  if (!idAck.ok) throw new Error(`could not read or create the identifier secret: ${idAck.message}`);
   // One directory for every route: admin and owner routes hand it the records they change.
   const projects = new ProjectDirectory(readDbs);
   const billing = billingFromConfig(config);

@@ -50,7 +50,7 @@ export class OverageReporter {
       this.flushLedger(); // debits answered so far reach the ledger before it is read
       const ack = await this.store.send({ op: "overage.claim", nowMs: Date.now() });
       if (!ack.ok) return this.log.warn("overage claim failed", { message: ack.message });
-      for (const claim of ack.value as OverageClaim[]) await this.report(claim);
+      for (const claim of ack.claims) await this.report(claim);
     } catch (err) {
       this.log.error("overage reporting failed", { err: err instanceof Error ? err.message : String(err) });
     }

@@ -90,7 +90,7 @@ export function checkoutPost(deps: AppDeps) {
           setup.stripe.customers.create({ name: org.name, metadata: { org_id: org.id } }, { idempotencyKey: `fs-customer-${org.id}` }),
         );
         customerId = customer.id;
-        org = ackOrThrow(await deps.store.send({ op: "billing.customer", orgId: org.id, customerId })).org!;
+        org = ackOrThrow(await deps.store.send({ op: "billing.customer", orgId: org.id, customerId })).org;
       }
       const prices = setup.prices[body.plan];
       const trialDays = TRIAL_DAYS[body.plan];
@@ -205,7 +205,7 @@ export function stripeWebhookPost(deps: AppDeps) {
       if (!normalized.ok) throw new ApiError("VALIDATION_ERROR", `${normalized.message}. The event was not recorded.`);
       const event = normalized.event;
       const ack = ackOrThrow(await deps.store.send({ op: "billing.event", event, nowMs: Date.now() }));
-      const outcome = ack.value as BillingOutcome;
+      const outcome = ack;
       // Plan and billing period take effect for the very next call.
       if (outcome.org) deps.quota.setBilling(outcome.org.id, outcome.org.plan, outcome.org);
       deps.log.info("stripe event", { id: event.id, type: event.type, duplicate: outcome.duplicate, applied: outcome.applied, note: outcome.note });

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { ApiError } from "../http/errors.js";
 import type { StoreClient } from "../store/client.js";
+import type { SecretName } from "../store/protocol.js";
 import type { SpendChallenge } from "./service.js";
 
 /** Meta key of the per-install challenge secret. */
-export const CHALLENGE_SECRET_KEY = "challenge_secret";
+export const CHALLENGE_SECRET_KEY = "challenge_secret" satisfies SecretName;
 
 /**
  * The install's challenge secret: created (32 random bytes, hex) by the writer on first start
@@ -12,8 +13,8 @@ export const CHALLENGE_SECRET_KEY = "challenge_secret";
  * @throws Error when the writer cannot store or read it (boot should stop).
  */
 export async function ensureChallengeSecret(store: Pick<StoreClient, "send">): Promise<string> {
-  const ack = await store.send({ op: "meta.ensure", key: CHALLENGE_SECRET_KEY, value: randomBytes(32).toString("hex") });
-  if (!ack.ok || typeof ack.value !== "string") throw new Error(`challenge secret: ${ack.ok ? "stored value is not a string" : ack.message}`);
+  const ack = await store.send({ op: "secret.ensure", name: CHALLENGE_SECRET_KEY, value: randomBytes(32).toString("hex") });
+  if (!ack.ok) throw new Error(`challenge secret: ${ack.message}`);
   return ack.value;
 }
 
@@ -27,6 +28,6 @@ export function storeSpender(store: Pick<StoreClient, "send">): SpendChallenge {
   return async (id, expiresAt) => {
     const ack = await store.send({ op: "challenge.spend", id, expiresAt });
     if (!ack.ok) throw new ApiError("NOT_READY", "Cannot record the challenge as used right now; nothing was charged. Retry shortly.");
-    return ack.created === true;
+    return ack.created;
   };
 }

@@ -128,8 +128,8 @@ let demoCache: DemoInfo | null = null;
 /** The demo project recorded at first start. */
 async function demoInfo(deps: AppDeps): Promise<DemoInfo> {
   if (demoCache) return demoCache;
-  const ack = await deps.store.send({ op: "meta.get", key: "demo" });
-  const v = ack.ok ? (ack.value as DemoInfo | null) : null;
+  const ack = await deps.store.send({ op: "demo.get" });
+  const v = ack.ok ? ack.demo : null;
   if (!v) throw new ApiError("NOT_FOUND", "This installation has no demo project (it was initialised before the demo existed).");
   demoCache = v;
   return v;

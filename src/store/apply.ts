@@ -1,7 +1,7 @@
 import { PLAN_RULES } from "../shared/plans.js";
 import { usagePeriod } from "../shared/billing-period.js";
-import type { ChargeRecord, ObservationPage, ObservationRecord, OrgRecord, SessionDelta, UsageRecord, UsageStanding } from "./records.js";
-import type { Ack, Intent } from "./messages.js";
+import type { ChargeRecord, DemoInfo, ObservationPage, ObservationRecord, OrgRecord, SessionDelta, UsageRecord, UsageStanding } from "./records.js";
+import type { AckFailure, AckOf, IntentOf, Op } from "./protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "./observation-pages.js";
 import type { StateDbs } from "./state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
@@ -37,93 +37,97 @@ export class IntentApplier {
     this.bindings.reset();
   }
 
-  /** Applies one intent; must be called inside a write transaction. */
-  apply(intent: Intent): Ack {
-    switch (intent.op) {
-      case "ping":
-      case "shutdown":
-        return { ok: true };
-      case "charges.apply":
-        this.applyCharges(intent.records, intent.upToSeq);
-        return { ok: true };
-      case "usage.get": {
-        const org = this.org(intent.orgId);
-        if (!org) return notFound("org", intent.orgId);
-        const period = usagePeriod(org, intent.nowMs).id;
-        return { ok: true, org, usage: this.standing(org, intent.nowMs, this.usage(org.id, period)), value: this.billing.overageState(org.id, period) };
-      }
-      case "org.create":
-        if (this.org(intent.org.id)) return { ok: false, error: "CONFLICT", message: "org id already exists" };
-        this.putOrg(intent.org);
-        return { ok: true, org: intent.org };
-      case "org.update": {
-        const org = this.org(intent.orgId);
-        if (!org) return notFound("org", intent.orgId);
-        const next: OrgRecord = { ...org, ...definedOnly(intent.patch) };
-        this.putOrg(next);
-        return { ok: true, org: next };
-      }
-      case "project.create":
-        if (!this.org(intent.project.org_id)) return notFound("org", intent.project.org_id);
-        this.dbs.projects.putSync(intent.project.id, intent.project);
-        return { ok: true, project: intent.project };
-      case "project.update": {
-        const project = this.dbs.projects.get(intent.projectId);
-        if (!project || project.org_id !== intent.orgId) return notFound("project", intent.projectId);
-        const next = { ...project, ...definedOnly(intent.patch) };
-        this.dbs.projects.putSync(project.id, next);
-        return { ok: true, project: next };
-      }
-      case "observations.apply":
-        this.applyObservationBatch(intent.pages, intent.sessions, intent.upToSeq);
-        return { ok: true };
-      case "meta.ensure": {
-        const stored = this.dbs.meta.get(intent.key);
-        if (stored !== undefined) return { ok: true, value: stored };
-        this.dbs.meta.putSync(intent.key, intent.value);
-        return { ok: true, value: intent.value };
-      }
-      case "sessions.resolve":
-        return { ok: true, value: this.bindings.resolve(intent.request) };
-      case "meter.consume":
-        return { ok: true, value: this.bindings.meter(intent.request) };
-      case "billing.customer": {
-        const org = this.billing.setCustomer(intent.orgId, intent.customerId);
-        return org ? { ok: true, org } : notFound("org", intent.orgId);
-      }
-      case "billing.event":
-        return { ok: true, value: this.billing.apply(intent.event, intent.nowMs) };
-      case "overage.claim":
-        return { ok: true, value: this.billing.claimOverage(intent.nowMs) };
-      case "overage.reported":
-        this.billing.overageReported(intent.orgId, intent.period, intent.identifier);
-        return { ok: true };
-      case "meta.get":
-        return { ok: true, value: this.dbs.meta.get(intent.key) ?? null };
-      case "challenge.spend":
-        return { ok: true, created: this.spendChallenge(intent.id, intent.expiresAt, Date.now()) };
-      case "key.create": {
-        const { key } = intent;
-        if (!this.org(key.org_id)) return notFound("org", key.org_id);
-        if (key.project_id !== null) {
-          const project = this.dbs.projects.get(key.project_id);
-          if (!project || project.org_id !== key.org_id) return notFound("project", key.project_id);
-        }
-        if (this.dbs.keys.get(key.id)) return { ok: false, error: "CONFLICT", message: "key id already exists" };
-        this.dbs.keys.putSync(key.id, key);
-        return { ok: true, key };
-      }
-      case "key.disable": {
-        const key = this.dbs.keys.get(intent.keyId);
-        if (!key) return notFound("key", intent.keyId);
-        const next = key.disabled_at === null ? { ...key, disabled_at: intent.nowMs } : key;
-        this.dbs.keys.putSync(key.id, next);
-        return { ok: true, key: next };
-      }
-      case "init":
-        return this.init(intent);
-    }
+  /**
+   * Applies one intent; must be called inside a write transaction. Each operation has its
+   * handler (IntentApplier.handlers), typed by the protocol's StoreOps.
+   */
+  apply<K extends Op>(intent: IntentOf<K>): AckOf<K> {
+    // TypeScript cannot tie handlers[intent.op] to K; the map's type does (Handlers).
+    const handle = this.handlers[intent.op] as unknown as (i: IntentOf<K>) => AckOf<K>;
+    return handle(intent);
   }
+
+  private readonly handlers: Handlers = {
+    ping: () => OK,
+    shutdown: () => OK,
+    "charges.apply": (i) => {
+      this.applyCharges(i.records, i.upToSeq);
+      return OK;
+    },
+    "usage.get": (i) => {
+      const org = this.org(i.orgId);
+      if (!org) return notFound("org", i.orgId);
+      const period = usagePeriod(org, i.nowMs).id;
+      return { ok: true, org, usage: this.standing(org, i.nowMs, this.usage(org.id, period)), overage: this.billing.overageState(org.id, period) };
+    },
+    "org.create": (i) => {
+      if (this.org(i.org.id)) return conflict("org id already exists");
+      this.putOrg(i.org);
+      return { ok: true, org: i.org };
+    },
+    "org.update": (i) => {
+      const org = this.org(i.orgId);
+      if (!org) return notFound("org", i.orgId);
+      const next: OrgRecord = { ...org, ...definedOnly(i.patch) };
+      this.putOrg(next);
+      return { ok: true, org: next };
+    },
+    "project.create": (i) => {
+      if (!this.org(i.project.org_id)) return notFound("org", i.project.org_id);
+      this.dbs.projects.putSync(i.project.id, i.project);
+      return { ok: true, project: i.project };
+    },
+    "project.update": (i) => {
+      const project = this.dbs.projects.get(i.projectId);
+      if (!project || project.org_id !== i.orgId) return notFound("project", i.projectId);
+      const next = { ...project, ...definedOnly(i.patch) };
+      this.dbs.projects.putSync(project.id, next);
+      return { ok: true, project: next };
+    },
+    "observations.apply": (i) => {
+      this.applyObservationBatch(i.pages, i.sessions, i.upToSeq);
+      return OK;
+    },
+    "secret.ensure": (i) => {
+      const stored = this.dbs.meta.get(i.name);
+      if (typeof stored === "string") return { ok: true, value: stored };
+      this.dbs.meta.putSync(i.name, i.value);
+      return { ok: true, value: i.value };
+    },
+    "demo.get": () => ({ ok: true, demo: (this.dbs.meta.get("demo") as DemoInfo | undefined) ?? null }),
+    "sessions.resolve": (i) => ({ ok: true, ...this.bindings.resolve(i.request) }),
+    "meter.consume": (i) => ({ ok: true, ...this.bindings.meter(i.request) }),
+    "billing.customer": (i) => {
+      const org = this.billing.setCustomer(i.orgId, i.customerId);
+      return org ? { ok: true, org } : notFound("org", i.orgId);
+    },
+    "billing.event": (i) => ({ ok: true, ...this.billing.apply(i.event, i.nowMs) }),
+    "overage.claim": (i) => ({ ok: true, claims: this.billing.claimOverage(i.nowMs) }),
+    "overage.reported": (i) => {
+      this.billing.overageReported(i.orgId, i.period, i.identifier);
+      return OK;
+    },
+    "challenge.spend": (i) => ({ ok: true, created: this.spendChallenge(i.id, i.expiresAt, Date.now()) }),
+    "key.create": (i) => {
+      const { key } = i;
+      if (!this.org(key.org_id)) return notFound("org", key.org_id);
+      if (key.project_id !== null) {
+        const project = this.dbs.projects.get(key.project_id);
+        if (!project || project.org_id !== key.org_id) return notFound("project", key.project_id);
+      }
+      if (this.dbs.keys.get(key.id)) return conflict("key id already exists");
+      this.dbs.keys.putSync(key.id, key);
+      return { ok: true, key };
+    },
+    "key.disable": (i) => {
+      const key = this.dbs.keys.get(i.keyId);
+      if (!key) return notFound("key", i.keyId);
+      const next = key.disabled_at === null ? { ...key, disabled_at: i.nowMs } : key;
+      this.dbs.keys.putSync(key.id, next);
+      return { ok: true, key: next };
+    },
+    init: (i) => this.init(i),
+  };
 
   /**
    * Records a challenge as spent; false if it was spent before. The writer is the only thread
@@ -276,7 +280,7 @@ export class IntentApplier {
     this.dirty.add(`${r.orgId}:${r.period}`);
   }
 
-  private init(intent: Extract<Intent, { op: "init" }>): Ack {
+  private init(intent: IntentOf<"init">): AckOf<"init"> {
     const stored = this.dbs.meta.get("admin_token_hash");
     if (typeof stored === "string") {
       if (intent.adminTokenFromEnv && stored !== intent.adminTokenHash) this.dbs.meta.putSync("admin_token_hash", intent.adminTokenHash);
@@ -344,8 +348,18 @@ export function overageFor(used: number, quota: number | null, hardStop: boolean
   return quota === null || hardStop ? 0 : Math.max(0, used - quota);
 }
 
-function notFound(what: string, id: string): Ack {
+/** One handler per operation, each returning that operation's acknowledgement. */
+type Handlers = { [K in Op]: (intent: IntentOf<K>) => AckOf<K> };
+
+/** The acknowledgement of an operation that answers nothing but success. */
+const OK = { ok: true } as const;
+
+function notFound(what: string, id: string): AckFailure {
   return { ok: false, error: "NOT_FOUND", message: `No ${what} with id ${id}.` };
+}
+
+function conflict(message: string): AckFailure {
+  return { ok: false, error: "CONFLICT", message };
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { join } from "node:path";
 import { REPO_ROOT } from "../config/index.js";
 import { TurnBatcher } from "../shared/turn-batcher.js";
-import { PROTOCOL_VERSION, type Ack, type Intent, type IntentBatch, type WriterData, type WriterMessage } from "./messages.js";
+import { PROTOCOL_VERSION, type Ack, type AckOf, type IntentBatch, type IntentOf, type Op, type WriterData, type WriterMessage } from "./protocol.js";
 
 /** Intents sent in one message at most (TurnBatcher). */
 const CHUNK = 16;
@@ -81,12 +81,16 @@ export class StoreClient {
     this.exitHandlers.push(handler);
   }
 
-  /** Queues an intent; resolves with the writer's ack after its transaction committed. */
-  send(intent: Intent): Promise<Ack> {
+  /**
+   * Queues an intent; resolves with the writer's typed acknowledgement after its transaction
+   * committed (a failure never rejects: it is an AckFailure).
+   */
+  send<K extends Op>(intent: IntentOf<K>): Promise<AckOf<K>> {
     if (!this.alive) return Promise.resolve({ ok: false, error: "STORE_FAILED", message: "store writer is not running" });
     const id = this.nextId++;
-    this.outbox.add({ id, intent });
-    return new Promise((resolve) => this.pending.set(id, resolve));
+    this.outbox.add({ id, intent: intent as IntentBatch["items"][number]["intent"] });
+    // The writer answers an intent with the acknowledgement of its operation (IntentApplier.apply).
+    return new Promise((resolve) => this.pending.set(id, resolve as (ack: Ack) => void));
   }
 
   /** Stops the writer after everything sent so far was acknowledged. */

@@ -6,6 +6,7 @@
  */
 import type { KeyType, Scope } from "../shared/api-keys.js";
 import type { Plan, SubscriptionStatus } from "../shared/plans.js";
+import type { BotPolicy } from "../scoring/bot-policy.js";
 
 export interface OrgRecord {
   id: string;
@@ -40,7 +41,7 @@ export interface ProjectRecord {
    */
   allowed_origins?: string[];
   /** The bot policy document as the site owner last PUT it (merged over the defaults when used). */
-  bot_policy?: Record<string, unknown> | null;
+  bot_policy?: Partial<BotPolicy> | null;
   bot_policy_updated_at?: string | null;
 }
 

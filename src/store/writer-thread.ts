@@ -12,7 +12,7 @@ import { IntentApplier } from "./apply.js";
 import { listSegments, pruneSegments, readSegment, truncateTornTail } from "./charge-journal.js";
 import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments, readJournalSegment } from "./journal.js";
 import { OBSERVATION_CODEC } from "./observation-journal.js";
-import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "./messages.js";
+import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "./protocol.js";
 import { markMetersClean, migrateLegacyMeters, prepareMetersDir, unmarkMetersClean } from "./meters-env.js";
 import { flushToDisk, openState, stateTransaction } from "./state-env.js";
 import { createLogger } from "../shared/log.js";

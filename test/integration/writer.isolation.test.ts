@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreClient } from "../../src/store/client.js";
 import { journalDirOf } from "../../src/store/charge-journal.js";
-import type { Ack, Intent } from "../../src/store/messages.js";
+import type { Ack, Intent } from "../../src/store/protocol.js";
 import { periodOf } from "../../src/shared/period.js";
 
 /**
@@ -17,8 +17,8 @@ const NOW = Date.UTC(2026, 10, 24);
 const PERIOD = periodOf(NOW);
 const ORGS = ["org_iso_a", "org_iso_b", "org_iso_c"];
 
-/** An intent LMDB refuses: a key past its 1,978-byte limit. */
-const tooLongKey = (): Intent => ({ op: "meta.ensure", key: "k".repeat(4000), value: "v" });
+/** An intent LMDB refuses: a key past its 1,978-byte limit (the edge would refuse such an id). */
+const tooLongKey = (): Intent => ({ op: "org.create", org: { id: "o".repeat(4000), name: "x", plan: "free", subscription_status: "active", trial_end: null, created_at: new Date(NOW).toISOString() } });
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "writer-iso-"));
@@ -37,8 +37,9 @@ afterAll(async () => {
 });
 
 const used = async (orgId: string): Promise<number> => {
-  const ack = (await store.send({ op: "usage.get", orgId, nowMs: NOW })) as Extract<Ack, { ok: true }> & { usage?: { used: number } };
-  return ack.usage!.used;
+  const ack = await store.send({ op: "usage.get", orgId, nowMs: NOW });
+  if (!ack.ok) throw new Error(ack.message);
+  return ack.usage.used;
 };
 
 describe("store writer: one bad write", () => {
@@ -46,13 +47,13 @@ describe("store writer: one bad write", () => {
     // Sent in one event-loop turn, so the writer applies them in one batch.
     const sent = [
       store.send({ op: "charges.apply", records: [{ seq: 1, orgId: ORGS[0]!, credits: 7, period: PERIOD }], upToSeq: 1 }),
-      store.send({ op: "project.update", orgId: ORGS[1]!, projectId: `proj_${ORGS[1]}`, patch: { bot_policy: { mode: "strict" } } }),
+      store.send({ op: "project.update", orgId: ORGS[1]!, projectId: `proj_${ORGS[1]}`, patch: { bot_policy: { spoofed: "block" } } }),
       store.send(tooLongKey()),
-      store.send({ op: "project.update", orgId: ORGS[2]!, projectId: `proj_${ORGS[2]}`, patch: { bot_policy: { mode: "lenient" } } }),
+      store.send({ op: "project.update", orgId: ORGS[2]!, projectId: `proj_${ORGS[2]}`, patch: { bot_policy: { spoofed: "score" } } }),
     ];
     const [charges, policy, bad, policy2] = await Promise.all(sent);
     expect(charges).toMatchObject({ ok: true });
-    expect(policy).toMatchObject({ ok: true, project: { bot_policy: { mode: "strict" } } });
+    expect(policy).toMatchObject({ ok: true, project: { bot_policy: { spoofed: "block" } } });
     expect(bad).toMatchObject({ ok: false, error: "STORE_FAILED", message: expect.stringMatching(/^store write failed: .*key size/i) });
     expect(policy2).toMatchObject({ ok: true });
     expect(await used(ORGS[0]!)).toBe(7);
@@ -67,7 +68,7 @@ describe("store writer: one bad write", () => {
     for (let r = 0; r < rounds; r++) {
       seq++;
       sends.push(store.send({ op: "charges.apply", records: [{ seq, orgId: ORGS[r % 3]!, credits: 1, period: PERIOD }], upToSeq: seq }));
-      sends.push(store.send({ op: "project.update", orgId: ORGS[r % 3]!, projectId: `proj_${ORGS[r % 3]}`, patch: { bot_policy: { round: r } } }));
+      sends.push(store.send({ op: "project.update", orgId: ORGS[r % 3]!, projectId: `proj_${ORGS[r % 3]}`, patch: { bot_policy: { bots: { [`bot${r}`]: "block" } } } }));
       if (r % 7 === 0) bad.push(store.send(tooLongKey()));
       // Let some batches close between sends, so the bad intents land in many different batches.
       if (r % 25 === 0) await new Promise((ok) => setImmediate(ok));

@@ -98,10 +98,11 @@ describe("IntentApplier (writer side, real LMDB)", () => {
     expect(mine).toMatchObject({ ok: true, project: { allowed_origins: ["https://a.test"], name: "p" } });
   });
 
-  it("meta.ensure keeps the first value", () => {
-    expect(tx(() => applier.apply({ op: "meta.ensure", key: "k", value: "one" }))).toMatchObject({ value: "one" });
-    expect(tx(() => applier.apply({ op: "meta.ensure", key: "k", value: "two" }))).toMatchObject({ value: "one" });
-    expect(tx(() => applier.apply({ op: "meta.get", key: "k" }))).toMatchObject({ value: "one" });
+  it("secret.ensure keeps the first value; demo.get answers what the first start's init stored", () => {
+    expect(tx(() => applier.apply({ op: "secret.ensure", name: "beacon_secret", value: "one" }))).toEqual({ ok: true, value: "one" });
+    expect(tx(() => applier.apply({ op: "secret.ensure", name: "beacon_secret", value: "two" }))).toEqual({ ok: true, value: "one" });
+    expect(tx(() => applier.apply({ op: "secret.ensure", name: "identifier_secret", value: "three" }))).toEqual({ ok: true, value: "three" });
+    expect(tx(() => applier.apply({ op: "demo.get" }))).toMatchObject({ ok: true, demo: { org_id: expect.any(String), project_id: expect.any(String) } });
   });
 
   it("prunes observation pages and sessions past the retention, keeps recent ones", () => {

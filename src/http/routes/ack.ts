@@ -1,9 +1,9 @@
-import type { Ack } from "../../store/messages.js";
+import type { Ack } from "../../store/protocol.js";
 import { ApiError } from "../errors.js";
 
-/** Maps a writer refusal to the API error a client should see; passes successes through. */
-export function ackOrThrow(ack: Ack): Extract<Ack, { ok: true }> {
-  if (ack.ok) return ack;
+/** Maps a store refusal to the API error a client should see; passes the typed success through. */
+export function ackOrThrow<A extends Ack>(ack: A): Extract<A, { ok: true }> {
+  if (ack.ok) return ack as Extract<A, { ok: true }>;
   switch (ack.error) {
     case "NOT_FOUND":
       throw new ApiError("NOT_FOUND", ack.message);

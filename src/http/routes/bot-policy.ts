@@ -11,7 +11,7 @@ import { ownedProject } from "./project-access.js";
 function policyView(project: ProjectRecord) {
   return {
     project_id: project.id,
-    policy: resolvePolicy((project.bot_policy ?? null) as Parameters<typeof resolvePolicy>[0]),
+    policy: resolvePolicy(project.bot_policy ?? null),
     stored: project.bot_policy ?? null,
     updated_at: project.bot_policy_updated_at ?? null,
   };
@@ -69,11 +69,11 @@ export function botPolicyPut(deps: AppDeps) {
           op: "project.update",
           orgId: project.org_id,
           projectId: project.id,
-          patch: { bot_policy: body as Record<string, unknown>, bot_policy_updated_at: new Date().toISOString() },
+          patch: { bot_policy: body, bot_policy_updated_at: new Date().toISOString() },
         }),
       );
-      deps.beacon.projects.remember(ack.project!);
-      return { data: policyView(ack.project!), credits: 0 };
+      deps.beacon.projects.remember(ack.project);
+      return { data: policyView(ack.project), credits: 0 };
     },
   });
 }

@@ -65,7 +65,7 @@ export function meterPost(deps: AppDeps) {
           },
         }),
       );
-      const o = ack.value as MeterOutcome;
+      const o = ack;
       const multi = o.linked_identities > 0;
       // Over the limit: throttle; over it while spread over linked accounts (rotation): block.
       const action = o.allowed ? "allow" : multi ? "block" : "throttle";

@@ -101,7 +101,7 @@ export function sessionsResolvePost(deps: AppDeps) {
           },
         }),
       );
-      const counts = ack.value as ResolveCounts;
+      const { ok: _ok, ...counts } = ack;
       // The beacon session: continuity and the edge verdict (read-only, from the writer's store).
       const projectId = body.session_id !== undefined ? deps.state.sessionProjects.get(body.session_id) : undefined;
       const project = projectId !== undefined ? deps.beacon.projects.get(projectId) : undefined;

@@ -45,9 +45,9 @@ export function usageGet(deps: AppDeps) {
       const orgId = ownOrgId(ctx.principal!, ctx.snap.params[0]!);
       deps.flushLedger();
       const ack = ackOrThrow(await deps.store.send({ op: "usage.get", orgId, nowMs: ctx.nowMs }));
-      const u = ack.usage!;
+      const u = ack.usage;
       const org = ack.org;
-      const reported = (ack.value as { reported?: number } | undefined)?.reported ?? 0;
+      const reported = ack.overage.reported;
       const quota = PLAN_RULES[u.plan].monthlyQuota;
       return {
         data: {

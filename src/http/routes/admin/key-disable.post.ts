@@ -23,8 +23,8 @@ export function adminKeyDisablePost(deps: AppDeps) {
     async handle({ snap, nowMs }) {
       const keyId = snap.params[0]!;
       const ack = ackOrThrow(await deps.store.send({ op: "key.disable", keyId, nowMs }));
-      deps.auth.rememberKey(ack.key!);
-      return { data: publicKey(ack.key!) };
+      deps.auth.rememberKey(ack.key);
+      return { data: publicKey(ack.key) };
     },
   });
 }

@@ -1,0 +1,150 @@
+/**
+ * The store's protocol: every operation with its request and its typed acknowledgement
+ * (StoreOps), and the messages that carry them across the front <-> writer-thread boundary.
+ * Plain data only; the records it carries are defined in records.ts. The writer checks
+ * PROTOCOL_VERSION from workerData at startup.
+ */
+import type { BotPolicy } from "../scoring/bot-policy.js";
+import type { Plan } from "../shared/plans.js";
+import type {
+  BillingEvent, BillingOutcome, ChargeRecord, DemoInfo, KeyRecord, MeterOutcome, MeterRequest, ObservationPage, OrgRecord, OverageClaim,
+  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, UsageStanding,
+} from "./records.js";
+
+export const PROTOCOL_VERSION = 2;
+
+/** A secret the store generates once and keeps (meta key -> its use). */
+export type SecretName = "beacon_secret" | "identifier_secret" | "challenge_secret";
+
+/**
+ * Every operation of the store: the request (the fields of its intent beside `op`) and what a
+ * success acknowledges. `send(intent)` returns `AckOf<op>`, so callers read typed fields and never
+ * cast. A failure of any operation is an `AckFailure`.
+ */
+export interface StoreOps {
+  ping: { req: {}; ack: {} };
+  /** The last intent of a clean stop: the writer flushes and marks what it must, then acks. */
+  shutdown: { req: {}; ack: {} };
+  /**
+   * Apply debits already written to the charge journal (admission was decided on the front).
+   * A batch at or below the last applied sequence number is skipped, so resends are harmless.
+   * `records` are sums per org and period (see LedgerForwarder); every journal record up to
+   * `upToSeq` is included.
+   */
+  "charges.apply": { req: { records: ChargeRecord[]; upToSeq: number }; ack: {} };
+  /** The org's standing in the period of `nowMs`, and its overage reporting state. */
+  "usage.get": { req: { orgId: string; nowMs: number }; ack: { org: OrgRecord; usage: UsageStanding; overage: OverageState } };
+  "org.create": { req: { org: OrgRecord }; ack: { org: OrgRecord } };
+  "org.update": { req: { orgId: string; patch: { plan?: Plan; name?: string } }; ack: { org: OrgRecord } };
+  "project.create": { req: { project: ProjectRecord }; ack: { project: ProjectRecord } };
+  /** Change a project's settings; `orgId` must own it. */
+  "project.update": {
+    req: { orgId: string; projectId: string; patch: { allowed_origins?: string[]; bot_policy?: Partial<BotPolicy> | null; bot_policy_updated_at?: string | null } };
+    ack: { project: ProjectRecord };
+  };
+  /**
+   * Store beacon observations already written to the observation journal (see charges.apply),
+   * as pages of journal lines plus what they change in each session (see observation-pages.ts).
+   * A batch at or below the applied sequence number is skipped whole.
+   */
+  "observations.apply": { req: { pages: ObservationPage[]; sessions: SessionDelta[]; upToSeq: number }; ack: {} };
+  /** Store `value` under the secret's name unless one is there; answers with the stored one. */
+  "secret.ensure": { req: { name: SecretName; value: string }; ack: { value: string } };
+  /** The demo org's page settings stored at first start (null when the store has none). */
+  "demo.get": { req: {}; ack: { demo: DemoInfo | null } };
+  "sessions.resolve": { req: { request: ResolveRequest }; ack: ResolveCounts };
+  "billing.customer": { req: { orgId: string; customerId: string }; ack: { org: OrgRecord } };
+  "billing.event": { req: { event: BillingEvent; nowMs: number }; ack: BillingOutcome };
+  "overage.claim": { req: { nowMs: number }; ack: { claims: OverageClaim[] } };
+  "overage.reported": { req: { orgId: string; period: string; identifier: string }; ack: {} };
+  "meter.consume": { req: { request: MeterRequest }; ack: MeterOutcome };
+  /**
+   * Marks a solved proof-of-work challenge as used (src/challenge): `created` is true for the
+   * first spend and false for a replay. `expiresAt` (epoch ms, from the signed challenge) is part
+   * of the record's key, so expired records are pruned by one range scan.
+   */
+  "challenge.spend": { req: { id: string; expiresAt: number }; ack: { created: boolean } };
+  "key.create": { req: { key: KeyRecord }; ack: { key: KeyRecord } };
+  "key.disable": { req: { keyId: string; nowMs: number }; ack: { key: KeyRecord } };
+  /**
+   * First start: if the store has never been initialised, write the demo org, its project and
+   * keys, the demo page's settings and the admin token hash. Otherwise change nothing and report
+   * the stored admin hash. `adminTokenFromEnv`: the hash comes from FS_ADMIN_TOKEN and replaces
+   * any stored one, so an older token stops working.
+   */
+  init: {
+    req: { adminTokenHash: string; adminTokenFromEnv: boolean; org: OrgRecord; project: ProjectRecord; keys: KeyRecord[]; demo: DemoInfo };
+    ack: { created: boolean; adminTokenHash: string };
+  };
+}
+
+/** The name of an operation. */
+export type Op = keyof StoreOps;
+
+/** The intent of one operation: its name and request fields. */
+export type IntentOf<K extends Op> = { op: K } & StoreOps[K]["req"];
+
+/** Any intent, as it crosses the boundary. */
+export type Intent = { [K in Op]: IntentOf<K> }[Op];
+
+export type AckError = "NOT_FOUND" | "CONFLICT" | "STORE_FAILED";
+
+/** A refused operation: nothing of it was written. */
+export interface AckFailure {
+  ok: false;
+  error: AckError;
+  message: string;
+}
+
+/** The acknowledgement of one operation: its typed success, or a failure. */
+export type AckOf<K extends Op> = ({ ok: true } & StoreOps[K]["ack"]) | AckFailure;
+
+/** Any acknowledgement, as it crosses the boundary. */
+export type Ack = { [K in Op]: AckOf<K> }[Op];
+
+/** Front -> writer: one message per event-loop turn carrying every intent of that turn. */
+export interface IntentBatch {
+  kind: "intents";
+  items: Array<{ id: number; intent: Intent }>;
+}
+
+/** Writer -> front: one message per committed transaction, acknowledging each intent. */
+export interface AckBatch {
+  kind: "acks";
+  items: Array<{ id: number; ack: Ack }>;
+}
+
+/** Writer -> front, once: the environment is open and every named database exists. */
+export interface WriterReady {
+  kind: "ready";
+  protocolVersion: number;
+  /** Highest charge-journal sequence number applied (after replaying the journal). */
+  journalSeq: number;
+  /** Records replayed from the journal at this start (0 after a clean stop). */
+  replayed: number;
+  /** Highest observation-journal sequence number anywhere (journal or store). */
+  observationSeq: number;
+  /** Observations replayed from their journal at this start. */
+  observationsReplayed: number;
+  /** The meter windows were discarded: an OS restart followed an unclean stop (meters-env.ts). */
+  metersDiscarded: boolean;
+  /** Meter windows moved from the state environment into their own at this start (upgrade). */
+  metersMigrated: number;
+  /** Windows of merged accounts folded into their cluster's at this start (after a kill between commits). */
+  budgetsRepaired: number;
+}
+
+export type WriterMessage = AckBatch | WriterReady;
+
+/** Settings handed to the writer thread through workerData. */
+export interface WriterData {
+  protocolVersion: number;
+  stateDir: string;
+  journalDir: string;
+  /** How long session-resolution bindings count (FS_BINDING_RETENTION_DAYS). */
+  bindingRetentionMs?: number;
+  /** How long observations and beacon sessions are kept (FS_OBSERVATION_RETENTION_DAYS). */
+  observationRetentionMs?: number;
+  /** FS_LOG_LEVEL: the writer logs every write it refuses, with the reason. */
+  logLevel?: "error" | "warn" | "info" | "debug";
+}

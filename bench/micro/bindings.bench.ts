@@ -1,5 +1,5 @@
 /**
- * Session resolution and metering (src/store/bindings.ts) against the size of the store: what a
+ * Session resolution and metering (src/store/writer/bindings.ts) against the size of the store: what a
  * resolve and a meter decision cost at 10k, 100k and 1M bindings (O(1) would be flat).
  *
  *   node dist/bench/micro/bindings.bench.js
@@ -30,7 +30,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ABORT } from "lmdb";
 import { Bench, type Task } from "tinybench";
-import { BindingIndex, DEFAULT_RETENTION_MS } from "../../src/store/bindings.js";
+import { BindingIndex, DEFAULT_RETENTION_MS } from "../../src/store/writer/bindings.js";
 import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
 import { machineLine } from "../lib/context.js";
 import type { ResolveRequest } from "../../src/store/records.js";

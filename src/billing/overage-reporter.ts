@@ -1,5 +1,5 @@
 import type { Logger } from "../shared/log.js";
-import type { StoreClient } from "../store/client.js";
+import type { StoreClient } from "../store/front/client.js";
 import type { OverageClaim } from "../store/records.js";
 import type { BillingSetup } from "./stripe.js";
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ApiError } from "../http/errors.js";
-import type { StoreClient } from "../store/client.js";
+import type { StoreClient } from "../store/front/client.js";
 import type { SecretName } from "../store/protocol.js";
 import type { SpendChallenge } from "./service.js";
 

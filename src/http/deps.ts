@@ -3,7 +3,7 @@ import type { BodyBudget } from "./body-budget.js";
 import type { IpDatasetHolder } from "../datasets/holder.js";
 import type { RdnsResolver } from "../datasets/rdns.js";
 import type { Logger } from "../shared/log.js";
-import type { StoreClient } from "../store/client.js";
+import type { StoreClient } from "../store/front/client.js";
 import type { StateDbs } from "../store/state-env.js";
 import type { BeaconServices } from "./beacon/hits.js";
 import type { ChallengeService } from "../challenge/index.js";

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readBootId } from "../../src/store/meters-env.js";
+import { readBootId } from "../../src/store/writer/meters-env.js";
 import { admin, api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 
 /** Keeps `clients` connections calling a metered endpoint until `stop()`; counts what came back. */

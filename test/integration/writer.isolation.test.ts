@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreClient } from "../../src/store/client.js";
+import { StoreClient } from "../../src/store/front/client.js";
 import { journalDirOf } from "../../src/store/charge-journal.js";
 import type { Ack, Intent } from "../../src/store/protocol.js";
 import { periodOf } from "../../src/shared/period.js";

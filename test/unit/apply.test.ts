@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IntentApplier, overageFor } from "../../src/store/apply.js";
+import { IntentApplier, overageFor } from "../../src/store/writer/apply.js";
 import type { ObservationRecord, OrgRecord } from "../../src/store/records.js";
 import { groupObservations, lineSeq, pageLinesNewestFirst } from "../../src/store/observation-pages.js";
 import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";

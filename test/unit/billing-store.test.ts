@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { IntentApplier } from "../../src/store/apply.js";
+import { IntentApplier } from "../../src/store/writer/apply.js";
 import type { BillingEvent } from "../../src/store/records.js";
 import { openState, type StateDbs } from "../../src/store/state-env.js";
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BindingIndex } from "../../src/store/bindings.js";
+import { BindingIndex } from "../../src/store/writer/bindings.js";
 import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
 import type { MeterRequest, ResolveCounts, ResolveRequest } from "../../src/store/records.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChargeRecord } from "../../src/store/records.js";
-import { LedgerForwarder } from "../../src/store/ledger-forwarder.js";
+import { LedgerForwarder } from "../../src/store/front/ledger-forwarder.js";
 
 describe("LedgerForwarder", () => {
   it("sums debits per org and period, keeps adjustments apart, and flushes in one message", () => {

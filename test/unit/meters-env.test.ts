@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { markMetersClean, migrateLegacyMeters, prepareMetersDir, readBootId } from "../../src/store/meters-env.js";
+import { markMetersClean, migrateLegacyMeters, prepareMetersDir, readBootId } from "../../src/store/writer/meters-env.js";
 import { openState, stateTransaction } from "../../src/store/state-env.js";
 
 const dirs: string[] = [];

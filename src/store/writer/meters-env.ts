@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { StateDbs } from "./state-env.js";
+import type { StateDbs } from "../state-env.js";
 
 /**
  * The meter windows (POST /v1/meter) live in an LMDB environment of their own, `state/meters/`,

@@ -1,9 +1,9 @@
-import { PLAN_RULES } from "../shared/plans.js";
-import { usagePeriod } from "../shared/billing-period.js";
-import type { ChargeRecord, DemoInfo, ObservationPage, ObservationRecord, OrgRecord, SessionDelta, UsageRecord, UsageStanding } from "./records.js";
-import type { AckFailure, AckOf, IntentOf, Op } from "./protocol.js";
-import { groupObservations, mergeSession, pageLinesNewestFirst } from "./observation-pages.js";
-import type { StateDbs } from "./state-env.js";
+import { PLAN_RULES } from "../../shared/plans.js";
+import { usagePeriod } from "../../shared/billing-period.js";
+import type { ChargeRecord, DemoInfo, ObservationPage, ObservationRecord, OrgRecord, SessionDelta, UsageRecord, UsageStanding } from "../records.js";
+import type { AckFailure, AckOf, IntentOf, Op } from "../protocol.js";
+import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
+import type { StateDbs } from "../state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
 import { BillingApplier } from "./billing.js";
 

@@ -9,13 +9,13 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { IntentApplier } from "./apply.js";
-import { listSegments, pruneSegments, readSegment, truncateTornTail } from "./charge-journal.js";
-import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments, readJournalSegment } from "./journal.js";
-import { OBSERVATION_CODEC } from "./observation-journal.js";
-import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "./protocol.js";
+import { listSegments, pruneSegments, readSegment, truncateTornTail } from "../charge-journal.js";
+import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments, readJournalSegment } from "../journal.js";
+import { OBSERVATION_CODEC } from "../observation-journal.js";
+import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "../protocol.js";
 import { markMetersClean, migrateLegacyMeters, prepareMetersDir, unmarkMetersClean } from "./meters-env.js";
-import { flushToDisk, openState, stateTransaction } from "./state-env.js";
-import { createLogger } from "../shared/log.js";
+import { flushToDisk, openState, stateTransaction } from "../state-env.js";
+import { createLogger } from "../../shared/log.js";
 
 const data = workerData as WriterData;
 if (data.protocolVersion !== PROTOCOL_VERSION) {

@@ -1,7 +1,7 @@
-import { randomBase62, newId } from "../shared/ids.js";
-import { generateKey, hashKey } from "../shared/api-keys.js";
+import { randomBase62, newId } from "../../shared/ids.js";
+import { generateKey, hashKey } from "../../shared/api-keys.js";
 import type { StoreClient } from "./client.js";
-import type { KeyRecord, OrgRecord, ProjectRecord } from "./records.js";
+import type { KeyRecord, OrgRecord, ProjectRecord } from "../records.js";
 
 export interface BootstrapResult {
   /** SHA-256 of the admin token the service accepts. */

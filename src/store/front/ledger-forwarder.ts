@@ -1,4 +1,4 @@
-import type { ChargeRecord } from "./records.js";
+import type { ChargeRecord } from "../records.js";
 
 /**
  * Hands journaled debits to the writer thread in few, small messages.

@@ -1,5 +1,5 @@
 import type { Database } from "lmdb";
-import type { MeterOutcome, MeterRequest, ResolveCounts, ResolveRequest } from "./records.js";
+import type { MeterOutcome, MeterRequest, ResolveCounts, ResolveRequest } from "../records.js";
 
 /**
  * Session resolution and metering state, kept by the writer thread (the only writer, so every

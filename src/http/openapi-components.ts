@@ -80,4 +80,12 @@ export const TEST_NOW_PARAM = {
 export const HEADERS = {
   RequestId: { description: "The request id (also metadata.request_id).", schema: { type: "string" } },
   RetryAfter: { description: "Seconds to wait before retrying.", schema: { type: "string", pattern: "^[0-9]+$" } },
+  RateLimitPolicy: {
+    description: 'The org\'s monthly credit quota (IETF httpapi RateLimit fields): `"monthly";q=<credits>;w=<period seconds>`. Absent for unmetered plans.',
+    schema: { type: "string", pattern: '^"monthly";q=[0-9]+;w=[0-9]+$' },
+  },
+  RateLimit: {
+    description: 'Credits left in the period and seconds until it resets, after this call: `"monthly";r=<credits>;t=<seconds>`. Absent for unmetered plans.',
+    schema: { type: "string", pattern: '^"monthly";r=[0-9]+;t=[0-9]+$' },
+  },
 };

@@ -229,7 +229,13 @@ function operationOf(route: Route<any>, options: OpenApiOptions, errorResponses:
     const status = d.status ?? 200;
     op.responses[String(status)] = {
       description: status === 201 ? "Created." : "OK.",
-      headers: { "X-Request-Id": { $ref: "#/components/headers/RequestId" } },
+      headers: {
+        "X-Request-Id": { $ref: "#/components/headers/RequestId" },
+        // Metered answers state the org's quota standing (quota.ts rateLimitHeaders).
+        ...(d.credits?.some((c) => c > 0) && !route.beacon
+          ? { "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" }, RateLimit: { $ref: "#/components/headers/RateLimit" } }
+          : {}),
+      },
       content: { "application/json": { schema: toJsonSchema(successSchema(route), "output"), example: successExample(route) } },
     };
   }

@@ -97,6 +97,21 @@ export class QuotaGate {
     s.used += credits;
   }
 
+  /**
+   * The quota headers of a metered answer, after its charge (IETF httpapi RateLimit fields,
+   * draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "monthly";q=<credits>;w=<period
+   * seconds>` and `RateLimit: "monthly";r=<credits left>;t=<seconds to the reset>`. Undefined
+   * for an unmetered plan or an org this gate has not seen.
+   */
+  rateLimitHeaders(orgId: string, nowMs: number): Record<string, string> | undefined {
+    const s = this.orgs.get(orgId);
+    const quota = s ? PLAN_RULES[s.plan].monthlyQuota : null;
+    if (!s || quota === null) return undefined;
+    const remaining = Math.max(0, quota - s.used - s.held);
+    const resetIn = Math.max(0, Math.ceil((s.end - nowMs) / 1000));
+    return { "ratelimit-policy": policyHeader(s, quota), ratelimit: `"monthly";r=${remaining};t=${resetIn}` };
+  }
+
   /** A plan changed (admin or billing): later admissions use it. */
   setPlan(orgId: string, plan: Plan): void {
     const s = this.orgs.get(orgId);
@@ -158,6 +173,19 @@ export class QuotaGate {
     this.orgs.set(orgId, s);
     return s;
   }
+}
+
+/** `RateLimit-Policy` of a standing, built once per plan and period. */
+const policies = new WeakMap<OrgStanding, { key: string; value: string }>();
+function policyHeader(s: OrgStanding, quota: number): string {
+  const key = `${quota}:${s.period}:${s.end}`;
+  let p = policies.get(s);
+  if (!p || p.key !== key) {
+    const start = usagePeriod(s.billing, s.end - 1).start;
+    p = { key, value: `"monthly";q=${quota};w=${Math.round((s.end - start) / 1000)}` };
+    policies.set(s, p);
+  }
+  return p.value;
 }
 
 /** The charge could not be made durable (disk failure, or the service is stopping). */

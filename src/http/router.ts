@@ -233,7 +233,7 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
         result.neverBlock ?? false,
         // A charge that could not be recorded states that it cost nothing, as every other failure
         // of a metered route does (failRequest).
-        (err) => (err ? writeError(res, state, err, { credits: 0 }, state.cors) : writeData(res, state, status, result.data, m, mj, headers)),
+        (err) => (err ? writeError(res, state, err, { credits: 0 }, state.cors) : writeData(res, state, status, result.data, m, mj, withRateLimit(headers, deps, principal.orgId, nowMs, route))),
         hold,
       );
       return;
@@ -241,6 +241,16 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
   }
   releaseHold(state, deps); // nothing charged
   writeData(res, state, status, result.data, metadata, metadataJson, headers);
+}
+
+/**
+ * A metered answer's headers (credits charged) plus the org's quota standing (RateLimit-Policy,
+ * RateLimit); beacon answers, never refused for quota, do not carry them.
+ */
+function withRateLimit(headers: Record<string, string> | undefined, deps: RouterDeps, orgId: string, nowMs: number, route: Route<any>): Record<string, string> | undefined {
+  if (route.beacon) return headers;
+  const rl = deps.quota.rateLimitHeaders(orgId, nowMs);
+  return rl ? (headers ? { ...headers, ...rl } : rl) : headers;
 }
 
 /** Gives back the credits held for this call, if any are still held. */

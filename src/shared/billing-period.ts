@@ -13,6 +13,8 @@ export interface UsagePeriod {
   id: string;
   /** YYYYMM of the period's start (the usage record's `period`; docs/api.md, "GET /v1/orgs/{orgId}/usage"). */
   label: string;
+  /** Epoch ms at which the period began. */
+  start: number;
   /** Epoch ms at which usage resets. */
   end: number;
 }
@@ -27,7 +29,8 @@ export function usagePeriod(org: BillingPeriodSource, nowMs: number): UsagePerio
   let end = org.billing_period_end ?? null;
   if (start === null || end === null || end <= start || nowMs < start) {
     const id = periodOf(nowMs);
-    return { id, label: id, end: periodEndMs(nowMs) };
+    const d = new Date(nowMs);
+    return { id, label: id, start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), end: periodEndMs(nowMs) };
   }
   const length = end - start;
   if (nowMs >= end) {
@@ -35,7 +38,7 @@ export function usagePeriod(org: BillingPeriodSource, nowMs: number): UsagePerio
     start += skip * length;
     end += skip * length;
   }
-  return { id: `b${Math.floor(start / 1000)}`, label: periodOf(start), end };
+  return { id: `b${Math.floor(start / 1000)}`, label: periodOf(start), start, end };
 }
 
 /** Ledger period ids the charge journal accepts. */

@@ -236,7 +236,7 @@ function operationOf(route: Route<any>, options: OpenApiOptions, errorResponses:
           ? { "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" }, RateLimit: { $ref: "#/components/headers/RateLimit" } }
           : {}),
       },
-      content: { "application/json": { schema: toJsonSchema(successSchema(route), "output"), example: successExample(route) } },
+      content: { [d.contentType ?? "application/json"]: { schema: toJsonSchema(successSchema(route), "output"), example: successExample(route) } },
     };
   }
   const byStatus = new Map<number, ErrorCode[]>();
@@ -372,7 +372,8 @@ function checkDocs(route: Route<any>): void {
   if ((d.response === null) !== (d.example.response === undefined)) throw new Error(`${where}: give example.response exactly when there is a response schema`);
   if (route.rawBody && route.body) throw new Error(`${where}: rawBody and body are exclusive`);
   if (d.rawBody && !route.rawBody) throw new Error(`${where}: docs.rawBody without rawBody`);
-  if (route.envelope === false && (route.auth.kind !== "none" || route.body || route.rawBody || route.method !== "get")) {
-    throw new Error(`${where}: envelope: false is for unauthenticated GET routes without a body`);
+  if (route.envelope === false && ((route.auth.kind !== "none" && route.auth.kind !== "admin") || route.body || route.rawBody || route.method !== "get")) {
+    throw new Error(`${where}: envelope: false is for GET routes without a body, unauthenticated or for the admin token`);
   }
+  if (d.contentType && route.envelope !== false) throw new Error(`${where}: docs.contentType is for routes with envelope: false`);
 }

@@ -1,6 +1,7 @@
 import type { HttpResponse } from "uWebSockets.js";
 import type { BodyLease } from "./body-budget.js";
 import { ApiError, STATUS_TEXT } from "./errors.js";
+import { recordAnswer } from "./metrics.js";
 import type { Hold } from "./quota.js";
 
 /** Envelope version (docs/api.md, "Envelope"). */
@@ -21,6 +22,14 @@ export class RawJson {
   constructor(readonly json: string) {}
 }
 
+/** A success that is not JSON (GET /metrics: the Prometheus text format), sent as is. */
+export class RawText {
+  constructor(
+    readonly text: string,
+    readonly contentType: string,
+  ) {}
+}
+
 /**
  * Per-response state kept by the router: abort flag, request id, start time. The request id is
  * always `[A-Za-z0-9._:-]` (acceptRequestId), so it is written into JSON without escaping.
@@ -29,6 +38,8 @@ export interface ResponseState {
   aborted: boolean;
   requestId: string;
   startedAt: number;
+  /** `METHOD /pattern` of the matched route, for metrics and the access log (unset: no route matched). */
+  route?: string;
   /** CORS headers for every answer of this request (beacon routes). */
   cors?: Record<string, string>;
   /** Credits held for this call until it is charged or fails (router.ts, QuotaGate.hold). */
@@ -63,17 +74,23 @@ export function writeJsonText(res: HttpResponse, state: ResponseState, status: n
   writeBody(res, state, status, json, headers);
 }
 
+/** Writes a RawText success with its own content type. */
+export function writeRawText(res: HttpResponse, state: ResponseState, status: number, raw: RawText, headers?: Record<string, string>): void {
+  writeBody(res, state, status, raw.text, headers, raw.contentType);
+}
+
 /** Writes an already serialised envelope. 200 is uWS's default status, so it is not written. */
-function writeBody(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>): void {
+function writeBody(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>, contentType = "application/json"): void {
   if (state.lease) {
     state.lease.release();
     state.lease = null;
   }
   if (state.aborted) return;
   state.aborted = true; // a response is written once
+  recordAnswer(state, status);
   res.cork(() => {
     if (status !== 200) res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
-    res.writeHeader("content-type", "application/json");
+    res.writeHeader("content-type", contentType);
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
     res.end(body);
@@ -110,6 +127,7 @@ export function writeData(
 export function writeHead(res: HttpResponse, state: ResponseState, status: number): void {
   if (state.aborted) return;
   state.aborted = true;
+  recordAnswer(state, status);
   res.cork(() => {
     if (status !== 200) res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
     res.writeHeader("content-type", "application/json");

@@ -6,7 +6,7 @@ import type { BodyBudget, BodyPool } from "./body-budget.js";
 import { ApiError, toApiError } from "./errors.js";
 import type { QuotaGate } from "./quota.js";
 import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
-import { RawJson, writeData, writeError, writeHead, writeJsonText, type ResponseState } from "./respond.js";
+import { RawJson, RawText, writeData, writeError, writeHead, writeJsonText, writeRawText, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext, RouteResult } from "./route.js";
 import { validate } from "./validate.js";
 
@@ -42,8 +42,9 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
       continue;
     }
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
+    const label = `${HTTP_NAME[route.method]} ${route.pattern}`;
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
-      const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
+      const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
       const snap = snapshot(req, paramCount, route.body !== undefined || route.rawBody !== undefined, deps.testClock, route.beacon === true, route.rawBody?.headers);
       if (route.beacon) {
         snap.peer = Buffer.from(res.getRemoteAddressAsText()).toString();
@@ -84,8 +85,9 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
   // routes are not offered: a HEAD must not be billed for an answer it never receives.
   for (const route of routes) {
     if (route.method !== "get" || route.auth.kind !== "none") continue;
+    const label = `HEAD ${route.pattern}`;
     app.head(route.pattern, (res, req) => {
-      const state: ResponseState = { aborted: false, requestId: acceptRequestId(req.getHeader("x-request-id")), startedAt: performance.now() };
+      const state: ResponseState = { aborted: false, requestId: acceptRequestId(req.getHeader("x-request-id")), startedAt: performance.now(), route: label };
       res.onAborted(() => {
         state.aborted = true;
       });
@@ -113,28 +115,44 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
 }
 
 /**
- * A route whose success is its `data` as is (`envelope: false`): unauthenticated, no body, a
- * synchronous handler answering RawJson. Mounted on its own handler so that no other route pays
- * for the choice; errors still go out in the envelope.
+ * A route whose success is its `data` as is (`envelope: false`): a GET without a body,
+ * unauthenticated or for the admin token, answering RawJson or RawText. Mounted on its own
+ * handler so that no other route pays for the choice; errors still go out in the envelope.
  */
 function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps): void {
-  if (route.auth.kind !== "none" || route.body || route.rawBody || route.minCredits || route.beacon || route.method !== "get") {
-    throw new Error(`route ${route.pattern}: envelope: false is for unauthenticated GET routes without a body`);
+  if ((route.auth.kind !== "none" && route.auth.kind !== "admin") || route.body || route.rawBody || route.minCredits || route.beacon || route.method !== "get") {
+    throw new Error(`route ${route.pattern}: envelope: false is for GET routes without a body, unauthenticated or for the admin token`);
   }
   const paramCount = (route.pattern.match(/:/g) ?? []).length;
+  const label = `GET ${route.pattern}`;
   app.get(route.pattern, (res, req) => {
-    const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
+    const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
     const snap = snapshot(req, paramCount, false, false);
     state.requestId = snap.requestId;
     res.onAborted(() => {
       state.aborted = true;
     });
+    const write = (result: RouteResult): void => {
+      const status = result.status ?? 200;
+      if (result.data instanceof RawJson) writeJsonText(res, state, status, result.data.json, result.headers);
+      else if (result.data instanceof RawText) writeRawText(res, state, status, result.data, result.headers);
+      else throw new Error(`route ${route.pattern}: envelope: false needs a RawJson or RawText answer`);
+    };
+    const fail = (err: unknown): void => failRequest(route, res, state, deps, err);
     try {
+      if (route.auth.kind === "admin") deps.auth.verifyAdmin(snap.authorization);
       const result = route.handle({ snap, body: undefined, principal: null, nowMs: Date.now(), requestId: snap.requestId, startedAt: state.startedAt });
-      if (result instanceof Promise || !(result.data instanceof RawJson)) throw new Error(`route ${route.pattern}: envelope: false needs a synchronous RawJson answer`);
-      writeJsonText(res, state, result.status ?? 200, result.data.json, result.headers);
+      if (result instanceof Promise) {
+        result.then((r) => {
+          try {
+            write(r);
+          } catch (err) {
+            fail(err);
+          }
+        }, fail);
+      } else write(result);
     } catch (err) {
-      failRequest(route, res, state, deps, err);
+      fail(err);
     }
   });
 }

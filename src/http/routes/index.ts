@@ -23,6 +23,7 @@ import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { announcedRoutes } from "./announced.js";
 import { healthz, readyz } from "./health.get.js";
 import { ipGet } from "./ip.get.js";
+import { metricsGet } from "./metrics.get.js";
 import { openApiOptions } from "../openapi.js";
 import { openapiGet } from "./openapi.get.js";
 import { usageGet } from "./usage.get.js";
@@ -67,6 +68,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     adminDatasetsGet(deps),
     adminDatasetsReloadPost(deps),
     adminDatasetsActivatePost(deps),
+    metricsGet(deps),
     ...announcedRoutes(),
   ];
   routes.push(openapiGet(routes, openApiOptions(deps.config)));

@@ -110,8 +110,9 @@ function commitQueued(): void {
     metersCleanMarked = false;
   }
   commits++;
+  const started = performance.now();
   const acks = applyIsolated(items);
-  const out: AckBatch = { kind: "acks", items: acks };
+  const out: AckBatch = { kind: "acks", items: acks, commit: { intents: items.length, ms: performance.now() - started } };
   if (items.some((item) => item.intent.op === "shutdown")) return closeMeters(() => port!.postMessage(out));
   port!.postMessage(out);
   maybePrune();

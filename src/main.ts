@@ -27,6 +27,7 @@ import { QuotaGate } from "./http/quota.js";
 import { listen } from "./http/server.js";
 import { createLogger } from "./shared/log.js";
 import { activateMetrics, ServiceMetrics } from "./http/metrics.js";
+import { IdempotencyKeys } from "./http/idempotency.js";
 import { bootstrap } from "./store/front/bootstrap.js";
 import { ChargeJournal, journalDirOf } from "./store/charge-journal.js";
 import { LedgerForwarder } from "./store/front/ledger-forwarder.js";
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
     void store.send({ op: "charges.apply", records, upToSeq }).then((ack) => {
       if (ack.ok) {
         applied.charges = Math.max(applied.charges, upToSeq);
+        idempotency.applied(upToSeq);
         return;
       }
       // The charges are safe in the journal and are replayed at the next start.
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
     });
   }, config.FS_LEDGER_FLUSH_MS);
   const journal = new ChargeJournal(journalDir, store.journalSeq, (records) => forwarder.add(records));
+  const idempotency = new IdempotencyKeys(readDbs, journal);
   journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
   const obsForwarder = new BatchForwarder<[ObservationRecord, string]>((batch) => {
@@ -187,6 +190,7 @@ async function main(): Promise<void> {
     },
     rdns,
     metrics,
+    idempotency,
   };
   const server = await listen(deps, beaconAsset);
   const reporter = billing ? new OverageReporter(store, billing, log, forwarder.flush, config.FS_OVERAGE_REPORT_MS) : null;

@@ -67,6 +67,16 @@ export const REQUEST_ID_PARAM = {
   schema: { type: "string", maxLength: 128 },
 };
 
+/** Idempotency-Key, on POST operations called with a secret key or the admin token (idempotency.ts). */
+export const IDEMPOTENCY_KEY_PARAM = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again.",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
+};
+
 /** The test clock header, on installations with FS_TEST_CLOCK. */
 export const TEST_NOW_PARAM = {
   name: "X-FS-Test-Now",
@@ -80,6 +90,7 @@ export const TEST_NOW_PARAM = {
 export const HEADERS = {
   RequestId: { description: "The request id (also metadata.request_id).", schema: { type: "string" } },
   RetryAfter: { description: "Seconds to wait before retrying.", schema: { type: "string", pattern: "^[0-9]+$" } },
+  IdempotentReplayed: { description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } },
   RateLimitPolicy: {
     description: 'The org\'s monthly credit quota (IETF httpapi RateLimit fields): `"monthly";q=<credits>;w=<period seconds>`. Absent for unmetered plans.',
     schema: { type: "string", pattern: '^"monthly";q=[0-9]+;w=[0-9]+$' },

@@ -1,6 +1,7 @@
 import type { HttpResponse } from "uWebSockets.js";
 import type { BodyLease } from "./body-budget.js";
 import { ApiError, STATUS_TEXT } from "./errors.js";
+import type { Claim } from "./idempotency.js";
 import { recordAnswer } from "./metrics.js";
 import type { Hold } from "./quota.js";
 
@@ -44,6 +45,8 @@ export interface ResponseState {
   cors?: Record<string, string>;
   /** Credits held for this call until it is charged or fails (router.ts, QuotaGate.hold). */
   hold?: Hold | null;
+  /** The Idempotency-Key this request claimed (idempotency.ts), until its answer is stored or it fails. */
+  idem?: Extract<Claim, { kind: "claimed" }> | null;
   /** Body bytes this request holds (body-budget.ts); released when the answer is written or the client leaves. */
   lease?: BodyLease | null;
 }
@@ -110,17 +113,25 @@ export function writeData(
   metadataJson?: string,
   headers?: Record<string, string>,
 ): void {
+  writeBody(res, state, status, renderData(state, data, metadata, metadataJson), headers);
+}
+
+/** The text of a success envelope, as writeData sends it (stored for Idempotency-Key replays). */
+export function renderData(state: ResponseState, data: unknown, metadata?: Record<string, unknown>, metadataJson?: string): string {
   if (data instanceof RawJson && metadata === undefined) {
     const extra = metadataJson ? `,${metadataJson}` : "";
-    const body = `{"version":"${ENVELOPE_VERSION}","data":${data.json},"error":null,"metadata":{"request_id":"${state.requestId}","processing_time_ms":${elapsedMs(state.startedAt)}${extra}}}`;
-    writeBody(res, state, status, body, headers);
-    return;
+    return `{"version":"${ENVELOPE_VERSION}","data":${data.json},"error":null,"metadata":{"request_id":"${state.requestId}","processing_time_ms":${elapsedMs(state.startedAt)}${extra}}}`;
   }
   const meta = { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...metadata };
   const base = JSON.stringify({ version: ENVELOPE_VERSION, data: data instanceof RawJson ? null : data, error: null, metadata: meta });
   // RawJson data with object metadata: splice the raw text in place of the null placeholder.
   const body = data instanceof RawJson ? base.replace('"data":null', `"data":${data.json}`) : base;
-  writeBody(res, state, status, metadataJson ? `${body.slice(0, -2)},${metadataJson}}}` : body, headers);
+  return metadataJson ? `${body.slice(0, -2)},${metadataJson}}}` : body;
+}
+
+/** Writes an envelope already rendered (renderData, or a stored Idempotency-Key answer). */
+export function writeRendered(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>): void {
+  writeBody(res, state, status, body, headers);
 }
 
 /** Answers a HEAD request: status and headers, no body. */

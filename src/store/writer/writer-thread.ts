@@ -41,6 +41,7 @@ dbs.root.transactionSync(() => {
   dbs.stripeEvents.get("__init__");
   dbs.stripeCustomers.get("__init__");
   dbs.overage.get("__init__");
+  dbs.idempotency.get(["", ""]);
   dbs.meta.putSync("schema_version", 1);
 });
 dbs.metersRoot.transactionSync(() => dbs.meters.get(["", "", ""]));
@@ -234,6 +235,7 @@ function maybePrune(): void {
   lastPrune = now;
   pruneSegments(data.journalDir, applier.appliedSeq());
   pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
+  dbs.root.transactionSync(() => applier.pruneIdempotency(now));
 }
 
 const ready: WriterReady = {

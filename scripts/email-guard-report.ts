@@ -22,7 +22,7 @@ if (process.argv.includes("--fixture")) {
   const category = new Map(readNeverDisposable().domains.map((d) => [d.domain, d.category] as const));
   for (const spec of [...DISPOSABLE_SOURCES, FREE_SOURCE]) {
     const l = readDomainList(spec);
-    console.log(`${spec.id} ${spec.version} (${spec.licence}) ${spec.file}: ${l.entries} entries, ${l.domains.length} distinct domains, ${l.converted} converted from Unicode, ${l.malformed.length} malformed ${JSON.stringify(l.malformed)}`);
+    console.log(`${spec.id} ${spec.version} (${spec.licence}) ${spec.file}: ${l.entries} entries, ${new Set(l.domains).size} distinct domains, ${l.converted} converted from Unicode, ${l.malformed.length} malformed ${JSON.stringify(l.malformed)}`);
   }
   console.log(`disposable: ${audit.listed} listed, ${audit.kept} after the guard, ${audit.removed.length} removed`);
   const groups = new Map<string, string[]>();

@@ -119,6 +119,8 @@ export function isIcannPublicSuffix(domain: string): boolean {
   return getPublicSuffix(domain) === domain;
 }
 
+const HIT_MEMO_MAX = 50_000;
+
 /** The Sets and the guard, shared by the lookups and the audit. */
 class Matcher {
   readonly disposable: ReadonlySet<string>;
@@ -130,10 +132,10 @@ class Matcher {
 
   constructor(src: EmailListSources) {
     this.excluded = new Set([...clean(src.excludedSuffixes)].map((s) => s.replace(/^\.+/, "")));
-    this.disposable = new Set(clean(src.disposable));
-    this.free = new Set(clean(src.free));
-    this.never = new Set(clean(src.neverDisposable ?? []));
-    this.registry = new Set(clean(src.registrySuffixes ?? []));
+    this.disposable = clean(src.disposable);
+    this.free = clean(src.free);
+    this.never = clean(src.neverDisposable ?? []);
+    this.registry = clean(src.registrySuffixes ?? []);
     this.icann = src.isPublicSuffix ?? isIcannPublicSuffix;
   }
 
@@ -192,8 +194,28 @@ class Matcher {
     }
   }
 
+  /** Verdicts for hosts that hit a list (real traffic repeats them); bounded, cleared when full. */
+  private readonly hitMemo = new Map<string, boolean>();
+
   isDisposable(domain: string): boolean {
-    return this.listedDisposable(domain) !== null && this.guard(domain) === null;
+    // A miss (almost all traffic) costs only the Set probes; a hit pays for the guard once.
+    if (!this.disposable.has(domain) && !this.anyParentIn(this.disposable, domain)) return false;
+    const known = this.hitMemo.get(domain);
+    if (known !== undefined) return known;
+    const verdict = this.listedDisposable(domain) !== null && this.guard(domain) === null;
+    if (this.hitMemo.size >= HIT_MEMO_MAX) this.hitMemo.clear();
+    this.hitMemo.set(domain, verdict);
+    return verdict;
+  }
+
+  /** Whether a parent (>= 2 labels) is in the set, before any exclusion: the cheap pre-check. */
+  private anyParentIn(set: ReadonlySet<string>, domain: string): boolean {
+    for (let i = domain.indexOf("."); i >= 0; i = domain.indexOf(".", i + 1)) {
+      const rest = domain.slice(i + 1);
+      if (rest.indexOf(".") < 0) return false;
+      if (set.has(rest)) return true;
+    }
+    return false;
   }
 }
 
@@ -246,11 +268,14 @@ export function auditEmailLists(src: EmailListSources): EmailGuardAudit {
   return { listed: m.disposable.size, kept: m.disposable.size - removed.length, removed: removed.sort(byDomain), freeDropped: freeDropped.sort(byDomain) };
 }
 
-function* clean(values: Iterable<string>): Iterable<string> {
+/** Lower-cased, trimmed entries; blanks and `#` comments dropped. */
+function clean(values: Iterable<string>): Set<string> {
+  const out = new Set<string>();
   for (const v of values) {
     const t = v.trim().toLowerCase();
-    if (t.length > 0 && !t.startsWith("#")) yield t;
+    if (t.length > 0 && t.charCodeAt(0) !== 35) out.add(t);
   }
+  return out;
 }
 
 /** The curated list, read and checked (data/email-never-disposable.json). */

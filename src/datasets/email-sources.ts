@@ -13,7 +13,7 @@
  *
  * Each entry is trimmed and lower-cased; an internationalised (Unicode) name is converted to its
  * ASCII A-label form with UTS #46 (node:url domainToASCII), as the scorer does with an address's
- * domain, so `instágram.com` becomes `xn--instgram-v0a.com`. An entry that is still not a host
+ * domain, so `instágram.com` becomes `xn--instgram-cza.com`. An entry that is still not a host
  * name (two or more labels of [a-z0-9-], letter or `xn--` TLD) is dropped and counted as malformed.
  */
 import { readFileSync } from "node:fs";
@@ -157,7 +157,7 @@ const ASCII = /^[\x00-\x7f]*$/;
 
 /**
  * The ASCII host name of a list entry, or null when it is not one.
- * @example toAsciiHost(" Instágram.com ") // "xn--instgram-v0a.com"
+ * @example toAsciiHost(" Instágram.com ") // "xn--instgram-cza.com"
  */
 export function toAsciiHost(entry: string): string | null {
   // Fast path: almost every entry is already a clean host name.

@@ -22,7 +22,7 @@ const EMAIL_CREDITS = 3;
  * asked ("skipped"); `metadata.credits` is added by the router.
  */
 export function emailPost(deps: { email: EmailServices }) {
-  // Load the lists when the routing table is built, not on the first request (~100 ms).
+  // Load the lists when the routing table is built, not on the first request (~0.5 s).
   emailLists();
   return defineRoute({
     method: "post",

@@ -17,6 +17,7 @@ import { emailPost } from "./email.post.js";
 import { checkoutPost, portalPost, stripeWebhookPost } from "../../billing/routes.js";
 import { meterPost } from "./meter.post.js";
 import { sessionsResolvePost } from "./sessions-resolve.post.js";
+import { authCheckPost } from "./auth-check.post.js";
 import { checkPost } from "./check.post.js";
 import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
@@ -49,6 +50,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     botPolicyPut(deps),
     checkPost(deps),
     sessionsResolvePost(deps),
+    authCheckPost(deps),
     meterPost(deps),
     contentPost(deps),
     emailPost(deps),

@@ -211,7 +211,7 @@ export function fuseDeep(check: CheckResult, f: DeepFindings): DeepResult {
     const automation = s.tells.some((t) => STRONG_TELLS.has(t)) || s.reasons.some((r) => r.reason === "automation_detected");
     if (automation && !matched.has("beacon_automation")) add("session_automation", "session", W.session_automation);
     if (s.distinct_user_agents >= 2) add("session_ua_changed", "session", W.session_ua_changed, `${s.distinct_user_agents} browsers`);
-    if (s.distinct_ips >= 3 || s.countries.length >= 2) add("session_ip_hopping", "session", W.session_ip_hopping, `${s.distinct_ips} addresses, ${s.countries.length} countries`);
+    if (s.distinct_ips >= 3 || s.countries.length >= 2) add("session_ip_hopping", "session", W.session_ip_hopping, `${s.distinct_ips} addresses, ${s.countries.length} ${s.countries.length === 1 ? "country" : "countries"}`);
     if (s.accounts_bound >= 2) add("session_multi_account", "session", W.session_multi_account, `${s.accounts_bound} accounts`);
     // The worst hit, less what the check already took from the latest (its beacon_session_verdict).
     const worst = Math.max(W.session_worst_min, Math.min(W.session_worst_max, W.session_worst_scale * (logit(s.worst_score) - logit(0.05))));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDnsServer } from "./helpers/dns-server.js";
-import { api, createBeaconProject, startServer, type TestServer } from "./helpers/server.js";
+import { admin, api, createBeaconProject, startServer, type TestServer } from "./helpers/server.js";
 
 /**
  * POST /v1/check/deep over HTTP: the check's answer plus the four blocks, the session's history
@@ -186,6 +186,18 @@ describe("POST /v1/check/deep", () => {
     const unknown = await deep({ form_id: "f", metadata: { ip: "73.15.20.33" }, session_id: theirs.session_id }, site.secretKey);
     expect(unknown.body.data.deep.session).toMatchObject({ status: "skipped", reason: "not_found", session_id: theirs.session_id, summary: null });
     expect(unknown.body.metadata.credits).toBe(2);
+  });
+
+  it("a free org with 3 credits left: a blind deep analysis is served for 2, one whose blocks resolve is refused whole", async () => {
+    const site = await createBeaconProject(server, "free");
+    const adjust = await admin(server, "POST", `/v1/admin/orgs/${site.orgId}/usage/adjust`, { credits: 9_997, reason: "test: 3 credits left" });
+    expect(adjust.status, JSON.stringify(adjust.body)).toBe(200);
+    const refused = await deep(submission(), site.secretKey);
+    expect([refused.status, refused.body.error.code, refused.body.metadata.credits]).toEqual([429, "QUOTA_EXCEEDED", 0]);
+    expect(await usedBy(site)).toBe(9_997);
+    const blind = await deep({ form_id: "f", metadata: { ip: "73.15.20.33" } }, site.secretKey);
+    expect([blind.status, blind.body.metadata.credits]).toEqual([200, 2]);
+    expect(await usedBy(site)).toBe(9_999);
   });
 
   it("answers bad requests in the envelope, charging nothing", async () => {

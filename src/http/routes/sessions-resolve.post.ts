@@ -64,7 +64,7 @@ export function sessionsResolvePost(deps: AppDeps) {
       }
       const facts = ip ? deps.ipDatasets.get().lookup(ip) : null;
       const sharedNetwork = ip !== null && (isCgnat(ip) || facts!.type.mobile);
-      const keys = joinKeysOf(deps.pseudonyms, { externalUserId: body.external_user_id, sessionId: body.session_id, fingerprint: body.fingerprint, ip, email: body.email });
+      const keys = joinKeysOf(deps.pseudonyms, { sessionId: body.session_id, fingerprint: body.fingerprint, ip, email: body.email });
 
       // Observations answered so far go to the writer ahead of this intent (messages keep their
       // order), so the session read after the ack includes a page view sent just before.
@@ -72,7 +72,7 @@ export function sessionsResolvePost(deps: AppDeps) {
       const ack = ackOrThrow(
         await deps.store.send({
           op: "sessions.resolve",
-          request: { orgId, ...keys, user: keys.user!, sharedNetwork, nowMs },
+          request: { orgId, user: deps.pseudonyms.hash("user", body.external_user_id), ...keys, sharedNetwork, nowMs },
         }),
       );
       const { ok: _ok, ...counts } = ack;

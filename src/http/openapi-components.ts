@@ -19,8 +19,8 @@ export const API_DESCRIPTION = [
 /** The operation groups, in the order tools list them. */
 export const TAGS: Record<ApiTag, string> = {
   ip: "IP address intelligence.",
-  scoring: "Risk of form submissions, e-mail addresses and text; proof-of-work challenges.",
-  sessions: "Accounts bound to browser sessions, fingerprints and networks; metering.",
+  scoring: "Risk of form submissions (the check and its deep analysis), e-mail addresses and text; proof-of-work challenges.",
+  sessions: "Accounts bound to browser sessions, fingerprints and networks; the login and signup pre-flight; metering.",
   beacon: "Endpoints the browser beacon calls with a publishable key (CORS).",
   projects: "A project's observations and bot policy.",
   usage: "Credits used and the quota.",

@@ -17,7 +17,9 @@ import { emailPost } from "./email.post.js";
 import { checkoutPost, portalPost, stripeWebhookPost } from "../../billing/routes.js";
 import { meterPost } from "./meter.post.js";
 import { sessionsResolvePost } from "./sessions-resolve.post.js";
+import { authCheckPost } from "./auth-check.post.js";
 import { checkPost } from "./check.post.js";
+import { checkDeepPost } from "./check-deep.post.js";
 import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { announcedRoutes } from "./announced.js";
@@ -49,7 +51,9 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     botPolicyGet(deps),
     botPolicyPut(deps),
     checkPost(deps),
+    checkDeepPost(deps),
     sessionsResolvePost(deps),
+    authCheckPost(deps),
     meterPost(deps),
     contentPost(deps),
     emailPost(deps),

@@ -10,6 +10,11 @@
  *   (an http(s) URL, `www.`, an e-mail address): browsers never do, self-declared bots always.
  * - `runtime`: a language runtime or HTTP stack with its version (`PHP/8.1`, `ruby/3.1`,
  *   `Python/3.11`, `Node.js v20`, `Lua`, `libcurl/8`, `dart:io` …): a program, not a browser.
+ * - `inconsistent`: tokens or versions that no real browser sends together: anything but
+ *   "KHTML, like Gecko" (and old WebKit's ", Safari/…") in WebKit's parenthesis, a Blink browser
+ *   (off iOS) whose AppleWebKit is not 537.36, a browser UA glued
+ *   after another product (`Thumbor/6.7, Mozilla/5.0 …`), or quotes and angle brackets (injection
+ *   probes).
  * - then the UA passes when it is browser-shaped (a known browser with its engine and a platform;
  *   old IE and Opera, which ua-parser-js gives no engine, count with theirs implied), or
  *   device-shaped (a phone, tablet, TV, console, wearable or car that ua-parser-js identifies by
@@ -25,10 +30,10 @@
  */
 
 /** Why a UA that names no registered bot and no automation is not taken for a browser. */
-export type ClientTell = "empty" | "bot_token" | "runtime" | "incomplete" | "no_browser" | "library";
+export type ClientTell = "empty" | "bot_token" | "runtime" | "inconsistent" | "incomplete" | "no_browser" | "library";
 
 /** Every ClientTell, in the order the tells are tried. */
-export const CLIENT_TELLS: readonly ClientTell[] = Object.freeze(["empty", "bot_token", "runtime", "incomplete", "no_browser", "library"]);
+export const CLIENT_TELLS: readonly ClientTell[] = Object.freeze(["empty", "bot_token", "runtime", "inconsistent", "incomplete", "no_browser", "library"]);
 
 /** What ua-parser-js found in the UA (names only; undefined when not found). */
 export interface ParsedUa {
@@ -58,7 +63,8 @@ export interface UaShape {
  * A self-declared bot: a word ending in "bot" or "bots" ("Googlebot", "MyBot/1.0"), a crawler,
  * spider or scraper word, or a contact address. Linear: no nested quantifiers.
  */
-const BOT_TOKEN_RE = /bots?(?![a-z])|crawl|spider|scrap(?:er|ing)|slurp|https?:\/\/|(?:^|[\s(;+])www\.[a-z0-9-]+\.[a-z]|@[a-z0-9-]+\.[a-z]{2,}/i;
+const BOT_TOKEN_RE =
+  /bots?(?![a-z])|crawl|spider|scrap(?:er|ing)|slurp|(?<![a-z])scanner|monitor(?:ing)?(?![a-z])|synthetics?(?![a-z])|transcoder|https?:\/\/|(?:^|[\s(;+])www\.[a-z0-9-]+\.[a-z]|@[a-z0-9-]+\.[a-z]{2,}/i;
 
 /** Phone brands whose names end in "bot" (Cubot), which BOT_TOKEN_RE must not take for bots. */
 const BOT_WORD_EXCEPTIONS_RE = /cubot/gi;
@@ -69,6 +75,22 @@ const BOT_WORD_EXCEPTIONS_RE = /cubot/gi;
  */
 const RUNTIME_RE =
   /(?:^|[\s(;,/])(?:java|python|php|ruby|perl|node(?:\.js)?|golang|go|lua|luajit|ngx_lua|erlang|otp|elixir|dart|deno|bun|rust|scala|kotlin|jvm|graalvm|libcurl|\.net core|dotnet|mono)(?:[/ ]v?|-)?\d|\(lua\)|dart:io|\(perl\)|\bjava\)/i;
+
+/**
+ * Tokens no real browser sends together (see `inconsistent` in the module comment). The Blink check
+ * is in `inconsistent()`, which needs the engine and OS.
+ */
+const INCONSISTENT_RE = /\(KHTML, like Gecko(?:;|,(?! Safari)| [^)])|^[^(]*[,|]\s*Mozilla\/|['"<>`]|\$\{/i;
+const WEBKIT_RE = /AppleWebKit\/([\d.]+)/;
+
+function inconsistent(text: string, parsed: ParsedUa): boolean {
+  if (INCONSISTENT_RE.test(text)) return true;
+  if (parsed.engine === "Blink" && parsed.os !== "iOS") {
+    const wk = WEBKIT_RE.exec(text);
+    if (wk !== null && wk[1] !== "537.36") return true;
+  }
+  return false;
+}
 
 /** Tokens of feature-phone browsers and WAP gateways. */
 const FEATURE_PHONE_RE = /MIDP-\d|CLDC-\d|UP\.Browser|UP\.Link|NetFront|Obigo|Teleca|Openwave|Dolfin|BREW|WAP/;
@@ -82,8 +104,8 @@ const WEBVIEW_RE = /; wv\)|\((?:iPhone|iPad|iPod)[^)]*\) AppleWebKit\/[\d.]+ \(K
 /** ua-parser-js device types of a person's device (not "desktop", which it never reports). */
 const DEVICE_TYPES: ReadonlySet<string> = new Set(["mobile", "tablet", "smarttv", "console", "wearable", "embedded"]);
 
-/** Browsers whose old versions ua-parser-js names without an engine (MSIE before Trident/, Opera before Presto/). */
-const ENGINE_IMPLIED: ReadonlySet<string> = new Set(["IE", "IEMobile", "Opera", "Opera Mini", "Opera Mobi"]);
+/** Old IE (and its shells: Avant, Maxthon …) and Opera, which ua-parser-js names without an engine: Trident and Presto. */
+const ENGINE_IMPLIED_RE = /\bMSIE \d|^Opera\/\d/;
 
 /**
  * Judges one UA's shape (see the module comment).
@@ -96,7 +118,8 @@ export function uaShape(ua: string, parsed: ParsedUa): UaShape {
   if (text === "") return { browser: false, webview: false, tell: "empty" };
   if (BOT_TOKEN_RE.test(text.replace(BOT_WORD_EXCEPTIONS_RE, ""))) return { browser: false, webview: false, tell: "bot_token" };
   if (RUNTIME_RE.test(text)) return { browser: false, webview: false, tell: "runtime" };
-  const engine = parsed.engine !== undefined || (parsed.browser !== undefined && ENGINE_IMPLIED.has(parsed.browser));
+  if (inconsistent(text, parsed)) return { browser: false, webview: false, tell: "inconsistent" };
+  const engine = parsed.engine !== undefined || ENGINE_IMPLIED_RE.test(text);
   // A text-mode browser (Lynx, w3m, Links: ua-parser-js names it its own engine) sends no platform.
   const platform = parsed.os !== undefined || parsed.deviceType !== undefined || (parsed.engine !== undefined && parsed.engine === parsed.browser);
   if (parsed.browser !== undefined && engine && platform) return { browser: true, webview: WEBVIEW_RE.test(text), tell: null };

@@ -11,8 +11,8 @@
  * - `runtime`: a language runtime or HTTP stack with its version (`PHP/8.1`, `ruby/3.1`,
  *   `Python/3.11`, `Node.js v20`, `Lua`, `libcurl/8`, `dart:io` …): a program, not a browser.
  * - `inconsistent`: tokens or versions that no real browser sends together: anything but
- *   "KHTML, like Gecko" (and old WebKit's ", Safari/…") in WebKit's parenthesis, a Blink browser
- *   (off iOS) whose AppleWebKit is not 537.36, a browser UA glued
+ *   "KHTML, like Gecko" (and old WebKit's ", Safari/…") in WebKit's parenthesis, a Chrome from
+ *   version 28 (Blink; off iOS and Mac) whose AppleWebKit is not 537.36, a browser UA glued
  *   after another product (`Thumbor/6.7, Mozilla/5.0 …`), or quotes and angle brackets (injection
  *   probes).
  * - then the UA passes when it is browser-shaped (a known browser with its engine and a platform;
@@ -77,15 +77,19 @@ const RUNTIME_RE =
   /(?:^|[\s(;,/])(?:java|python|php|ruby|perl|node(?:\.js)?|golang|go|lua|luajit|ngx_lua|erlang|otp|elixir|dart|deno|bun|rust|scala|kotlin|jvm|graalvm|libcurl|\.net core|dotnet|mono)(?:[/ ]v?|-)?\d|\(lua\)|dart:io|\(perl\)|\bjava\)/i;
 
 /**
- * Tokens no real browser sends together (see `inconsistent` in the module comment). The Blink check
- * is in `inconsistent()`, which needs the engine and OS.
+ * Tokens no real browser sends together (see `inconsistent` in the module comment). The Chrome and
+ * AppleWebKit versions are compared in `inconsistent()`, which needs the OS.
  */
 const INCONSISTENT_RE = /\(KHTML, like Gecko(?:;|,(?! Safari)| [^)])|^[^(]*[,|]\s*Mozilla\/|['"<>`]|\$\{/i;
 const WEBKIT_RE = /AppleWebKit\/([\d.]+)/;
+const CHROME_RE = /\bChrome\/(\d+)/;
 
 function inconsistent(text: string, parsed: ParsedUa): boolean {
   if (INCONSISTENT_RE.test(text)) return true;
-  if (parsed.engine === "Blink" && parsed.os !== "iOS") {
+  // Chrome 28 and later (Blink) always send AppleWebKit/537.36, except on iOS and on an iPad asking
+  // for the desktop site (a Mac UA with WebKit's version): there Chrome runs on WebKit.
+  const chrome = CHROME_RE.exec(text);
+  if (chrome !== null && Number(chrome[1]) >= 28 && parsed.os !== "iOS" && parsed.os !== "Mac OS") {
     const wk = WEBKIT_RE.exec(text);
     if (wk !== null && wk[1] !== "537.36") return true;
   }

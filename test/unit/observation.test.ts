@@ -54,7 +54,7 @@ const curl: HitBot = { bot_id: "curl", bot_name: "curl", bot_operator: null, bot
 /** A real browser with a valid token on a residential IP; tests override what they probe. */
 function hit(over: Partial<HitInput> = {}): HitInput {
   return {
-    ua: { browser: "Chrome", os: "Windows", device: null }, automationUa: false, bot: null, ip: residential,
+    ua: { browser: "Chrome", os: "Windows", device: null }, automationUa: false, bot: null, clientUa: null, ip: residential,
     tokenValid: true, tells: [], clientUaMismatch: false, rdnsVerified: null, ...over,
   };
 }
@@ -236,7 +236,7 @@ describe("reasons", () => {
   });
 
   it("only emits documented reasons (plus policy reasons)", () => {
-    const spec = /^(automation_detected|ua_bot|bot:ai_crawler|bot:search_crawler|bot:id:.+|bot:verified|bot:spoofed:.+|client_token_missing|ip_datacenter|ip_vpn|ip_proxy|ip_scanner|policy:(allow|block):.+)$/;
+    const spec = /^(automation_detected|ua_bot|ua_client:(empty|bot_token|runtime|inconsistent|incomplete|no_browser|library)|bot:ai_crawler|bot:search_crawler|bot:id:.+|bot:verified|bot:spoofed:.+|client_token_missing|ip_datacenter|ip_vpn|ip_proxy|ip_scanner|policy:(allow|block):.+)$/;
     const all = scoreHit(
       hit({ automationUa: true, bot: googlebot, ip: facts({ type: datacenter.type, risk: { proxy: true, vpn: true, tor: true, residential_proxy: true, scanner: true } }), tokenValid: false, tells: [...STRONG_TELLS, ...WEAK_TELLS, "x"], clientUaMismatch: true }),
       DEFAULT_BOT_POLICY,

@@ -81,7 +81,8 @@ export interface FalsePositiveRow {
   bot: Rate;
   /** Called anything but a browser (bot, automation or client). */
   flagged: Rate;
-  /** `flagged` before the structural test. */
+  /** `bot` and `flagged` before the structural test. */
+  beforeBot: Rate;
   before: Rate;
   /** Whether the targets apply (false for isbot's browser list, reported for information). */
   target: boolean;
@@ -232,6 +233,7 @@ export function evaluateUaClassifier(): UaEvaluation {
     set,
     bot: measure(items, c, (i) => i.bot !== null, true),
     flagged: measure(items, c, flagged, true),
+    beforeBot: measure(items, prev, (i) => i.bot !== null, true),
     before: measure(items, prev, flagged, true),
     target,
   });
@@ -282,7 +284,7 @@ export function formatUaEvaluation(e: UaEvaluation, withExamples = false): strin
   lines.push(`| clients no list names, flagged as clients (unlisted-clients.txt) | ${pct(e.unlistedClients)} | ${pct(e.unlistedClients.before)} | >= ${UA_TARGETS.clientRecall * 100}% |`);
   for (const r of e.falsePositives) {
     const t = r.target ? `<= ${UA_TARGETS.browserFalsePositive * 100}%` : "(reported)";
-    lines.push(`| ${r.set}: called a bot | ${pct(r.bot)} | | |`);
+    lines.push(`| ${r.set}: called a bot | ${pct(r.bot)} | ${pct(r.beforeBot)} | ${t} |`);
     lines.push(`| ${r.set}: called anything but a browser | ${pct(r.flagged)} | ${pct(r.before)} | ${t} |`);
   }
   lines.push("", `Targets met: false positives ${e.met.falsePositives ? "yes" : "NO"}, bots ${e.met.bots ? "yes" : "NO"}, clients ${e.met.clients ? "yes" : "NO"}.`);

@@ -74,13 +74,13 @@ const BOT_WORD_EXCEPTIONS_RE = /cubot/gi;
  * ".NET CLR 2.0" and "Java;" in feature-phone UAs carry no such version and do not match.
  */
 const RUNTIME_RE =
-  /(?:^|[\s(;,/])(?:java|python|php|ruby|perl|node(?:\.js)?|golang|go|lua|luajit|ngx_lua|erlang|otp|elixir|dart|deno|bun|rust|scala|kotlin|jvm|graalvm|libcurl|\.net core|dotnet|mono)(?:[/ ]v?|-)?\d|\(lua\)|dart:io|\(perl\)|\bjava\)/i;
+  /(?:^|[\s(;,/])(?:java|python|php|ruby|perl|golang|go|lua|luajit|ngx_lua|erlang|otp|elixir|dart|deno|bun|rust|scala|kotlin|jvm|graalvm|libcurl|dotnet|mono)\/\d|(?:^|[\s(;,])(?:node(?:\.js)? v?\d|ruby \d|\.net core \d)|\(lua\)|dart:io|\(perl\)|\bjava\)/i;
 
 /**
  * Tokens no real browser sends together (see `inconsistent` in the module comment). The Chrome and
  * AppleWebKit versions are compared in `inconsistent()`, which needs the OS.
  */
-const INCONSISTENT_RE = /\(KHTML, like Gecko(?:;|,(?! Safari)| [^)])|^[^(]*[,|]\s*Mozilla\/|['"<>`]|\$\{/i;
+const INCONSISTENT_RE = /\(KHTML, like Gecko(?:;|,(?! Safari)| [^)])|^[^(,|]*[,|]\s*Mozilla\/|['"<>`]|\$\{/i;
 const WEBKIT_RE = /AppleWebKit\/([\d.]+)/;
 const CHROME_RE = /\bChrome\/(\d+)/;
 

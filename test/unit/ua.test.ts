@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileBotRegistry, emptyBotClassifier, type BotEntry } from "../../src/datasets/bot-registry.js";
 import { createUaClassifier } from "../../src/datasets/ua.js";
+import { CLIENT_TELLS } from "../../src/datasets/ua-shape.js";
 
 const verification = { ranges: false, range_ids: [], rdns_masks: [] };
 const BOTS: BotEntry[] = [
@@ -111,6 +113,28 @@ describe("createUaClassifier", () => {
     expect(ua.classify(HEADLESS)).toMatchObject({ automation: true, bot: null, browser: "Chrome Headless 131" });
     expect(ua.classify("python-requests/2.32.3").automation).toBe(true);
     expect(ua.classify("Go-http-client/2.0").automation).toBe(true);
+  });
+
+  it("answers every string with exactly one of browser, bot, automation or a client tell", () => {
+    const fresh = createUaClassifier(compileBotRegistry(BOTS), 1);
+    const token = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_.-]{0,12}(\/[0-9.]{1,8})?$/);
+    const uaLike = fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.array(token, { maxLength: 8 }).map((t) => t.join(" ")),
+      fc.tuple(fc.constantFrom(CHROME_WIN, SAFARI_MAC, FIREFOX_LINUX, "Mozilla/5.0"), token).map(([b, t]) => `${b} ${t}`),
+    );
+    fc.assert(
+      fc.property(uaLike, (u) => {
+        const info = fresh.classify(u);
+        expect(Object.isFrozen(info)).toBe(true);
+        if (info.client !== null) {
+          expect(CLIENT_TELLS).toContain(info.client);
+          expect(info.bot).toBeNull();
+          expect(info.automation).toBe(false);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("returns the same frozen object for a cached UA and evicts the oldest past the limit", () => {

@@ -15,8 +15,9 @@
  *   version 28 (Blink; off iOS and Mac) whose AppleWebKit is not 537.36, a browser UA glued
  *   after another product (`Thumbor/6.7, Mozilla/5.0 …`), or quotes and angle brackets (injection
  *   probes).
- * - then the UA passes when it is browser-shaped (a known browser with its engine and a platform;
- *   old IE and Opera, which ua-parser-js gives no engine, count with theirs implied), or
+ * - then the UA passes when it is browser-shaped (a known browser with its engine and a platform,
+ *   an OS or device ua-parser-js found or a platform word in the first parenthesis; old IE and
+ *   Opera, which ua-parser-js gives no engine, count with theirs implied), or
  *   device-shaped (a phone, tablet, TV, console, wearable or car that ua-parser-js identifies by
  *   type together with its vendor or OS, as feature phones and in-app stacks on a device are), or
  *   an app on Apple's or Android's own HTTP stack (`CFNetwork/… Darwin/…`, `Dalvik/… (Linux; U;
@@ -105,6 +106,9 @@ const APP_STACK_RE = /\bCFNetwork\/[\d.]+ Darwin\/[\d.]+|^[^()]*\bDalvik\/[\d.]+
 /** In-app webviews: Android System WebView's `wv` flag, or iOS WKWebView (Mobile/ with no Safari/ after it). */
 const WEBVIEW_RE = /; wv\)|\((?:iPhone|iPad|iPod)[^)]*\) AppleWebKit\/[\d.]+ \(KHTML, like Gecko\)(?![^]*Safari\/)[^]*Mobile\/\w+/;
 
+/** A platform named in the UA's first parenthesis that ua-parser-js may not turn into an OS ("(Windows; rv:81.0)"). */
+const PLATFORM_RE = /^[^(]*\((?:[^)]*;\s*)?(?:Windows|Macintosh|X11|Linux|Android|iPhone|iPad|iPod|CrOS|BlackBerry|BB10|SMART-TV|PlayStation|Nintendo|Xbox)\b/;
+
 /** ua-parser-js device types of a person's device (not "desktop", which it never reports). */
 const DEVICE_TYPES: ReadonlySet<string> = new Set(["mobile", "tablet", "smarttv", "console", "wearable", "embedded"]);
 
@@ -125,7 +129,8 @@ export function uaShape(ua: string, parsed: ParsedUa): UaShape {
   if (inconsistent(text, parsed)) return { browser: false, webview: false, tell: "inconsistent" };
   const engine = parsed.engine !== undefined || ENGINE_IMPLIED_RE.test(text);
   // A text-mode browser (Lynx, w3m, Links: ua-parser-js names it its own engine) sends no platform.
-  const platform = parsed.os !== undefined || parsed.deviceType !== undefined || (parsed.engine !== undefined && parsed.engine === parsed.browser);
+  const platform =
+    parsed.os !== undefined || parsed.deviceType !== undefined || (parsed.engine !== undefined && parsed.engine === parsed.browser) || PLATFORM_RE.test(text);
   if (parsed.browser !== undefined && engine && platform) return { browser: true, webview: WEBVIEW_RE.test(text), tell: null };
   const device = parsed.deviceType !== undefined && DEVICE_TYPES.has(parsed.deviceType) && (parsed.deviceVendor !== undefined || parsed.os !== undefined);
   if (device || FEATURE_PHONE_RE.test(text) || APP_STACK_RE.test(text)) return { browser: false, webview: false, tell: null };

@@ -96,9 +96,14 @@ export interface BotClassifier {
   classify(ua: string): BotMatch | null;
   /**
    * The same decision, uncached, with the pattern literal that decided it (lowercase; "" for an
-   * unindexed pattern). For the registry builder and tests.
+   * unindexed pattern). For the registry builder, tests and the UA classifier.
+   *
+   * `tokenStart`: count a pattern only where its literal starts a token of the UA (the character
+   * before it is not a letter or digit), an unindexed pattern only where its first match does. The UA classifier asks
+   * this for UAs shaped like a browser, whose tokens ("SLCC2", "photobucket", "Lightning") may
+   * contain a short registry literal ("LCC", "Buck", "NING") that a bot's own UA carries as a word.
    */
-  explain(ua: string): { match: BotMatch; literal: string } | null;
+  explain(ua: string, opts?: { tokenStart?: boolean }): { match: BotMatch; literal: string } | null;
   readonly stats: BotClassifierStats;
 }
 
@@ -294,7 +299,7 @@ export function compileBotRegistry(bots: BotEntry[], cacheSize = DEFAULT_CACHE_S
 
   const cache = new Map<string, BotMatch | null>();
 
-  const evaluate = (ua: string): CompiledPattern | null => {
+  const evaluate = (ua: string, tokenStart: boolean): CompiledPattern | null => {
     const lower = ua.toLowerCase();
     let best: CompiledPattern | null = null;
     const tried = new Set<CompiledPattern>();
@@ -316,23 +321,23 @@ export function compileBotRegistry(bots: BotEntry[], cacheSize = DEFAULT_CACHE_S
     for (let i = 0; i + KEY_LEN <= lower.length; i++) {
       const list = index.get(lower.slice(i, i + KEY_LEN));
       if (list === undefined) continue;
-      for (const p of list) if (lower.includes(p.literal)) test(p);
+      for (const p of list) if (tokenStart ? startsToken(lower, p.literal) : lower.includes(p.literal)) test(p);
     }
     // Unindexed patterns (literal "") only win when nothing indexed matched.
-    for (const p of always) test(p);
+    for (const p of always) if (!tokenStart || matchStartsToken(p.re, ua)) test(p);
     return best as CompiledPattern | null;
   };
 
   return {
     stats,
-    explain(ua: string): { match: BotMatch; literal: string } | null {
-      const p = evaluate(ua);
+    explain(ua: string, opts?: { tokenStart?: boolean }): { match: BotMatch; literal: string } | null {
+      const p = evaluate(ua, opts?.tokenStart === true);
       return p === null ? null : { match: p.match, literal: p.literal };
     },
     classify(ua: string): BotMatch | null {
       const hit = cache.get(ua);
       if (hit !== undefined || cache.has(ua)) return hit ?? null;
-      const result = evaluate(ua)?.match ?? null;
+      const result = evaluate(ua, false)?.match ?? null;
       if (cache.size >= cacheSize) {
         // Map keeps insertion order: drop the oldest entry.
         const oldest = cache.keys().next();
@@ -342,6 +347,21 @@ export function compileBotRegistry(bots: BotEntry[], cacheSize = DEFAULT_CACHE_S
       return result;
     },
   };
+}
+
+/** Whether `literal` occurs in `lower` where no letter or digit precedes it (or it starts with neither). */
+function startsToken(lower: string, literal: string): boolean {
+  if (!/^[a-z0-9]/.test(literal)) return lower.includes(literal);
+  for (let i = lower.indexOf(literal); i >= 0; i = lower.indexOf(literal, i + 1)) {
+    if (i === 0 || !/[a-z0-9]/.test(lower[i - 1]!)) return true;
+  }
+  return false;
+}
+
+/** Whether the first match of `re` in `ua` starts a token (no letter or digit before it). */
+function matchStartsToken(re: RegExp, ua: string): boolean {
+  const m = re.exec(ua);
+  return m !== null && (m.index === 0 || !/[A-Za-z0-9]/.test(ua[m.index - 1]!));
 }
 
 /**

@@ -34,10 +34,14 @@ export const BOT_KINDS = Object.freeze([
 const kindsAreExhaustive: [BotKind] extends [(typeof BOT_KINDS)[number]] ? true : never = true;
 void kindsAreExhaustive;
 
-/** A kind a policy can name: a registry BotKind, or "automation" (webdriver, headless, HTTP libraries). */
-export type PolicyKind = BotKind | "automation";
-/** Every PolicyKind: the BotKinds then "automation". */
-export const POLICY_KINDS: readonly PolicyKind[] = Object.freeze([...BOT_KINDS, "automation"]);
+/**
+ * A kind a policy can name: a registry BotKind, "automation" (webdriver, headless, the HTTP
+ * libraries the automation pattern names), or "client" (a non-browser client that no list names:
+ * neither a browser nor a registered bot, see src/datasets/ua-shape.ts).
+ */
+export type PolicyKind = BotKind | "automation" | "client";
+/** Every PolicyKind: the BotKinds, then "automation" and "client". */
+export const POLICY_KINDS: readonly PolicyKind[] = Object.freeze([...BOT_KINDS, "automation", "client"]);
 
 /** What a rule does: let the hit through, block it, or ("score", kinds only) leave the score's decision. */
 export type PolicyAction = "allow" | "block";
@@ -64,15 +68,15 @@ export interface PolicyOutcome {
 /** The bot facts of one hit a policy looks at (fields of the scored observation). */
 export interface PolicySubject {
   bot_id: string | null;
-  /** `ua.bot_kind`: null for a non-bot, "automation" for an automation visit. */
+  /** `ua.bot_kind`: null for a browser, "automation" for an automation visit, "client" for a non-browser client. */
   bot_kind: PolicyKind | null;
   bot_verified: boolean | null;
 }
 
 /**
  * The policy of a project that has not set one: verified search crawlers are allowed, spoofed
- * bots blocked; AI crawlers (training, search and assistant), monitors, previews and automation
- * are scored like any other hit, since letting them through is each site's choice.
+ * bots blocked; AI crawlers (training, search and assistant), monitors, previews, automation and
+ * non-browser clients are scored like any other hit, since letting them through is each site's choice.
  */
 export const DEFAULT_BOT_POLICY: Readonly<BotPolicy> = deepFreeze({
   bots: {},
@@ -84,6 +88,7 @@ export const DEFAULT_BOT_POLICY: Readonly<BotPolicy> = deepFreeze({
     monitor: "score",
     preview: "score",
     automation: "score",
+    client: "score",
   },
   spoofed: "block",
   allow_unverified: false,

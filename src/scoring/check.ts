@@ -25,6 +25,7 @@ export const FUSION_WEIGHTS = Object.freeze({
   form_loaded_in_future: 1.5, // more than a minute ahead of the server clock: forged
   ua_automation: 3.0, // curl, python-requests, HeadlessChrome…
   ua_bot: 2.0, // a crawler's UA posting a form
+  ua_client: 2.5, // a non-browser client no list names (scalaj-http, lua-resty-http …); detail: the tell
   ua_missing: 0.5,
   email_invalid: 2.5,
   email_disposable: 2.0,
@@ -59,7 +60,8 @@ export interface CheckInput {
   honeypotFilled: boolean | null;
   /** Milliseconds from form load to this check; null without form_loaded_at. */
   elapsedMs: number | null;
-  ua: { present: boolean; automation: boolean; bot: boolean } | null;
+  /** `client`: the tell of a non-browser client no list names (UaInfo.client), null for browsers, bots and automation. */
+  ua: { present: boolean; automation: boolean; bot: boolean; client: string | null } | null;
   challenge: { valid: boolean; reason: string | null } | null;
   beacon: { tokenValid: boolean; strongTells: boolean; verdictScore: number | null } | null;
 }
@@ -130,6 +132,7 @@ export function fuseCheck(input: CheckInput): CheckResult {
     if (!input.ua.present) add("ua_missing", "user_agent", W.ua_missing);
     else if (input.ua.automation) add("ua_automation", "user_agent", W.ua_automation);
     else if (input.ua.bot) add("ua_bot", "user_agent", W.ua_bot);
+    else if (input.ua.client !== null) add("ua_client", "user_agent", W.ua_client, input.ua.client);
   }
   let emailContribution = 0;
   if (input.email) {

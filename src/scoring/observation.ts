@@ -11,6 +11,7 @@
  * bot); letting it through is the policy's job, not the score's.
  */
 import type { BotKind } from "../datasets/bot-registry.js";
+import type { ClientTell } from "../datasets/ua-shape.js";
 import type { IpFacts } from "../datasets/ip-facts.js";
 import { applyPolicy, type BotPolicy, type PolicyAction, type PolicyKind } from "./bot-policy.js";
 
@@ -33,6 +34,11 @@ export interface HitInput {
   automationUa: boolean;
   /** Registry match of the UA; may be set together with automationUa (e.g. curl). */
   bot: HitBot | null;
+  /**
+   * The UA names no registered bot and no automation and does not look like a browser: the tell
+   * that says why (UaInfo.client, src/datasets/ua-shape.ts). Null for browsers, bots and automation.
+   */
+  clientUa: ClientTell | null;
   /** Null when the address is not in the dataset or did not parse. */
   ip: IpFacts | null;
   /** A signed handshake token is present, valid, and bound to this project and session. */
@@ -58,9 +64,9 @@ export interface ScoredHit {
     browser: string | null;
     os: string | null;
     device: string | null;
-    /** Registry kind, "automation" for an automation visit, null for a non-bot. */
+    /** Registry kind, "automation" for an automation visit, "client" for a non-browser client, null for a browser. */
     bot_kind: PolicyKind | null;
-    /** Null for non-bots and automation visits. */
+    /** Null for browsers, automation visits and clients. */
     bot_name: string | null;
   };
   bot_id: string | null;
@@ -123,6 +129,11 @@ export const SCORE_WEIGHTS = Object.freeze({
   automation_detected: 6.0,
   /** ua_bot: the UA header names a registered bot or an automation client. Alone: 0.731, review. */
   ua_bot: 4.0,
+  /**
+   * ua_client:<tell>: the UA is neither a browser nor a registered bot nor automation (a
+   * non-browser client no list names). As a bot claim: alone 0.731, review; with a missing token 0.953, block.
+   */
+  ua_client: 4.0,
   /** bot:verified: IP or rDNS confirms the bot. With ua_bot: 0.982 (certainly a bot). */
   bot_verified: 3.0,
   /** bot:spoofed:<id>: the claim failed verification. With ua_bot: 0.998, block. */
@@ -201,8 +212,11 @@ export function scoreHit(input: HitInput, policy: Readonly<BotPolicy>): ScoredHi
     logit += weight;
   };
 
+  // A client tell only when nothing names the client (ua.ts sets it so; a strong tell still wins).
+  const client = automation || bot !== null ? null : input.clientUa;
   if (automation) fire("automation_detected", SCORE_WEIGHTS.automation_detected);
   if (bot !== null || input.automationUa) fire("ua_bot", SCORE_WEIGHTS.ua_bot);
+  if (client !== null) fire(`ua_client:${client}`, SCORE_WEIGHTS.ua_client);
   if (bot !== null) {
     // One AI reason for three registry kinds; ua.bot_kind keeps the finer kind.
     if (AI_KINDS.has(bot.bot_kind)) reasons.push("bot:ai_crawler");
@@ -228,7 +242,7 @@ export function scoreHit(input: HitInput, policy: Readonly<BotPolicy>): ScoredHi
   if (input.clientUaMismatch) logit += SCORE_WEIGHTS.client_ua_mismatch;
 
   const score = Math.round(sigmoid(logit) * 10_000) / 10_000;
-  const bot_kind: PolicyKind | null = automation ? "automation" : (bot?.bot_kind ?? null);
+  const bot_kind: PolicyKind | null = automation ? "automation" : (bot?.bot_kind ?? (client !== null ? "client" : null));
   const bot_id = bot?.bot_id ?? null;
   let decision = decide(score);
   const outcome = applyPolicy(policy, { bot_id, bot_kind, bot_verified: verified });

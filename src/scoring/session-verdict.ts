@@ -114,6 +114,7 @@ export const PREFLIGHT_WEIGHTS = Object.freeze({
   session_unknown: 1.0,
   ua_automation: FUSION_WEIGHTS.ua_automation,
   ua_bot: FUSION_WEIGHTS.ua_bot,
+  ua_client: FUSION_WEIGHTS.ua_client,
   ua_missing: FUSION_WEIGHTS.ua_missing,
   email_invalid: FUSION_WEIGHTS.email_invalid,
   email_disposable: FUSION_WEIGHTS.email_disposable,
@@ -126,7 +127,8 @@ export interface PreflightEvidence {
   /** A session id was given and this org's beacon does not know it. */
   sessionUnknown: boolean;
   /** null without a user agent in the request. */
-  ua: { present: boolean; automation: boolean; bot: boolean } | null;
+  /** `client`: the tell of a non-browser client no list names (as in the form check), else null. */
+  ua: { present: boolean; automation: boolean; bot: boolean; client: string | null } | null;
   /** The e-mail analysis's reason codes; null without an e-mail. */
   emailReasons: readonly string[] | null;
 }
@@ -152,6 +154,7 @@ export function preflightVerdict(edge: EdgeVerdict, c: CorrelationCounts, shared
     if (!e.ua.present) push("ua_missing", W.ua_missing);
     else if (e.ua.automation) push("ua_automation", W.ua_automation);
     else if (e.ua.bot) push("ua_bot", W.ua_bot);
+    else if (e.ua.client !== null) push(`ua_client:${e.ua.client}`, W.ua_client);
   }
   if (e.emailReasons) {
     const r = new Set(e.emailReasons);

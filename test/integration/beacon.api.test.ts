@@ -169,6 +169,26 @@ describe("collect and report", () => {
     expect(curl.ua.bot_name).toBeNull();
   });
 
+  it("a UA that is neither a browser nor a registered bot is a non-browser client (bot_kind client, ua_client:<tell>); a policy can block the kind", async () => {
+    const p = await createBeaconProject(server);
+    const h = await handshake(p);
+    const lib = await observe(p, { ua: "scalaj-http/1.0", token: h.token, session_id: h.session_id });
+    expect(lib.reasons).toContain("ua_client:library");
+    expect(lib.reasons).not.toContain("ua_bot");
+    expect(lib.ua).toMatchObject({ bot_kind: "client", bot_name: null });
+    expect(lib.bot_id).toBeNull();
+    expect(lib.decision).toBe("review");
+    // An old IE whose "SLCC2" token contains a registered bot's name stays a browser.
+    const ie = await observe(p, { ua: "Mozilla/4.0 (compatible; MSIE 8.0; Windows NT 6.1; WOW64; Trident/4.0; SLCC2; .NET CLR 2.0.50727)", token: h.token, session_id: h.session_id });
+    expect(ie.ua).toMatchObject({ browser: "IE 8", bot_kind: null });
+    expect(ie.decision).toBe("allow");
+    const put = await api(server, "PUT", `/v1/projects/${p.projectId}/bot-policy`, { key: p.secretKey, body: { kinds: { client: "block" }, allow_unverified: true } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const blocked = await observe(p, { ua: "lua-resty-http/0.16.1 (Lua) ngx_lua/10019", token: h.token, session_id: h.session_id });
+    expect(blocked).toMatchObject({ decision: "block", policy: { action: "block", rule: "kinds.client" } });
+    expect(blocked.reasons).toContain("ua_client:runtime");
+  });
+
   it("IP reputation adds ip_datacenter", async () => {
     const p = await createBeaconProject(server);
     const h = await handshake(p);

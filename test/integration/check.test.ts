@@ -97,6 +97,10 @@ describe("POST /v1/check", () => {
     expect(await score(base({}, { email: "x7f3k@mailinator.com" }))).toBeGreaterThan(clean);
     expect(await score(base({}, { ip: "3.5.140.2" }))).toBeGreaterThan(clean); // AWS
     expect(await score(base({}, { user_agent: "python-requests/2.31.0" }))).toBeGreaterThan(clean);
+    // A client no list names: rule ua_client with the tell as its detail.
+    const lib = await check(base({}, { user_agent: "HTTP_Request2/2.3.0 PHP/8.1.2" }));
+    expect(lib.body.data.rule_matches).toContainEqual({ rule: "ua_client", signal: "user_agent", contribution: 2.5, detail: "runtime" });
+    expect(lib.body.data.score).toBeGreaterThan(clean);
     const dc = await check(base({}, { ip: "3.5.140.2" }));
     expect(dc.body.data.signals.ip.is_datacenter).toBe(true);
     expect(dc.body.data.rule_matches.map((m: { rule: string }) => m.rule)).toContain("ip_datacenter");

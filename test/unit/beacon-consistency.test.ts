@@ -131,6 +131,7 @@ describe("consistency tells in the observation score", () => {
     ua: { browser: "Chrome 156", os: "Linux", device: "desktop" },
     automationUa: false,
     bot: null,
+    clientUa: null,
     ip: null,
     tokenValid: true,
     tells,

@@ -15,7 +15,7 @@ const subject = (over: Partial<PolicySubject>): PolicySubject => ({ bot_id: null
 describe("bot-policy module", () => {
   it("exports exactly its public API", () => {
     expect(Object.keys(botPolicy).sort()).toEqual(["BOT_KINDS", "DEFAULT_BOT_POLICY", "POLICY_KINDS", "applyPolicy", "resolvePolicy"]);
-    expect(POLICY_KINDS).toEqual([...BOT_KINDS, "automation"]);
+    expect(POLICY_KINDS).toEqual([...BOT_KINDS, "automation", "client"]);
   });
 });
 
@@ -25,7 +25,7 @@ describe("DEFAULT_BOT_POLICY", () => {
       bots: {},
       kinds: {
         search_crawler: "allow", ai_crawler: "score", ai_search: "score", ai_assistant: "score",
-        monitor: "score", preview: "score", automation: "score",
+        monitor: "score", preview: "score", automation: "score", client: "score",
       },
       spoofed: "block",
       allow_unverified: false,
@@ -107,6 +107,11 @@ describe("applyPolicy order", () => {
   it("matches automation visits by kind, without a bot id", () => {
     const p = resolvePolicy({ kinds: { automation: "block" } });
     expect(applyPolicy(p, subject({ bot_kind: "automation" }))).toEqual({ action: "block", rule: "kinds.automation" });
+  });
+  it("matches non-browser clients by kind; a kind allow needs allow_unverified (a client is never verified)", () => {
+    expect(applyPolicy(resolvePolicy({ kinds: { client: "block" } }), subject({ bot_kind: "client" }))).toEqual({ action: "block", rule: "kinds.client" });
+    expect(applyPolicy(resolvePolicy({ kinds: { client: "allow" } }), subject({ bot_kind: "client" }))).toBeNull();
+    expect(applyPolicy(resolvePolicy({ kinds: { client: "allow" }, allow_unverified: true }), subject({ bot_kind: "client" }))).toEqual({ action: "allow", rule: "kinds.client" });
   });
   it("does not find Object.prototype members as rules", () => {
     expect(applyPolicy(DEFAULT_BOT_POLICY, subject({ bot_id: "constructor", bot_kind: "other", bot_verified: true }))).toBeNull();

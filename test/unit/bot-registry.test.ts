@@ -308,6 +308,14 @@ describe("merged bot registry (the repository's snapshot)", () => {
     for (const ua of BROWSERS) expect(classifier.classify(ua), ua).toBeNull();
   });
 
+  it("with tokenStart, counts a pattern only where its literal starts a token of the UA", () => {
+    const ie = "Mozilla/4.0 (compatible; MSIE 7.0; Windows NT 6.0; SLCC1; .NET CLR 2.0.50727; Media Center PC 5.0)";
+    expect(classifier.explain(ie)?.literal).toBe("lcc"); // "SLCC1" contains a registered bot's name
+    expect(classifier.explain(ie, { tokenStart: true })).toBeNull();
+    expect(classifier.explain(KNOWN[0]![0], { tokenStart: true })?.match.bot_id).toBe("googlebot");
+    expect(classifier.explain("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/117.0.0.0 Safari/537.36 GTmetrix", { tokenStart: true })?.match.bot_id).toBe("gtmetrix");
+  });
+
   it("classifies every arcjet example UA as some bot", () => {
     const raw = JSON.parse(fromSnapshot("bots/arcjet-well-known-bots/well-known-bots.json").toString("utf8")) as Array<{ instances: { accepted: string[] } }>;
     const uas = raw.flatMap((e) => e.instances.accepted);

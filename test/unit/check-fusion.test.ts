@@ -8,7 +8,7 @@ const clean: CheckInput = {
   ip: { datacenter: false, vpn: false, proxy: false, scanner: false },
   honeypotFilled: false,
   elapsedMs: 35_000,
-  ua: { present: true, automation: false, bot: false },
+  ua: { present: true, automation: false, bot: false, client: null },
   challenge: null,
   beacon: { tokenValid: true, strongTells: false, verdictScore: 0.047 },
 };
@@ -46,8 +46,9 @@ describe("fuseCheck", () => {
     expect(score({ elapsedMs: 800 })).toBeGreaterThan(score({ elapsedMs: 2500 }));
     expect(score({ elapsedMs: 3 * 86_400_000 })).toBeGreaterThan(base);
     expect(score({ elapsedMs: -120_000 })).toBeGreaterThan(base);
-    expect(score({ ua: { present: true, automation: true, bot: false } })).toBeGreaterThan(base);
-    expect(score({ ua: { present: false, automation: false, bot: false } })).toBeGreaterThan(base);
+    expect(score({ ua: { present: true, automation: true, bot: false, client: null } })).toBeGreaterThan(base);
+    expect(score({ ua: { present: false, automation: false, bot: false, client: null } })).toBeGreaterThan(base);
+    expect(score({ ua: { present: true, automation: false, bot: false, client: "library" } })).toBeGreaterThan(base);
     expect(score({ email: { reasons: ["disposable_domain"] } })).toBeGreaterThan(base);
     expect(score({ email: { reasons: ["invalid_syntax"] } })).toBeGreaterThan(score({ email: { reasons: ["possible_typo"] } }));
     expect(score({ ip: { datacenter: true, vpn: false, proxy: false, scanner: false } })).toBeGreaterThan(base);

@@ -109,10 +109,17 @@ describe("preflightVerdict", () => {
 
   it("adds the unknown session, the user agent and the e-mail, with their reasons in order", () => {
     const edge = ipVerdict(null);
-    const v = preflightVerdict(edge, zero, false, { sessionUnknown: true, ua: { present: true, automation: true, bot: true }, emailReasons: ["disposable_domain", "no_mx", "free_provider"] });
+    const v = preflightVerdict(edge, zero, false, { sessionUnknown: true, ua: { present: true, automation: true, bot: true, client: null }, emailReasons: ["disposable_domain", "no_mx", "free_provider"] });
     expect(v.reasons).toEqual(["session_unknown", "ua_automation", "email_disposable", "email_no_mx"]);
     const add = PREFLIGHT_WEIGHTS.session_unknown + PREFLIGHT_WEIGHTS.ua_automation + PREFLIGHT_WEIGHTS.email_disposable + PREFLIGHT_WEIGHTS.email_no_mx;
     expect(v.score).toBeCloseTo(1 / (1 + Math.exp(-(logit(edge.score) + add))), 4);
     expect(v.decision).toBe("block");
+  });
+
+  it("weighs a non-browser client no list names as the form check does, naming its tell", () => {
+    const edge = ipVerdict(null);
+    const v = preflightVerdict(edge, zero, false, { sessionUnknown: false, ua: { present: true, automation: false, bot: false, client: "library" }, emailReasons: null });
+    expect(v.reasons).toEqual(["ua_client:library"]);
+    expect(v.score).toBeCloseTo(1 / (1 + Math.exp(-(logit(edge.score) + PREFLIGHT_WEIGHTS.ua_client))), 4);
   });
 });

@@ -54,7 +54,7 @@ const curl: HitBot = { bot_id: "curl", bot_name: "curl", bot_operator: null, bot
 /** A real browser with a valid token on a residential IP; tests override what they probe. */
 function hit(over: Partial<HitInput> = {}): HitInput {
   return {
-    ua: { browser: "Chrome", os: "Windows", device: null }, automationUa: false, bot: null, ip: residential,
+    ua: { browser: "Chrome", os: "Windows", device: null }, automationUa: false, bot: null, clientUa: null, ip: residential,
     tokenValid: true, tells: [], clientUaMismatch: false, rdnsVerified: null, ...over,
   };
 }
@@ -174,6 +174,18 @@ describe("reasons", () => {
     expect(r.bot_verified).toBeNull();
   });
 
+  it("ua_client:<tell> and bot_kind client for a non-browser client no list names (0.731 alone: review)", () => {
+    const r = scoreHit(hit({ clientUa: "library" }), DEFAULT_BOT_POLICY);
+    expect(r.reasons).toEqual(["ua_client:library"]);
+    expect(r.ua).toMatchObject({ bot_kind: "client", bot_name: null });
+    expect(r).toMatchObject({ bot_id: null, bot_verified: null, policy: null, score: 0.7311, decision: "review" });
+    expect(scoreHit(hit({ clientUa: "empty", tokenValid: false }), DEFAULT_BOT_POLICY)).toMatchObject({ score: 0.9526, decision: "block" });
+    // Automation and registered bots are reported as such, never as clients.
+    expect(scoreHit(hit({ clientUa: "library", tells: ["webdriver"] }), DEFAULT_BOT_POLICY)).toMatchObject({ reasons: ["automation_detected"], ua: { bot_kind: "automation" } });
+    expect(scoreHit(hit({ clientUa: "bot_token", bot: uptime }), DEFAULT_BOT_POLICY).reasons).toEqual(["ua_bot", "bot:id:uptimerobot"]);
+    expect(scoreHit(hit({ clientUa: "runtime" }), resolvePolicy({ kinds: { client: "block" } }))).toMatchObject({ decision: "block", policy: { rule: "kinds.client" } });
+  });
+
   it("ua_bot and bot:id for a registry bot of another kind, with no kind reason", () => {
     const r = scoreHit(hit({ bot: uptime }), DEFAULT_BOT_POLICY);
     expect(r.reasons).toEqual(["ua_bot", "bot:id:uptimerobot"]);
@@ -236,9 +248,9 @@ describe("reasons", () => {
   });
 
   it("only emits documented reasons (plus policy reasons)", () => {
-    const spec = /^(automation_detected|ua_bot|bot:ai_crawler|bot:search_crawler|bot:id:.+|bot:verified|bot:spoofed:.+|client_token_missing|ip_datacenter|ip_vpn|ip_proxy|ip_scanner|policy:(allow|block):.+)$/;
+    const spec = /^(automation_detected|ua_bot|ua_client:(empty|bot_token|runtime|inconsistent|incomplete|no_browser|library)|bot:ai_crawler|bot:search_crawler|bot:id:.+|bot:verified|bot:spoofed:.+|client_token_missing|ip_datacenter|ip_vpn|ip_proxy|ip_scanner|policy:(allow|block):.+)$/;
     const all = scoreHit(
-      hit({ automationUa: true, bot: googlebot, ip: facts({ type: datacenter.type, risk: { proxy: true, vpn: true, tor: true, residential_proxy: true, scanner: true } }), tokenValid: false, tells: [...STRONG_TELLS, ...WEAK_TELLS, "x"], clientUaMismatch: true }),
+      hit({ automationUa: true, bot: googlebot, clientUa: "library", ip: facts({ type: datacenter.type, risk: { proxy: true, vpn: true, tor: true, residential_proxy: true, scanner: true } }), tokenValid: false, tells: [...STRONG_TELLS, ...WEAK_TELLS, "x"], clientUaMismatch: true }),
       DEFAULT_BOT_POLICY,
     );
     for (const r of all.reasons) expect(r).toMatch(spec);

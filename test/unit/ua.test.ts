@@ -1,11 +1,17 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileBotRegistry, emptyBotClassifier, type BotEntry } from "../../src/datasets/bot-registry.js";
 import { createUaClassifier } from "../../src/datasets/ua.js";
+import { CLIENT_TELLS } from "../../src/datasets/ua-shape.js";
 
 const verification = { ranges: false, range_ids: [], rdns_masks: [] };
 const BOTS: BotEntry[] = [
   { bot_id: "googlebot", name: "Googlebot", operator: "Google", kind: "search_crawler", patterns: ["Googlebot"], verification: { ranges: true, range_ids: ["googlebot"], rdns_masks: ["crawl-***.googlebot.com"] }, sources: ["arcjet"] },
   { bot_id: "curl", name: "curl", operator: null, kind: "tool", patterns: ["^curl/"], verification, sources: ["arcjet"] },
+  // Short names that real browser tokens contain ("SLCC2") or that apps share with their crawler.
+  { bot_id: "lcc", name: "LCC", operator: null, kind: "search_crawler", patterns: ["LCC"], verification, sources: ["ai-robots-txt"] },
+  { bot_id: "pinterestbot", name: "Pinterestbot", operator: "Pinterest", kind: "preview", patterns: ["Pinterest(bot)?\\/"], verification, sources: ["arcjet"] },
+  { bot_id: "gtmetrix", name: "GTmetrix", operator: null, kind: "monitor", patterns: ["GTmetrix"], verification, sources: ["crawler-user-agents"] },
 ];
 
 const CHROME_WIN = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
@@ -28,9 +34,71 @@ describe("createUaClassifier", () => {
     expect(ua.classify(SMART_TV).device).toBe("smarttv");
   });
 
-  it("gives null fields for empty and unrecognised UAs", () => {
-    expect(ua.classify("")).toEqual({ browser: null, os: null, device: null, bot: null, automation: false });
-    expect(ua.classify("xyzzy")).toMatchObject({ browser: null, os: null, device: null, bot: null });
+  it("gives null fields for empty and unrecognised UAs, which are clients", () => {
+    expect(ua.classify("")).toEqual({ browser: null, os: null, device: null, bot: null, automation: false, client: "empty" });
+    expect(ua.classify("   ")).toMatchObject({ bot: null, client: "empty" });
+    expect(ua.classify("xyzzy")).toMatchObject({ browser: null, os: null, device: null, bot: null, client: "library" });
+  });
+
+  it("calls HTTP libraries and programs that no list names non-browser clients, with the tell", () => {
+    const cases: Array<[string, string]> = [
+      ["scalaj-http/1.0", "library"],
+      ["lua-resty-http/0.16.1 (Lua) ngx_lua/10019", "runtime"],
+      ["HTTP_Request2/2.3.0 (https://github.com/pear/HTTP_Request2) PHP/8.1.2", "bot_token"],
+      ["rest-client/2.1.0 (linux-gnu x86_64) ruby/3.1.2p20", "runtime"],
+      ["Dart/3.2 (dart:io)", "runtime"],
+      ["GuzzleHttp/7", "library"],
+      ["Mozilla/5.0", "no_browser"],
+      ["Mozilla/5.0 (Windows NT 10.0; Microsoft Windows 10.0.22631; en-US) PowerShell/7.4.0", "no_browser"],
+      ["Mozilla/5.0 (compatible; FooCrawler/1.0)", "bot_token"],
+      ["Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36", "incomplete"],
+      // Tokens no real browser sends together.
+      ["Mozilla/5.0 (Windows NT 10.0; WOW64) AppleWebKit/537.36 (KHTML, like Gecko GomezAgent 3.0) Chrome/56.0.2924.87 Safari/537.36", "inconsistent"],
+      ["Mozilla/5.0 (Linux; Android 7.0; SM-G930V) AppleWebKit/605.36 (KHTML, like Gecko) Chrome/107.0.4183.121 Mobile Safari/537.36", "inconsistent"],
+      ["Thumbor/6.7.5, Mozilla/5.0 (Linux; Android 9; RAZER Phone) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/76.0.3809.111 Mobile Safari/537.36", "inconsistent"],
+      [`${CHROME_WIN}'+(select load_file('x'))+'`, "inconsistent"],
+    ];
+    for (const [u, tell] of cases) expect(ua.classify(u), u).toMatchObject({ bot: null, automation: false, client: tell });
+    // A registered bot or automation is reported as such, never as a client.
+    expect(ua.classify("curl/8.5.0").client).toBeNull();
+    expect(ua.classify("python-requests/2.32.3").client).toBeNull();
+  });
+
+  it("takes real browsers, old and unusual ones included, for browsers", () => {
+    for (const u of [
+      CHROME_WIN, SAFARI_MAC, CHROME_ANDROID, IPAD, FIREFOX_LINUX, SMART_TV,
+      "Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1; SV1; FunWebProducts; .NET CLR 1.1.4322; InfoPath.1)",
+      "Nokia6230i/2.0 (03.80) Profile/MIDP-2.0 Configuration/CLDC-1.1",
+      "Opera/9.80 (J2ME/MIDP; Opera Mini/4.2.14912/870; U; id) Presto/2.4.15",
+      "Mozilla/5.0 (Nintendo 3DS; U; ; en) Version/1.7412.EU",
+      "Mozilla/5.0 (PlayStation 4 11.00) AppleWebKit/605.1.15 (KHTML, like Gecko)",
+      "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 330.0.3.25.91 (iPhone14,5; iOS 17_4_1; en_US; en; scale=3.00; 1170x2532; 598453410)",
+      "Mozilla/5.0 (Linux; Android 13; SAMSUNG SM-A536B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/24.0 Chrome/117.0.0.0 Mobile Safari/537.36",
+      "Mozilla/5.0 (Macintosh; U; PPC Mac OS X; en) AppleWebKit/418.9 (KHTML, like Gecko, Safari/419.3) Safari/419.3",
+      "w3m/0.5.3+git20230121",
+      // People's apps on the platform's HTTP stack.
+      "Dalvik/2.1.0 (Linux; U; Android 9; SM-G965U Build/PPR1.180610.011)",
+      "Viber/12.8.0.1 CFNetwork/1121.2.2 Darwin/19.3.0",
+    ]) {
+      expect(ua.classify(u), u).toMatchObject({ bot: null, automation: false, client: null });
+    }
+  });
+
+  it("gives a browser-shaped UA to a bot only by a whole token, and an in-app webview to none", () => {
+    const ie = "Mozilla/4.0 (compatible; MSIE 8.0; Windows NT 6.1; WOW64; Trident/4.0; SLCC2; .NET CLR 2.0.50727; Media Center PC 6.0)";
+    expect(ua.classify(ie)).toMatchObject({ browser: "IE 8", bot: null, client: null });
+    expect(ua.classify("LCC (+http://corpora.informatik.uni-leipzig.de/crawler_faq.html)").bot?.bot_id).toBe("lcc");
+    const pinterestApp = "Mozilla/5.0 (Linux; Android 11; SM-G991B Build/RP1A.200720.012; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/119.0.6045.163 Mobile Safari/537.36 [Pinterest/Android]";
+    expect(ua.classify(pinterestApp)).toMatchObject({ bot: null, client: null });
+    expect(ua.classify("Pinterest/0.2 (+http://www.pinterest.com/bot.html)").bot?.bot_id).toBe("pinterestbot");
+    // A whole token on a browser-shaped UA still names its bot.
+    expect(ua.classify(`${CHROME_WIN} GTmetrix`).bot?.bot_id).toBe("gtmetrix");
+  });
+
+  it("reports clients without the automation pattern when asked to (leave-one-list-out evaluation)", () => {
+    const noPattern = createUaClassifier(emptyBotClassifier(), 10, { automationPattern: false });
+    expect(noPattern.classify("python-requests/2.32.3")).toMatchObject({ automation: false, client: "library" });
+    expect(noPattern.classify(HEADLESS)).toMatchObject({ automation: false });
   });
 
   it("attaches the registry's bot match with its verification data", () => {
@@ -45,6 +113,28 @@ describe("createUaClassifier", () => {
     expect(ua.classify(HEADLESS)).toMatchObject({ automation: true, bot: null, browser: "Chrome Headless 131" });
     expect(ua.classify("python-requests/2.32.3").automation).toBe(true);
     expect(ua.classify("Go-http-client/2.0").automation).toBe(true);
+  });
+
+  it("answers every string with exactly one of browser, bot, automation or a client tell", () => {
+    const fresh = createUaClassifier(compileBotRegistry(BOTS), 1);
+    const token = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_.-]{0,12}(\/[0-9.]{1,8})?$/);
+    const uaLike = fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.array(token, { maxLength: 8 }).map((t) => t.join(" ")),
+      fc.tuple(fc.constantFrom(CHROME_WIN, SAFARI_MAC, FIREFOX_LINUX, "Mozilla/5.0"), token).map(([b, t]) => `${b} ${t}`),
+    );
+    fc.assert(
+      fc.property(uaLike, (u) => {
+        const info = fresh.classify(u);
+        expect(Object.isFrozen(info)).toBe(true);
+        if (info.client !== null) {
+          expect(CLIENT_TELLS).toContain(info.client);
+          expect(info.bot).toBeNull();
+          expect(info.automation).toBe(false);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("returns the same frozen object for a cached UA and evicts the oldest past the limit", () => {

@@ -103,6 +103,7 @@ export function recordHit(
     ua: { browser: ua.browser, os: ua.os, device: ua.device },
     automationUa: ua.automation,
     bot: botOf(ua),
+    clientUa: ua.client,
     ip: facts,
     tokenValid,
     // The page's tells plus what the request's own headers and timing show (header-tells.ts).

@@ -92,7 +92,7 @@ export function authCheckPost(deps: AppDeps) {
       const edge = edgeVerdictOf(session, facts);
       const verdict = preflightVerdict(edge, counts, sharedNetwork, {
         sessionUnknown: body.session_id !== undefined && session === undefined,
-        ua: ua ? { present: body.user_agent!.trim() !== "", automation: ua.automation, bot: ua.bot !== null } : null,
+        ua: ua ? { present: body.user_agent!.trim() !== "", automation: ua.automation, bot: ua.bot !== null, client: ua.client } : null,
         // On a login the address is the account's own, accepted at its signup: reported, not weighed.
         emailReasons: email && signup ? email.analysis.reasons : null,
       });

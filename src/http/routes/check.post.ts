@@ -131,7 +131,7 @@ export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckB
     ip: facts ? { datacenter: facts.type.datacenter || facts.type.hosting || facts.type.cloud, vpn: facts.risk.vpn, proxy: facts.risk.proxy || facts.risk.tor || facts.risk.residential_proxy, scanner: facts.risk.scanner } : null,
     honeypotFilled: md.honeypot_field === undefined ? null : md.honeypot_field.trim() !== "",
     elapsedMs: loadedAt === null ? null : nowMs - loadedAt,
-    ua: ua ? { present: md.user_agent!.trim() !== "", automation: ua.automation, bot: ua.bot !== null } : null,
+    ua: ua ? { present: md.user_agent!.trim() !== "", automation: ua.automation, bot: ua.bot !== null, client: ua.client } : null,
     challenge: challenge ? { valid: challenge.valid, reason: challenge.reason } : null,
     beacon: beacon ? beacon.evidence : null,
   };

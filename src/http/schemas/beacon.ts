@@ -77,7 +77,12 @@ export const observationResponse = z.object({
     browser: z.string().nullable(),
     os: z.string().nullable(),
     device: z.string().nullable(),
-    bot_kind: z.enum(POLICY_KINDS as [PolicyKind, ...PolicyKind[]]).nullable(),
+    bot_kind: z
+      .enum(POLICY_KINDS as [PolicyKind, ...PolicyKind[]])
+      .nullable()
+      .describe(
+        "Registry kind of a bot the UA names; automation for automation UAs and strong tells; client for a non-browser client no list names (reason ua_client:<tell>); null for a browser.",
+      ),
     bot_name: z.string().nullable(),
   }),
   bot_id: z.string().nullable(),

@@ -29,7 +29,7 @@ export function creditsChart(period: { start: number; end: number }, days: Usage
   const barW = Math.max(2, step * 0.7);
   const scale = niceMax(max);
   const y = (v: number): number => top + plotH - (v / scale) * plotH;
-  const ticks = [0, scale / 2, scale];
+  const ticks = Number.isInteger(scale / 2) ? [0, scale / 2, scale] : [0, scale];
   const bars = all
     .map((d, i) => {
       const v = values[i]!;
@@ -42,9 +42,10 @@ export function creditsChart(period: { start: number; end: number }, days: Usage
   const grid = ticks
     .map((t) => `<line x1="${left}" x2="${W - right}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}" stroke="#d1d5db"/><text x="${left - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end">${fmt(t)}</text>`)
     .join("");
-  // Day labels: the first, every 7th, the last.
+  // Day labels: the first, every 7th (unless close to the end), the last.
+  const last = all.length - 1;
   const labels = all
-    .map((d, i) => (i === 0 || i === all.length - 1 || i % 7 === 0 ? `<text x="${(left + i * step + step / 2).toFixed(1)}" y="${H - bottom + 16}" text-anchor="middle">${d.slice(5)}</text>` : ""))
+    .map((d, i) => (i === 0 || i === last || (i % 7 === 0 && last - i >= 4) ? `<text x="${(left + i * step + step / 2).toFixed(1)}" y="${H - bottom + 16}" text-anchor="middle">${d.slice(5)}</text>` : ""))
     .join("");
   const summary = total === 0
     ? `No credits used yet this period (${all[0]} to ${all[all.length - 1]}).`

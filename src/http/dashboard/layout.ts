@@ -40,7 +40,7 @@ export function page(title: string, body: string, viewer: Viewer | null, current
   const who = viewer ? `<p class="who">${esc(viewer.orgName)} <span class="muted">(${esc(viewer.orgId)}, signed in with ${esc(viewer.keyId)})</span></p>` : "";
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(title)} · fraudscore dashboard</title><link rel="stylesheet" href="/dashboard/style.css"></head>
+<title>${esc(title)} · fraudscore dashboard</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/dashboard/style.css"></head>
 <body><a class="skip" href="#main">Skip to content</a>
 <header><p class="brand">fraudscore dashboard</p>${who}${nav}</header>
 <main id="main" tabindex="-1"><h1>${esc(title)}</h1>
@@ -83,7 +83,7 @@ header{background:#f3f4f6;border-bottom:1px solid #d1d5db;padding:.5rem 1rem}
 .brand{font-weight:700;margin:0}.who{margin:.2rem 0}
 nav{display:flex;flex-wrap:wrap;align-items:center;gap:1rem}nav ul{list-style:none;display:flex;flex-wrap:wrap;gap:1rem;margin:0;padding:0}
 nav a[aria-current=page]{font-weight:700;text-decoration:underline 3px}
-main{max-width:1100px;margin:0 auto;padding:1rem}
+main{max-width:1100px;margin:0 auto;padding:1rem}main:focus{outline:none}
 a{color:#0b57d0}a:hover{color:#083c91}
 :focus-visible{outline:3px solid #b45309;outline-offset:2px}
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:.5rem;background:#fff;padding:.5rem;z-index:1}

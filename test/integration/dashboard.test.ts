@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
-import { admin, api, createBeaconProject, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { admin, api, createBeaconProject, createOrgWithKey, startServer, useServer, type TestServer } from "./helpers/server.js";
+import { startStripeServer, type TestStripeServer } from "./helpers/stripe-server.js";
 
 /**
  * The dashboard over HTTP: sign-in, the session cookie, CSRF and Origin checks, HTML errors, and
@@ -12,9 +13,11 @@ let server!: TestServer;
 useServer((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
 
 let nextAddress = 10;
+const defaultServer = (): TestServer => server;
 
 /** A browser-like client: one cookie jar, its own address, Origin on every POST. */
-function browser(opts: { https?: boolean } = {}) {
+function browser(opts: { https?: boolean; on?: TestServer } = {}) {
+  const server = opts.on ?? defaultServer();
   const ip = `198.51.100.${nextAddress++}`;
   let cookie = "";
   const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
@@ -275,5 +278,70 @@ describe("overview and session end", () => {
     const r = await b.get("/dashboard");
     expect(r.res.status).toBe(303);
     expect(r.res.headers.get("location")).toBe("/dashboard/login?m=ended");
+  });
+});
+
+describe("own key", () => {
+  it("disabling the key the session signed in with signs out", async () => {
+    const { key, keyId, orgId } = await createOrgWithKey(server);
+    const b = browser();
+    const csrf = await b.signIn(key);
+    const r = await b.post("/dashboard/keys/disable", { key: keyId, csrf });
+    expect(r.res.status).toBe(303);
+    expect(r.res.headers.get("location")).toBe("/dashboard/login?m=key-disabled");
+    expect(r.res.headers.get("set-cookie")).toMatch(/Max-Age=0/);
+    expect((await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.error.code).toBe("KEY_DISABLED");
+    expect((await b.get("/dashboard/login?m=key-disabled")).text).toMatch(/The key you signed in with is disabled/);
+  });
+});
+
+describe("billing buttons (Stripe-compatible test server)", () => {
+  let fake!: TestStripeServer;
+  let billed!: TestServer;
+  beforeAll(async () => {
+    fake = await startStripeServer();
+    billed = await startServer({
+      FS_TRUSTED_PROXIES: "127.0.0.1,::1",
+      STRIPE_SECRET_KEY: "sk_test_fraudscore",
+      STRIPE_WEBHOOK_SECRET: "whsec_test_secret",
+      STRIPE_PRICE_PRO: "price_pro",
+      STRIPE_PRICE_PRO_OVERAGE: "price_pro_overage",
+      STRIPE_PRICE_BUSINESS: "price_business",
+      STRIPE_PRICE_BUSINESS_OVERAGE: "price_business_overage",
+      STRIPE_API_HOST: "127.0.0.1",
+      STRIPE_API_PORT: String(fake.port),
+      STRIPE_API_PROTOCOL: "http",
+    });
+  });
+  afterAll(async () => {
+    await billed?.stop();
+    billed?.cleanup();
+    await fake?.close();
+  });
+
+  it("sends a billing key's session to Stripe Checkout and the portal; a key without the scope gets a message", async () => {
+    const { key } = await createOrgWithKey(billed, "free", ["billing"]);
+    const b = browser({ on: billed });
+    const csrf = await b.signIn(key);
+    const overview = await b.get("/dashboard");
+    expect(overview.text).toMatch(/<button type="submit">Upgrade \(Stripe Checkout\)<\/button>/);
+    const noAccount = await b.post("/dashboard/billing/portal", { csrf });
+    expect(noAccount.res.headers.get("location")).toBe("/dashboard");
+    expect((await b.get("/dashboard")).text).toMatch(/role="alert"><p>This org has no Stripe customer yet/);
+    const checkout = await b.post("/dashboard/billing/checkout", { plan: "pro", csrf });
+    expect(checkout.res.status).toBe(303);
+    const [session] = [...fake.checkoutSessions.values()];
+    expect(checkout.res.headers.get("location")).toBe(session!.session.url);
+    expect(session!.session.success_url).toBe(`${billed.url}/dashboard?billing=done`);
+    const portal = await b.post("/dashboard/billing/portal", { csrf });
+    expect(portal.res.headers.get("location")).toBe([...fake.portalSessions.values()][0]!.url);
+
+    const plain = await createOrgWithKey(billed);
+    const p = browser({ on: billed });
+    const pcsrf = await p.signIn(plain.key);
+    expect((await p.get("/dashboard")).text).toMatch(/<button type="submit" disabled>Upgrade/);
+    const refused = await p.post("/dashboard/billing/checkout", { plan: "pro", csrf: pcsrf });
+    expect(refused.res.headers.get("location")).toBe("/dashboard");
+    expect((await p.get("/dashboard")).text).toMatch(/needs a secret key with the &#39;billing&#39; scope/);
   });
 });

@@ -193,7 +193,10 @@ describe("changes", () => {
     expect(notForm.headers.get("content-type")).toBe("text/html; charset=utf-8");
     const unknown = await b.get("/dashboard/nothing-here");
     expect(unknown.res.status).toBe(404);
-    expect(unknown.text).toMatch(/There is no dashboard page/);
+    expect(unknown.text).toMatch(/There is no dashboard page for GET \/dashboard\/nothing-here/);
+    const wrongMethod = await b.post("/dashboard", {});
+    expect(wrongMethod.res.status).toBe(404);
+    expect(wrongMethod.res.headers.get("content-type")).toBe("text/html; charset=utf-8");
     const hit = await b.get(`/dashboard/observations/hit?project=${p.projectId}&seq=999999`);
     expect(hit.res.status).toBe(404);
   });

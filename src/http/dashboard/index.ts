@@ -243,10 +243,12 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   postAction("/dashboard/keys/disable", keyDisableAction, () => "/dashboard/keys");
 
   // Anything else under /dashboard is an HTML 404 (the API's catch-all would answer JSON).
-  app.any("/dashboard/*", (res, req) => {
+  const notFound = (res: HttpResponse, req: HttpRequest): void => {
     const state = newState(res, req.getHeader("x-request-id"));
-    html(res, state, 404, errorPage(404, "Not found", `There is no dashboard page at ${req.getUrl()}.`, null));
-  });
+    html(res, state, 404, errorPage(404, "Not found", `There is no dashboard page for ${req.getCaseSensitiveMethod().toUpperCase()} ${req.getUrl()}.`, null));
+  };
+  app.any("/dashboard", notFound);
+  app.any("/dashboard/*", notFound);
 
   return { sessions };
 }

@@ -19,8 +19,10 @@ export async function overviewPage(ctx: DashContext): Promise<string> {
     card("Period ends", esc(when(u.period_end)), "period-end"),
     card("Subscription", esc(u.subscription_status) + (u.trial_end ? ` <span class="muted">(trial ends ${esc(when(u.trial_end))})</span>` : ""), "subscription"),
   ].join("");
+  const back = ctx.query.get("billing");
+  const returned = back === "done" ? `<div class="flash ok" role="status"><p>Back from Stripe Checkout. The subscription shows here once Stripe has confirmed it (usually within seconds).</p></div>` : back === "canceled" ? `<div class="flash ok" role="status"><p>Checkout was canceled; nothing changed.</p></div>` : "";
   const overage = u.overage > 0 ? `<p>Overage this period: ${num(u.overage)} credits (${num(u.overage_reported)} reported to Stripe, ${num(u.overage_pending)} pending).</p>` : "";
-  return page("Overview", `<section aria-labelledby="usage-h"><h2 id="usage-h">Usage, period ${esc(u.period)}</h2><div class="cards">${cards}</div>${overage}
+  return page("Overview", `${returned}<section aria-labelledby="usage-h"><h2 id="usage-h">Usage, period ${esc(u.period)}</h2><div class="cards">${cards}</div>${overage}
 <h3>Credits per day</h3>${creditsChart(daily.period, daily.days, ctx.nowMs)}</section>
 ${billingSection(ctx)}`, ctx.viewer, "/dashboard");
 }
@@ -37,19 +39,25 @@ function billingSection(ctx: DashContext): string {
 <form method="post" action="/dashboard/billing/portal">${csrfField(ctx.viewer)}<button type="submit" class="secondary"${dis}>Open the billing portal</button></form></section>`;
 }
 
+/** Where Stripe sends the browser back: FS_PUBLIC_URL when set, else the address the browser used. */
+function returnBase(ctx: DashContext): string {
+  return ctx.deps.billing?.publicUrl ?? ctx.base;
+}
+
 /** POST /dashboard/billing/checkout: the API's checkout for the session's org, then off to Stripe. */
 export async function checkoutAction(ctx: DashContext): Promise<ActionResult> {
   const plan = ctx.query.get("plan") ?? "";
+  const base = returnBase(ctx);
   const data = await invokeAsKey(ctx, ctx.routes.checkout, {
     params: [ctx.viewer.orgId],
-    body: { plan, success_url: `${ctx.base}/dashboard?billing=done`, cancel_url: `${ctx.base}/dashboard?billing=canceled` },
+    body: { plan, success_url: `${base}/dashboard?billing=done`, cancel_url: `${base}/dashboard?billing=canceled` },
   });
   return { redirect: stripeUrl(data.url) };
 }
 
 /** POST /dashboard/billing/portal: the API's portal session, then off to Stripe. */
 export async function portalAction(ctx: DashContext): Promise<ActionResult> {
-  const data = await invokeAsKey(ctx, ctx.routes.portal, { params: [ctx.viewer.orgId], body: { return_url: `${ctx.base}/dashboard` } });
+  const data = await invokeAsKey(ctx, ctx.routes.portal, { params: [ctx.viewer.orgId], body: { return_url: `${returnBase(ctx)}/dashboard` } });
   return { redirect: stripeUrl(data.url) };
 }
 

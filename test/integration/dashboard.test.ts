@@ -138,6 +138,9 @@ describe("sign-in", () => {
     expect(r.res.status).toBe(403);
     expect(r.res.headers.get("set-cookie")).toBeNull();
     expect(r.text).toMatch(/another site/);
+    // Behind a trusted proxy, the public name it forwards (X-Forwarded-Host) is this service's.
+    const proxied = await browser().post("/dashboard/login", { key }, { origin: "https://fs.example.com", "x-forwarded-host": "fs.example.com" });
+    expect(proxied.res.status).toBe(303);
   });
 });
 

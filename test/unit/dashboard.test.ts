@@ -101,16 +101,19 @@ describe("cookies and origins", () => {
   });
 
   it("takes a POST as same-origin by Origin, or by Referer when there is no Origin", () => {
-    expect(sameOrigin("http://127.0.0.1:8080", "", "127.0.0.1:8080")).toBe(true);
-    expect(sameOrigin("https://fs.example.com", "", "fs.example.com:443")).toBe(true);
-    expect(sameOrigin("https://FS.example.com", "", "fs.example.com")).toBe(true);
-    expect(sameOrigin("https://evil.example", "https://fs.example.com/dashboard", "fs.example.com")).toBe(false);
-    expect(sameOrigin("null", "", "fs.example.com")).toBe(false);
-    expect(sameOrigin("", "https://fs.example.com/dashboard/keys", "fs.example.com")).toBe(true);
-    expect(sameOrigin("", "https://fs.example.com.evil.example/", "fs.example.com")).toBe(false);
-    expect(sameOrigin("", "", "fs.example.com")).toBe(false);
-    expect(sameOrigin("https://fs.example.com", "", "")).toBe(false);
-    expect(sameOrigin("javascript:alert(1)", "", "fs.example.com")).toBe(false);
+    const own = ["fs.example.com"];
+    expect(sameOrigin("http://127.0.0.1:8080", "", ["127.0.0.1:8080"])).toBe(true);
+    expect(sameOrigin("https://fs.example.com", "", ["fs.example.com:443"])).toBe(true);
+    expect(sameOrigin("https://FS.example.com", "", own)).toBe(true);
+    expect(sameOrigin("https://evil.example", "https://fs.example.com/dashboard", own)).toBe(false);
+    expect(sameOrigin("null", "", own)).toBe(false);
+    expect(sameOrigin("", "https://fs.example.com/dashboard/keys", own)).toBe(true);
+    expect(sameOrigin("", "https://fs.example.com.evil.example/", own)).toBe(false);
+    expect(sameOrigin("", "", own)).toBe(false);
+    expect(sameOrigin("https://fs.example.com", "", ["", ""])).toBe(false);
+    expect(sameOrigin("javascript:alert(1)", "", own)).toBe(false);
+    // Behind a proxy the Host header may be the upstream's; the public name counts too.
+    expect(sameOrigin("https://fs.example.com", "", ["127.0.0.1:8080", "", "fs.example.com"])).toBe(true);
   });
 });
 

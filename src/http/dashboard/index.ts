@@ -30,7 +30,10 @@ const MAX_FORM_BYTES = 64 * 1024;
 interface Req {
   query: string;
   cookie: string;
+  /** host[:port] the browser used: X-Forwarded-Host from a trusted proxy, else the Host header. */
   host: string;
+  /** Every name this service answers to, for the Origin check (sameOrigin). */
+  hosts: string[];
   origin: string;
   referer: string;
   contentType: string;
@@ -52,6 +55,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   const sessions = new SessionStore(deps.config.FS_DASHBOARD_IDLE_MINUTES * 60_000);
   const limiter = new LoginLimiter();
   const routes = dashboardRoutes(deps);
+  const publicHost = deps.config.FS_PUBLIC_URL ? new URL(deps.config.FS_PUBLIC_URL).host : "";
   setInterval(() => sessions.sweep(Date.now()), 60_000).unref();
 
   const readReq = (res: HttpResponse, req: HttpRequest): Req => {
@@ -59,10 +63,13 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     const peerIp = parseIp(peer);
     const fromProxy = peerIp !== null && deps.beacon.trusted.has(peerIp);
     const client = deps.beacon.trusted.clientIp(peer, req.getHeader("x-forwarded-for"));
+    const direct = req.getHeader("host");
+    const forwarded = fromProxy ? req.getHeader("x-forwarded-host").split(",")[0]!.trim() : "";
     return {
       query: req.getQuery() ?? "",
       cookie: req.getHeader("cookie"),
-      host: req.getHeader("host"),
+      host: forwarded || direct,
+      hosts: [direct, forwarded, publicHost],
       origin: req.getHeader("origin"),
       referer: req.getHeader("referer"),
       contentType: req.getHeader("content-type"),
@@ -123,7 +130,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     void readForm(res, state, r, deps)
       .then((form) => {
         const nowMs = Date.now();
-        if (!sameOrigin(r.origin, r.referer, r.host)) throw new ApiError("FORBIDDEN", "This form was sent from another site; sign in from the dashboard's own page.");
+        if (!sameOrigin(r.origin, r.referer, r.hosts)) throw new ApiError("FORBIDDEN", "This form was sent from another site; sign in from the dashboard's own page.");
         const wait = limiter.retryAfter(r.client, nowMs);
         if (wait > 0) {
           return html(res, state, 429, loginPage({ kind: "error", text: `Too many wrong keys from your address; try again in ${Math.ceil(wait / 60)} minutes.` }), { "retry-after": String(wait) });
@@ -166,7 +173,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
    * @returns the session, or null when signed out (the caller sends the browser to sign in)
    */
   const guard = (r: Req, form: URLSearchParams): NonNullable<ReturnType<typeof signedIn>> | null => {
-    if (!sameOrigin(r.origin, r.referer, r.host)) throw new ApiError("FORBIDDEN", "This form was sent from another site, so nothing was changed. Use the dashboard's own pages.");
+    if (!sameOrigin(r.origin, r.referer, r.hosts)) throw new ApiError("FORBIDDEN", "This form was sent from another site, so nothing was changed. Use the dashboard's own pages.");
     const s = signedIn(r, Date.now());
     if (!s) return null;
     if (!csrfValid(s.session, form.get("csrf"))) throw new ApiError("FORBIDDEN", "This form is missing its security token or carries an old one, so nothing was changed. Reload the page and try again.");

@@ -164,11 +164,13 @@ export function sessionCookie(value: string | null, secure: boolean): string {
 
 /**
  * Whether a POST comes from a page of this service. Browsers send Origin on every POST; a
- * request without it (an old browser, a tool) must carry a Referer of this host instead.
- * `host` is the Host header (a default port on either side is ignored).
+ * request without it (an old browser, a tool) must carry a Referer of this service instead.
+ * `hosts` are the names this service answers to (`host[:port]`: the Host header, and behind a
+ * trusted proxy X-Forwarded-Host and FS_PUBLIC_URL's); a default port on either side is ignored.
  */
-export function sameOrigin(origin: string, referer: string, host: string): boolean {
-  if (!host) return false;
+export function sameOrigin(origin: string, referer: string, hosts: readonly string[]): boolean {
+  const own = new Set(hosts.filter(Boolean).map((h) => h.trim().toLowerCase().replace(/:(80|443)$/, "")));
+  if (own.size === 0) return false;
   const hostOf = (url: string): string | null => {
     try {
       const u = new URL(url);
@@ -177,7 +179,6 @@ export function sameOrigin(origin: string, referer: string, host: string): boole
       return null;
     }
   };
-  const own = host.toLowerCase().replace(/:(80|443)$/, "");
-  if (origin) return origin !== "null" && hostOf(origin) === own;
-  return referer !== "" && hostOf(referer) === own;
+  const from = origin ? (origin === "null" ? null : hostOf(origin)) : referer ? hostOf(referer) : null;
+  return from !== null && own.has(from);
 }

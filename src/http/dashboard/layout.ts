@@ -96,7 +96,7 @@ form.inline{display:inline}.row{display:flex;flex-wrap:wrap;gap:.75rem 1.5rem;al
 .row>div{display:flex;flex-direction:column}
 table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #d1d5db;vertical-align:top}
 th{background:#f3f4f6}
-.muted{color:#4b5563}.mono{font-family:ui-monospace,monospace;font-size:.9em}
+.muted{color:#4b5563}.mono{font-family:ui-monospace,monospace;font-size:.9em}td.mono{word-break:break-all}
 .flash{border-radius:4px;padding:.25rem 1rem;margin:1rem 0}.flash.ok{background:#ecfdf5;border:1px solid #047857}.flash.error{background:#fef2f2;border:1px solid #b91c1c}
 .secret{font-family:ui-monospace,monospace;width:100%}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dl.facts dt{font-weight:600}dl.facts dd{margin:0}

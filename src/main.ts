@@ -26,6 +26,8 @@ import type { AppDeps } from "./http/deps.js";
 import { QuotaGate } from "./http/quota.js";
 import { listen } from "./http/server.js";
 import { createLogger } from "./shared/log.js";
+import { activateMetrics, ServiceMetrics } from "./http/metrics.js";
+import { IdempotencyKeys } from "./http/idempotency.js";
 import { bootstrap } from "./store/front/bootstrap.js";
 import { ChargeJournal, journalDirOf } from "./store/charge-journal.js";
 import { LedgerForwarder } from "./store/front/ledger-forwarder.js";
@@ -82,10 +84,16 @@ async function main(): Promise<void> {
   });
 
   let stopping = false;
+  // Highest sequence numbers the writer has applied, for the journal backlog metric.
+  const applied = { charges: store.journalSeq, observations: store.observationSeq };
   const forwarder = new LedgerForwarder((records) => {
     const upToSeq = records.reduce((m, r) => Math.max(m, r.seq), 0);
     void store.send({ op: "charges.apply", records, upToSeq }).then((ack) => {
-      if (ack.ok) return;
+      if (ack.ok) {
+        applied.charges = Math.max(applied.charges, upToSeq);
+        idempotency.applied(upToSeq);
+        return;
+      }
       // The charges are safe in the journal and are replayed at the next start.
       if (stopping) return log.warn("charges left for replay at next start", { up_to_seq: upToSeq });
       log.error("writer could not apply charges; stopping", { message: ack.message });
@@ -93,13 +101,17 @@ async function main(): Promise<void> {
     });
   }, config.FS_LEDGER_FLUSH_MS);
   const journal = new ChargeJournal(journalDir, store.journalSeq, (records) => forwarder.add(records));
+  const idempotency = new IdempotencyKeys(readDbs, journal);
   journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
   const obsForwarder = new BatchForwarder<[ObservationRecord, string]>((batch) => {
     const { pages, sessions } = groupObservations(batch.map((b) => b[0]), batch.map((b) => b[1]));
     const upToSeq = batch[batch.length - 1]![0].seq;
     void store.send({ op: "observations.apply", pages, sessions, upToSeq }).then((ack) => {
-      if (ack.ok) return;
+      if (ack.ok) {
+        applied.observations = Math.max(applied.observations, upToSeq);
+        return;
+      }
       // The observations are safe in their journal and are replayed at the next start.
       if (stopping) return log.warn("observations left for replay at next start", { up_to_seq: upToSeq });
       log.error("writer could not store observations; stopping", { message: ack.message });
@@ -130,6 +142,18 @@ async function main(): Promise<void> {
     maxEntries: config.FS_RDNS_CACHE_SIZE,
     canary: config.FS_RDNS_CANARY,
   });
+  const metrics = new ServiceMetrics({
+    pool,
+    store,
+    ipDatasets,
+    journals: [
+      { name: "charges", written: () => journal.lastSeq, applied: () => applied.charges },
+      { name: "observations", written: () => observations.lastSeq, applied: () => applied.observations },
+    ],
+    log: createLogger(config.FS_LOG_LEVEL, "access"),
+    accessLogSample: config.FS_ACCESS_LOG_SAMPLE,
+  });
+  activateMetrics(metrics);
   const deps: AppDeps = {
     config,
     log,
@@ -165,6 +189,8 @@ async function main(): Promise<void> {
       }),
     },
     rdns,
+    metrics,
+    idempotency,
   };
   const server = await listen(deps, beaconAsset);
   const reporter = billing ? new OverageReporter(store, billing, log, forwarder.flush, config.FS_OVERAGE_REPORT_MS) : null;

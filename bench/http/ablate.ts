@@ -51,6 +51,8 @@ export const CUTS = {
       replace: "resolve({ data: { observation_id: fields.id, session_id: sessionId }, credits: 0, neverBlock: true });\n                return;\n                services.journal.appendRecord(fields, (err) => {",
     },
   ],
+  /** Metrics: no histogram observation and no access-log sampling per answer (GET /metrics stays). */
+  metrics: [{ file: "http/metrics.js", find: "export function recordAnswer(state, status) {", replace: "export function recordAnswer(state, status) {\n    return;" }],
   /** The content model in POST /v1/check: a fixed analysis instead of the pool's. */
   content: [{ file: "http/routes/check.post.js", find: "deps.content.analyze(text.text)", replace: FIXED_CONTENT }],
 } satisfies Record<string, Edit[]>;

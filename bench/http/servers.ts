@@ -72,11 +72,11 @@ function launch(name: string, args: string[], env: Record<string, string>, admin
       reject(new Error(`${name} did not start within ${START_TIMEOUT_MS / 1000} s:\n${out}`));
     }, START_TIMEOUT_MS);
     const onData = (): void => {
-      const m = /"msg":"listening".*?"port":(\d+)/.exec(out);
+      const m = /"port":(\d+)[^\n]*"msg":"listening"|"msg":"listening"[^\n]*?"port":(\d+)/.exec(out);
       if (!m) return;
       clearTimeout(timer);
       child.stdout!.off("data", onData);
-      resolve(handle(Number(m[1])));
+      resolve(handle(Number(m[1] ?? m[2])));
     };
     child.stdout!.on("data", onData);
     void exited.then((how) => {

@@ -150,6 +150,11 @@ export const envSchema = z.object({
   /** Log level: error, warn, info or debug. */
   FS_LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
   /**
+   * Share of answers written to the access log (one `request` line each, component `access`):
+   * 0 (default) writes none, 1 all, 0.01 one in a hundred.
+   */
+  FS_ACCESS_LOG_SAMPLE: z.coerce.number().min(0).max(1).default(0),
+  /**
    * Test-only: honour the X-FS-Test-Now header (epoch ms) as the clock for quota periods.
    * Never enable in production. Example: true.
    */

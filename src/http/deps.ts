@@ -14,6 +14,8 @@ import type { BillingSetup } from "../billing/stripe.js";
 import type { ScoringPool } from "../workers/pool.js";
 import type { Authenticator } from "./auth.js";
 import type { QuotaGate } from "./quota.js";
+import type { ServiceMetrics } from "./metrics.js";
+import type { IdempotencyKeys } from "./idempotency.js";
 
 /** Services the route handlers use. Built once in main.ts. */
 export interface AppDeps {
@@ -50,4 +52,8 @@ export interface AppDeps {
   billing: BillingSetup | null;
   /** The cap on request-body bytes held across connections. */
   bodies: BodyBudget;
+  /** Stored answers of Idempotency-Keys (idempotency.ts). */
+  idempotency: IdempotencyKeys;
+  /** Prometheus metrics (GET /metrics). */
+  metrics: ServiceMetrics;
 }

@@ -19,8 +19,8 @@ export const API_DESCRIPTION = [
 /** The operation groups, in the order tools list them. */
 export const TAGS: Record<ApiTag, string> = {
   ip: "IP address intelligence.",
-  scoring: "Risk of form submissions, e-mail addresses and text; proof-of-work challenges.",
-  sessions: "Accounts bound to browser sessions, fingerprints and networks; metering.",
+  scoring: "Risk of form submissions (the check and its deep analysis), e-mail addresses and text; proof-of-work challenges.",
+  sessions: "Accounts bound to browser sessions, fingerprints and networks; the login and signup pre-flight; metering.",
   beacon: "Endpoints the browser beacon calls with a publishable key (CORS).",
   projects: "A project's observations and bot policy.",
   usage: "Credits used and the quota.",
@@ -67,6 +67,16 @@ export const REQUEST_ID_PARAM = {
   schema: { type: "string", maxLength: 128 },
 };
 
+/** Idempotency-Key, on POST operations called with a secret key or the admin token (idempotency.ts). */
+export const IDEMPOTENCY_KEY_PARAM = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again.",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
+};
+
 /** The test clock header, on installations with FS_TEST_CLOCK. */
 export const TEST_NOW_PARAM = {
   name: "X-FS-Test-Now",
@@ -80,6 +90,7 @@ export const TEST_NOW_PARAM = {
 export const HEADERS = {
   RequestId: { description: "The request id (also metadata.request_id).", schema: { type: "string" } },
   RetryAfter: { description: "Seconds to wait before retrying.", schema: { type: "string", pattern: "^[0-9]+$" } },
+  IdempotentReplayed: { description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } },
   RateLimitPolicy: {
     description: 'The org\'s monthly credit quota (IETF httpapi RateLimit fields): `"monthly";q=<credits>;w=<period seconds>`. Absent for unmetered plans.',
     schema: { type: "string", pattern: '^"monthly";q=[0-9]+;w=[0-9]+$' },

@@ -17,7 +17,8 @@ import { REPO_ROOT, type Config } from "../config/index.js";
 import { ERROR_CATALOGUE, type ErrorCode } from "./errors.js";
 import { ENVELOPE_VERSION } from "./respond.js";
 import type { ApiTag, Method, Route } from "./route.js";
-import { API_DESCRIPTION, HEADERS, REQUEST_ID_PARAM, SECURITY_SCHEMES, TAGS, TEST_NOW_PARAM } from "./openapi-components.js";
+import { API_DESCRIPTION, HEADERS, IDEMPOTENCY_KEY_PARAM, REQUEST_ID_PARAM, SECURITY_SCHEMES, TAGS, TEST_NOW_PARAM } from "./openapi-components.js";
+import { isIdempotent } from "./idempotency.js";
 
 /** A JSON Schema (2020-12) object as it appears in the document. */
 export type JsonSchema = Record<string, unknown>;
@@ -116,6 +117,8 @@ export function errorCodesOf(route: Route<any>, testClock: boolean): ErrorCode[]
   // the hold, 503 when the charge cannot be recorded).
   if (route.minCredits) codes.add("QUOTA_EXCEEDED").add("NOT_READY");
   if (testClock && route.envelope !== false) codes.add("VALIDATION_ERROR");
+  // Idempotency-Key (idempotency.ts): a malformed key, a key in use or reused, an answer not stored.
+  if (isIdempotent(route)) codes.add("VALIDATION_ERROR").add("IDEMPOTENCY_KEY_IN_USE").add("IDEMPOTENCY_KEY_REUSED").add("NOT_READY");
   codes.add("INTERNAL_ERROR");
   return (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((c) => codes.has(c));
 }
@@ -149,7 +152,7 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], options: Ope
     paths,
     components: {
       securitySchemes: SECURITY_SCHEMES,
-      parameters: { RequestId: REQUEST_ID_PARAM, ...(options.testClock ? { TestNow: TEST_NOW_PARAM } : {}) },
+      parameters: { RequestId: REQUEST_ID_PARAM, IdempotencyKey: IDEMPOTENCY_KEY_PARAM, ...(options.testClock ? { TestNow: TEST_NOW_PARAM } : {}) },
       headers: HEADERS,
       responses: errorResponses,
       schemas: { ErrorEnvelope: toJsonSchema(ANY_ERROR, "output") },
@@ -231,12 +234,13 @@ function operationOf(route: Route<any>, options: OpenApiOptions, errorResponses:
       description: status === 201 ? "Created." : "OK.",
       headers: {
         "X-Request-Id": { $ref: "#/components/headers/RequestId" },
+        ...(isIdempotent(route) ? { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } } : {}),
         // Metered answers state the org's quota standing (quota.ts rateLimitHeaders).
         ...(d.credits?.some((c) => c > 0) && !route.beacon
           ? { "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" }, RateLimit: { $ref: "#/components/headers/RateLimit" } }
           : {}),
       },
-      content: { "application/json": { schema: toJsonSchema(successSchema(route), "output"), example: successExample(route) } },
+      content: { [d.contentType ?? "application/json"]: { schema: toJsonSchema(successSchema(route), "output"), example: successExample(route) } },
     };
   }
   const byStatus = new Map<number, ErrorCode[]>();
@@ -305,6 +309,7 @@ function parametersOf(route: Route<any>, options: OpenApiOptions): Array<Record<
   }
   for (const [name, schema] of Object.entries(d.query ?? {})) params.push(parameter(name, "query", schema, false, d.example.query?.[name]));
   params.push({ $ref: "#/components/parameters/RequestId" });
+  if (isIdempotent(route)) params.push({ $ref: "#/components/parameters/IdempotencyKey" });
   if (options.testClock && route.envelope !== false) params.push({ $ref: "#/components/parameters/TestNow" });
   return params;
 }
@@ -372,7 +377,8 @@ function checkDocs(route: Route<any>): void {
   if ((d.response === null) !== (d.example.response === undefined)) throw new Error(`${where}: give example.response exactly when there is a response schema`);
   if (route.rawBody && route.body) throw new Error(`${where}: rawBody and body are exclusive`);
   if (d.rawBody && !route.rawBody) throw new Error(`${where}: docs.rawBody without rawBody`);
-  if (route.envelope === false && (route.auth.kind !== "none" || route.body || route.rawBody || route.method !== "get")) {
-    throw new Error(`${where}: envelope: false is for unauthenticated GET routes without a body`);
+  if (route.envelope === false && ((route.auth.kind !== "none" && route.auth.kind !== "admin") || route.body || route.rawBody || route.method !== "get")) {
+    throw new Error(`${where}: envelope: false is for GET routes without a body, unauthenticated or for the admin token`);
   }
+  if (d.contentType && route.envelope !== false) throw new Error(`${where}: docs.contentType is for routes with envelope: false`);
 }

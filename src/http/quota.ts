@@ -2,6 +2,7 @@ import { PLAN_RULES, type Plan } from "../shared/plans.js";
 import { usagePeriod, type BillingPeriodSource } from "../shared/billing-period.js";
 import { JournalClosedError, type ChargeJournal } from "../store/charge-journal.js";
 import type { StateDbs } from "../store/state-env.js";
+import type { StoredAnswer } from "../store/records.js";
 import { ApiError } from "./errors.js";
 
 interface OrgStanding {
@@ -78,18 +79,18 @@ export class QuotaGate {
    * The hold ends here, also when this throws. `onCharged` runs once the debit is in the
    * journal file. A callback, not a promise: this runs once per metered request.
    */
-  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError) => void, hold: Hold | null = null): void {
+  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError, seq?: number) => void, hold: Hold | null = null, idem?: StoredAnswer): void {
     const s = this.standing(orgId, nowMs);
     const held = hold !== null && hold.standing !== null && hold.standing === s ? hold.credits : 0;
     if (hold !== null) this.release(hold); // its credits become part of this debit, or go back
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
     if (!neverBlock && credits > held && !this.fits(s, credits - held, held)) throw quotaExceeded(s, credits, nowMs);
     try {
-      this.journal.append(orgId, credits, s.period, (err) => {
-        if (!err) return onCharged();
+      const seq = this.journal.append(orgId, credits, s.period, (err) => {
+        if (!err) return onCharged(undefined, seq);
         s.used -= credits; // not durable, not charged: give the room back
         onCharged(unavailable());
-      });
+      }, idem);
     } catch (err) {
       if (err instanceof JournalClosedError) throw unavailable();
       throw err;

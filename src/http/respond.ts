@@ -1,6 +1,8 @@
 import type { HttpResponse } from "uWebSockets.js";
 import type { BodyLease } from "./body-budget.js";
 import { ApiError, STATUS_TEXT } from "./errors.js";
+import type { Claim } from "./idempotency.js";
+import { recordAnswer } from "./metrics.js";
 import type { Hold } from "./quota.js";
 
 /** Envelope version (docs/api.md, "Envelope"). */
@@ -21,6 +23,14 @@ export class RawJson {
   constructor(readonly json: string) {}
 }
 
+/** A success that is not JSON (GET /metrics: the Prometheus text format), sent as is. */
+export class RawText {
+  constructor(
+    readonly text: string,
+    readonly contentType: string,
+  ) {}
+}
+
 /**
  * Per-response state kept by the router: abort flag, request id, start time. The request id is
  * always `[A-Za-z0-9._:-]` (acceptRequestId), so it is written into JSON without escaping.
@@ -29,10 +39,14 @@ export interface ResponseState {
   aborted: boolean;
   requestId: string;
   startedAt: number;
+  /** `METHOD /pattern` of the matched route, for metrics and the access log (unset: no route matched). */
+  route?: string;
   /** CORS headers for every answer of this request (beacon routes). */
   cors?: Record<string, string>;
   /** Credits held for this call until it is charged or fails (router.ts, QuotaGate.hold). */
   hold?: Hold | null;
+  /** The Idempotency-Key this request claimed (idempotency.ts), until its answer is stored or it fails. */
+  idem?: Extract<Claim, { kind: "claimed" }> | null;
   /** Body bytes this request holds (body-budget.ts); released when the answer is written or the client leaves. */
   lease?: BodyLease | null;
 }
@@ -63,17 +77,23 @@ export function writeJsonText(res: HttpResponse, state: ResponseState, status: n
   writeBody(res, state, status, json, headers);
 }
 
+/** Writes a RawText success with its own content type. */
+export function writeRawText(res: HttpResponse, state: ResponseState, status: number, raw: RawText, headers?: Record<string, string>): void {
+  writeBody(res, state, status, raw.text, headers, raw.contentType);
+}
+
 /** Writes an already serialised envelope. 200 is uWS's default status, so it is not written. */
-function writeBody(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>): void {
+function writeBody(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>, contentType = "application/json"): void {
   if (state.lease) {
     state.lease.release();
     state.lease = null;
   }
   if (state.aborted) return;
   state.aborted = true; // a response is written once
+  recordAnswer(state, status);
   res.cork(() => {
     if (status !== 200) res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
-    res.writeHeader("content-type", "application/json");
+    res.writeHeader("content-type", contentType);
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
     res.end(body);
@@ -93,23 +113,32 @@ export function writeData(
   metadataJson?: string,
   headers?: Record<string, string>,
 ): void {
+  writeBody(res, state, status, renderData(state, data, metadata, metadataJson), headers);
+}
+
+/** The text of a success envelope, as writeData sends it (stored for Idempotency-Key replays). */
+export function renderData(state: ResponseState, data: unknown, metadata?: Record<string, unknown>, metadataJson?: string): string {
   if (data instanceof RawJson && metadata === undefined) {
     const extra = metadataJson ? `,${metadataJson}` : "";
-    const body = `{"version":"${ENVELOPE_VERSION}","data":${data.json},"error":null,"metadata":{"request_id":"${state.requestId}","processing_time_ms":${elapsedMs(state.startedAt)}${extra}}}`;
-    writeBody(res, state, status, body, headers);
-    return;
+    return `{"version":"${ENVELOPE_VERSION}","data":${data.json},"error":null,"metadata":{"request_id":"${state.requestId}","processing_time_ms":${elapsedMs(state.startedAt)}${extra}}}`;
   }
   const meta = { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...metadata };
   const base = JSON.stringify({ version: ENVELOPE_VERSION, data: data instanceof RawJson ? null : data, error: null, metadata: meta });
   // RawJson data with object metadata: splice the raw text in place of the null placeholder.
   const body = data instanceof RawJson ? base.replace('"data":null', `"data":${data.json}`) : base;
-  writeBody(res, state, status, metadataJson ? `${body.slice(0, -2)},${metadataJson}}}` : body, headers);
+  return metadataJson ? `${body.slice(0, -2)},${metadataJson}}}` : body;
+}
+
+/** Writes an envelope already rendered (renderData, or a stored Idempotency-Key answer). */
+export function writeRendered(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>): void {
+  writeBody(res, state, status, body, headers);
 }
 
 /** Answers a HEAD request: status and headers, no body. */
 export function writeHead(res: HttpResponse, state: ResponseState, status: number): void {
   if (state.aborted) return;
   state.aborted = true;
+  recordAnswer(state, status);
   res.cork(() => {
     if (status !== 200) res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
     res.writeHeader("content-type", "application/json");

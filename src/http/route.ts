@@ -68,9 +68,10 @@ export interface Route<B = unknown> {
    */
   beacon?: boolean;
   /**
-   * false: a success answers `data` itself (a RawJson text) instead of the envelope; errors still
-   * go out in the envelope. Only for documents that tools read at the top level (GET
-   * /openapi.json); such a route is unauthenticated, has no body and answers synchronously.
+   * false: a success answers `data` itself (a RawJson or RawText) instead of the envelope; errors
+   * still go out in the envelope. Only for documents that tools read at the top level (GET
+   * /openapi.json, GET /metrics); such a route is a GET without a body, unauthenticated or for
+   * the admin token.
    */
   envelope?: false;
   /** The route's contract as GET /openapi.json states it (src/http/openapi.ts). */
@@ -97,6 +98,8 @@ export interface RouteDocs {
    * route that has no success answer on this installation (a preview that is switched off).
    */
   response: ZodType | null;
+  /** Media type of a success with `envelope: false` when it is not JSON (GET /metrics). */
+  contentType?: string;
   /** Status of a success; 200 unless the route creates something. */
   status?: 200 | 201;
   /** Metadata fields a success adds besides request_id, processing_time_ms and credits. */

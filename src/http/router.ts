@@ -4,9 +4,10 @@ import type { Authenticator, KeyPrincipal } from "./auth.js";
 import { isJsonContentType, parseJson, readBody } from "./body.js";
 import type { BodyBudget, BodyPool } from "./body-budget.js";
 import { ApiError, toApiError } from "./errors.js";
+import { IdempotencyKeys, isIdempotent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
 import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
-import { RawJson, writeData, writeError, writeHead, writeJsonText, type ResponseState } from "./respond.js";
+import { RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext, RouteResult } from "./route.js";
 import { validate } from "./validate.js";
 
@@ -16,6 +17,8 @@ export interface RouterDeps {
   /** Caps the body bytes held across connections (public and keyed routes apart). */
   bodies: BodyBudget;
   quota: QuotaGate;
+  /** Idempotency-Key answers (POST routes with a secret key or the admin token). */
+  idempotency: IdempotencyKeys | null;
   log: Logger;
   maxBodyBytes: number;
   /** When true, X-FS-Test-Now (epoch ms) replaces the wall clock for this request. */
@@ -42,9 +45,11 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
       continue;
     }
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
+    const label = `${HTTP_NAME[route.method]} ${route.pattern}`;
+    const extraHeaders = isIdempotent(route) ? [...(route.rawBody?.headers ?? []), "idempotency-key"] : route.rawBody?.headers;
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
-      const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
-      const snap = snapshot(req, paramCount, route.body !== undefined || route.rawBody !== undefined, deps.testClock, route.beacon === true, route.rawBody?.headers);
+      const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
+      const snap = snapshot(req, paramCount, route.body !== undefined || route.rawBody !== undefined, deps.testClock, route.beacon === true, extraHeaders);
       if (route.beacon) {
         snap.peer = Buffer.from(res.getRemoteAddressAsText()).toString();
         state.cors = corsHeaders(snap.origin);
@@ -84,8 +89,9 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
   // routes are not offered: a HEAD must not be billed for an answer it never receives.
   for (const route of routes) {
     if (route.method !== "get" || route.auth.kind !== "none") continue;
+    const label = `HEAD ${route.pattern}`;
     app.head(route.pattern, (res, req) => {
-      const state: ResponseState = { aborted: false, requestId: acceptRequestId(req.getHeader("x-request-id")), startedAt: performance.now() };
+      const state: ResponseState = { aborted: false, requestId: acceptRequestId(req.getHeader("x-request-id")), startedAt: performance.now(), route: label };
       res.onAborted(() => {
         state.aborted = true;
       });
@@ -113,28 +119,44 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
 }
 
 /**
- * A route whose success is its `data` as is (`envelope: false`): unauthenticated, no body, a
- * synchronous handler answering RawJson. Mounted on its own handler so that no other route pays
- * for the choice; errors still go out in the envelope.
+ * A route whose success is its `data` as is (`envelope: false`): a GET without a body,
+ * unauthenticated or for the admin token, answering RawJson or RawText. Mounted on its own
+ * handler so that no other route pays for the choice; errors still go out in the envelope.
  */
 function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps): void {
-  if (route.auth.kind !== "none" || route.body || route.rawBody || route.minCredits || route.beacon || route.method !== "get") {
-    throw new Error(`route ${route.pattern}: envelope: false is for unauthenticated GET routes without a body`);
+  if ((route.auth.kind !== "none" && route.auth.kind !== "admin") || route.body || route.rawBody || route.minCredits || route.beacon || route.method !== "get") {
+    throw new Error(`route ${route.pattern}: envelope: false is for GET routes without a body, unauthenticated or for the admin token`);
   }
   const paramCount = (route.pattern.match(/:/g) ?? []).length;
+  const label = `GET ${route.pattern}`;
   app.get(route.pattern, (res, req) => {
-    const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
+    const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
     const snap = snapshot(req, paramCount, false, false);
     state.requestId = snap.requestId;
     res.onAborted(() => {
       state.aborted = true;
     });
+    const write = (result: RouteResult): void => {
+      const status = result.status ?? 200;
+      if (result.data instanceof RawJson) writeJsonText(res, state, status, result.data.json, result.headers);
+      else if (result.data instanceof RawText) writeRawText(res, state, status, result.data, result.headers);
+      else throw new Error(`route ${route.pattern}: envelope: false needs a RawJson or RawText answer`);
+    };
+    const fail = (err: unknown): void => failRequest(route, res, state, deps, err);
     try {
+      if (route.auth.kind === "admin") deps.auth.verifyAdmin(snap.authorization);
       const result = route.handle({ snap, body: undefined, principal: null, nowMs: Date.now(), requestId: snap.requestId, startedAt: state.startedAt });
-      if (result instanceof Promise || !(result.data instanceof RawJson)) throw new Error(`route ${route.pattern}: envelope: false needs a synchronous RawJson answer`);
-      writeJsonText(res, state, result.status ?? 200, result.data.json, result.headers);
+      if (result instanceof Promise) {
+        result.then((r) => {
+          try {
+            write(r);
+          } catch (err) {
+            fail(err);
+          }
+        }, fail);
+      } else write(result);
     } catch (err) {
-      failRequest(route, res, state, deps, err);
+      fail(err);
     }
   });
 }
@@ -166,12 +188,16 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
       }, fail);
       return;
     }
-    if (!route.body) return run(route, res, state, snap, deps, principal, nowMs, undefined);
+    if (!route.body) {
+      if (replayed(route, res, state, snap, deps, principal, nowMs, undefined)) return;
+      return run(route, res, state, snap, deps, principal, nowMs, undefined);
+    }
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
     readBody(res, state, deps.maxBodyBytes, snap.contentLength, deps.bodies, poolOf(route)).then((raw) => {
       try {
+        if (replayed(route, res, state, snap, deps, principal, nowMs, raw)) return;
         run(route, res, state, snap, deps, principal, nowMs, validate(route.body!, parseJson(raw), "body"));
       } catch (err) {
         fail(err);
@@ -180,6 +206,27 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
   } catch (err) {
     fail(err);
   }
+}
+
+/**
+ * A request with an Idempotency-Key (idempotency.ts): answers the stored answer of an earlier
+ * identical request and returns true, or claims the key for this request (state.idem) and
+ * returns false. Throws for a key in use or used for another request.
+ */
+function replayed(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, raw: Buffer | undefined): boolean {
+  const key = snap.extra["idempotency-key"];
+  if (!key || !deps.idempotency) return false;
+  let path = route.pattern;
+  for (const p of snap.params) path = path.replace(/:[A-Za-z]+/, encodeURIComponent(p));
+  const fingerprint = IdempotencyKeys.fingerprint(HTTP_NAME[route.method], path, snap.query, raw);
+  const claim = deps.idempotency.claim(principal ? principal.orgId : "admin", key, fingerprint, nowMs);
+  if (claim.kind === "claimed") {
+    state.idem = claim;
+    return false;
+  }
+  const a = claim.answer;
+  writeRendered(res, state, a.status, a.body, { ...state.cors, ...a.headers, "idempotent-replayed": "true" });
+  return true;
 }
 
 /** Bodies of routes reached without a secret key count against the public pool. */
@@ -213,19 +260,21 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
   let metadataJson = result.metadataJson;
   const status = result.status ?? 200;
   const headers = state.cors ? (result.headers ? { ...state.cors, ...result.headers } : state.cors) : result.headers;
+  const idem = state.idem && status < 300 ? state.idem : null;
   if (principal && result.credits !== undefined) {
     if (state.aborted) {
       releaseHold(state, deps);
+      releaseClaim(state, deps);
       return; // the client left before the work was charged: nothing to bill
     }
     if (metadataJson !== undefined && metadata === undefined) metadataJson += `,"credits":${result.credits}`;
     else metadata = { ...metadata, credits: result.credits };
     if (result.credits > 0) {
       // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.
-      const m = metadata;
-      const mj = metadataJson;
       const hold = state.hold ?? null;
       state.hold = null; // charge() ends it, also when it throws
+      const body = renderData(state, result.data, metadata, metadataJson);
+      const stored = idem ? storedAnswer(idem, status, body, headers, nowMs) : undefined;
       deps.quota.charge(
         principal.orgId,
         result.credits,
@@ -233,14 +282,41 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
         result.neverBlock ?? false,
         // A charge that could not be recorded states that it cost nothing, as every other failure
         // of a metered route does (failRequest).
-        (err) => (err ? writeError(res, state, err, { credits: 0 }, state.cors) : writeData(res, state, status, result.data, m, mj, withRateLimit(headers, deps, principal.orgId, nowMs, route))),
+        (err, seq) => {
+          if (err) {
+            releaseClaim(state, deps);
+            return writeError(res, state, err, { credits: 0 }, state.cors);
+          }
+          if (stored) deps.idempotency!.remember(stored, seq!);
+          writeRendered(res, state, status, body, withRateLimit(headers, deps, principal.orgId, nowMs, route));
+        },
         hold,
+        stored,
       );
       return;
     }
   }
   releaseHold(state, deps); // nothing charged
+  if (idem) {
+    // Answered once the answer is durable, so a retry after a crash finds it.
+    const body = renderData(state, result.data, metadata, metadataJson);
+    deps.idempotency!.store(storedAnswer(idem, status, body, headers, nowMs), (err) => {
+      if (err) writeError(res, state, new ApiError("NOT_READY", "The answer could not be recorded for its Idempotency-Key (stopping or storage failure); retry with the same key."), undefined, state.cors);
+      else writeRendered(res, state, status, body, headers);
+    });
+    return;
+  }
   writeData(res, state, status, result.data, metadata, metadataJson, headers);
+}
+
+function storedAnswer(idem: NonNullable<ResponseState["idem"]>, status: number, body: string, headers: Record<string, string> | undefined, nowMs: number) {
+  return { scope: idem.scope, key: idem.key, fingerprint: idem.fingerprint, status, body, headers: headers ?? {}, created_ms: nowMs };
+}
+
+/** Lets the Idempotency-Key of a request that stored no answer be used again. */
+function releaseClaim(state: ResponseState, deps: RouterDeps): void {
+  if (state.idem) deps.idempotency?.release(state.idem);
+  state.idem = null;
 }
 
 /**
@@ -262,6 +338,7 @@ function releaseHold(state: ResponseState, deps: RouterDeps): void {
 /** The central error answer: our errors as they are, anything else a logged, generic 500. */
 function failRequest(route: Route<any>, res: HttpResponse, state: ResponseState, deps: RouterDeps, err: unknown): void {
   releaseHold(state, deps); // a failed call is not charged
+  releaseClaim(state, deps); // nor is its answer stored: a retry with the key runs again
   const apiErr = toApiError(err);
   if (apiErr.status >= 500 && apiErr.code === "INTERNAL_ERROR") {
     deps.log.error("request failed", { request_id: state.requestId, route: route.pattern, err: errorText(err) });

@@ -19,6 +19,7 @@ export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null): Promise<
     auth: deps.auth,
     bodies: deps.bodies,
     quota: deps.quota,
+    idempotency: deps.idempotency,
     log: deps.log,
     maxBodyBytes: deps.config.FS_MAX_BODY_BYTES,
     testClock: deps.config.FS_TEST_CLOCK,

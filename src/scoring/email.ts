@@ -84,7 +84,7 @@ export interface EmailSignals {
   role_account: boolean;
   role_category: RoleCategory | null;
   plus_address: boolean;
-  /** The corrected address (`jane@gmail.com` for `jane@gmial.com`), or null. */
+  /** The corrected address (`jane@gmail.com` for `jane@gmsil.com`), or null. */
   typo_suggestion: string | null;
   mx: EmailMxSignal;
 }
@@ -374,7 +374,7 @@ const MX_SKIPPED: EmailMxSignal = Object.freeze({ found: null, outcome: "skipped
  * @param mx the MX answer for the address's ASCII domain (`parseEmail(address).value.domain`);
  *   omit it to score without DNS (signals.mx.outcome "skipped", no MX weight).
  * @param lists the classification lists; defaults to the process-wide npm lists.
- * @example analyzeEmail("jane@gmial.com").reasons // ["possible_typo"]; signals.typo_suggestion "jane@gmail.com"
+ * @example analyzeEmail("jane@gmsil.com").reasons // ["possible_typo"]; signals.typo_suggestion "jane@gmail.com"
  */
 export function analyzeEmail(address: string, mx?: MxResult, lists: EmailLists = emailLists()): EmailAnalysis {
   const email = address.trim();

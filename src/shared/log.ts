@@ -1,6 +1,12 @@
-/** Minimal structured logger: one JSON object per line on stdout (errors on stderr). */
+import { pino, type Logger as PinoLogger } from "pino";
+
+/**
+ * Structured logs through pino: one JSON object per line, `level` as a name, `time` in ISO 8601,
+ * `component` (main, writer, access) and `msg`. Errors go to stderr, everything else to stdout.
+ * Lines go through process.stdout and process.stderr, which write synchronously to files and
+ * pipes, so a line logged just before the process exits is not lost.
+ */
 export type LogLevel = "error" | "warn" | "info" | "debug";
-const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 
 export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
@@ -9,18 +15,37 @@ export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
 }
 
-/** A logger that drops lines above `level`. */
+let root: PinoLogger | null = null;
+
+function rootLogger(): PinoLogger {
+  if (root) return root;
+  const streams = pino.multistream(
+    [
+      { level: "debug", stream: process.stdout },
+      { level: "error", stream: process.stderr },
+    ],
+    { dedupe: true },
+  );
+  root = pino(
+    {
+      level: "debug",
+      base: undefined,
+      messageKey: "msg",
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    streams,
+  );
+  return root;
+}
+
+/** A logger for one component that drops lines above `level`. */
 export function createLogger(level: LogLevel, component: string): Logger {
-  const max = RANK[level];
-  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>): void => {
-    if (RANK[lvl] > max) return;
-    const line = JSON.stringify({ t: new Date().toISOString(), level: lvl, component, msg, ...fields });
-    (lvl === "error" ? process.stderr : process.stdout).write(line + "\n");
-  };
+  const log = rootLogger().child({ component }, { level });
   return {
-    error: (m, f) => emit("error", m, f),
-    warn: (m, f) => emit("warn", m, f),
-    info: (m, f) => emit("info", m, f),
-    debug: (m, f) => emit("debug", m, f),
+    error: (m, f) => (f ? log.error(f, m) : log.error(m)),
+    warn: (m, f) => (f ? log.warn(f, m) : log.warn(m)),
+    info: (m, f) => (f ? log.info(f, m) : log.info(m)),
+    debug: (m, f) => (f ? log.debug(f, m) : log.debug(m)),
   };
 }

@@ -15,22 +15,45 @@ import {
   readJournalSegment,
   type JournalCodec,
 } from "./journal.js";
-import type { ChargeRecord } from "./records.js";
+import type { ChargeRecord, StoredAnswer } from "./records.js";
 
 export { JournalClosedError, truncateTornTail } from "./journal.js";
 
-/** One line per debit: `seq \t orgId \t credits \t period`. */
+/**
+ * One line per debit: `seq \t orgId \t credits \t period`, and for a request with an
+ * Idempotency-Key a fifth field, its stored answer as JSON (which never holds a raw tab or newline).
+ */
 export const CHARGE_CODEC: JournalCodec<ChargeRecord> = {
   prefix: "charges-",
   name: "charge journal",
-  encode: (r) => `${r.seq}\t${r.orgId}\t${r.credits}\t${r.period}`,
+  encode: (r) => `${r.seq}\t${r.orgId}\t${r.credits}\t${r.period}${r.idem ? `\t${JSON.stringify(r.idem)}` : ""}`,
   decode(line) {
-    const [seq, orgId, credits, period] = line.split("\t");
-    const rec = { seq: Number(seq), orgId: orgId ?? "", credits: Number(credits), period: period ?? "" };
+    const [seq, orgId, credits, period, idem] = line.split("\t");
+    const rec: ChargeRecord = { seq: Number(seq), orgId: orgId ?? "", credits: Number(credits), period: period ?? "" };
     if (!Number.isSafeInteger(rec.seq) || !rec.orgId || !Number.isSafeInteger(rec.credits) || !PERIOD_ID.test(rec.period)) return null;
+    if (idem !== undefined) {
+      const answer = parseStoredAnswer(idem);
+      if (!answer) return null;
+      rec.idem = answer;
+    }
     return rec;
   },
 };
+
+function parseStoredAnswer(text: string): StoredAnswer | null {
+  let v: Partial<StoredAnswer>;
+  try {
+    v = JSON.parse(text) as Partial<StoredAnswer>;
+  } catch {
+    return null;
+  }
+  const ok =
+    typeof v === "object" && v !== null &&
+    typeof v.scope === "string" && typeof v.key === "string" && typeof v.fingerprint === "string" &&
+    Number.isInteger(v.status) && typeof v.body === "string" && typeof v.headers === "object" && v.headers !== null &&
+    Number.isSafeInteger(v.created_ms);
+  return ok ? (v as StoredAnswer) : null;
+}
 
 /** Journal directory under DATA_DIR/state. */
 export function journalDirOf(stateDir: string): string {
@@ -44,12 +67,13 @@ export class ChargeJournal extends AppendJournal<ChargeRecord> {
   }
 
   /**
-   * Queues a debit. `onWritten` runs once the batch holding it reached the journal file, or with
-   * an error when that write failed (nothing of the batch counts then).
+   * Queues a debit (with the stored answer of an Idempotency-Key, if any); returns its sequence
+   * number. `onWritten` runs once the batch holding it reached the journal file, or with an error
+   * when that write failed (nothing of the batch counts then).
    * @throws JournalClosedError after close() (the service is stopping): the caller answers 503.
    */
-  append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void): void {
-    this.appendRecord({ orgId, credits, period }, onWritten);
+  append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void, idem?: StoredAnswer): number {
+    return this.appendRecord(idem ? { orgId, credits, period, idem } : { orgId, credits, period }, onWritten).seq;
   }
 }
 

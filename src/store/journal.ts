@@ -115,6 +115,11 @@ export class AppendJournal<T extends JournalRecord> {
   };
 
   /** True after close(): the service is stopping and appends throw. */
+  /** Highest sequence number assigned so far (written or about to be). */
+  get lastSeq(): number {
+    return this.nextSeq - 1;
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }

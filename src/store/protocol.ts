@@ -118,6 +118,8 @@ export interface IntentBatch {
 export interface AckBatch {
   kind: "acks";
   items: Array<{ id: number; ack: Ack }>;
+  /** The commit that applied these intents: how many it held and how long it took (GET /metrics). */
+  commit: { intents: number; ms: number };
 }
 
 /** Writer -> front, once: the environment is open and every named database exists. */

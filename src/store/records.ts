@@ -111,7 +111,32 @@ export interface ChargeRecord {
   credits: number;
   /** Usage period id: YYYYMM, or `b<start seconds>` for a Stripe billing period (billing-period.ts). */
   period: string;
+  /**
+   * The answer of a request sent with an Idempotency-Key, journaled in the same line as its
+   * debit (credits may be 0), so the debit and the stored answer are durable together.
+   */
+  idem?: StoredAnswer;
 }
+
+/**
+ * The first answer to an Idempotency-Key (docs/api.md, "Idempotent requests"), replayed for a
+ * retry with the same key and request within IDEMPOTENCY_TTL_MS. Keyed by [scope, key].
+ */
+export interface StoredAnswer {
+  /** The caller's org id, or "admin" for the admin token. */
+  scope: string;
+  key: string;
+  /** sha256 of the method, path, query and body of the first request. */
+  fingerprint: string;
+  status: number;
+  /** The envelope as first sent. */
+  body: string;
+  headers: Record<string, string>;
+  created_ms: number;
+}
+
+/** How long a stored answer is replayed. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 /** Kinds of beacon hits (a pageview is `page.view`). */
 export type ObservationKind = "page.view" | "form.submit";

@@ -1,10 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
-import type { KeyRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, UsageRecord } from "./records.js";
+import type { KeyRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord } from "./records.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "usage_daily"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -50,6 +50,8 @@ export interface StateDbs {
   stripeEvents: Database<{ type: string; created: number; applied: boolean }, string>;
   stripeCustomers: Database<string, string>;
   overage: Database<OverageState, string>;
+  /** Answers to Idempotency-Keys, key [scope, key] (records.ts StoredAnswer). */
+  idempotency: Database<StoredAnswer, [string, string]>;
 }
 
 /** Path of the state environment under DATA_DIR. */
@@ -85,6 +87,7 @@ export function openState(stateDir: string, readOnly: boolean, metersNoSync = fa
     stripeEvents: root.openDB<{ type: string; created: number; applied: boolean }, string>({ name: "stripe_events" }),
     stripeCustomers: root.openDB<string, string>({ name: "stripe_customers", encoding: "string" }),
     overage: root.openDB<OverageState, string>({ name: "overage" }),
+    idempotency: root.openDB<StoredAnswer, [string, string]>({ name: "idempotency" }),
   };
 }
 

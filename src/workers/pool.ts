@@ -32,6 +32,14 @@ export interface PoolOptions {
  */
 export const TASKS_PER_THREAD = 4;
 
+/** Percentiles of a pool time, in milliseconds. */
+export interface PoolTimes {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
 /**
  * The scoring pool: a fixed number of piscina threads with a bounded queue.
  * A full queue is an expected condition, answered as 503 OVERLOADED with Retry-After.
@@ -58,6 +66,16 @@ export class ScoringPool {
       concurrentTasksPerWorker: perThread,
       workerData,
     });
+  }
+
+  /**
+   * Queue and timing figures for GET /metrics: tasks waiting, the share of the threads' time spent
+   * running tasks, and piscina's histograms of run and wait time (milliseconds).
+   */
+  stats(): { queued: number; completed: number; utilization: number; runMs: PoolTimes; waitMs: PoolTimes } {
+    const p = this.piscina;
+    const times = (h: { p50: number; p90: number; p99: number; max: number }): PoolTimes => ({ p50: h.p50, p90: h.p90, p99: h.p99, max: h.max });
+    return { queued: p.queueSize, completed: p.completed, utilization: p.utilization, runMs: times(p.histogram.runTime), waitMs: times(p.histogram.waitTime) };
   }
 
   /** Later tasks make each thread switch to this build (hot dataset switch). */

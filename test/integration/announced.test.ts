@@ -8,7 +8,6 @@ describe("announced endpoints", () => {
   it.each([
     ["/v1/commerce/verify", /commerce verification/],
     ["/v1/signup/protect", /signup protection/],
-    ["/v1/auth/check", /before a login or signup/],
   ])("POST %s answers 501 NOT_IMPLEMENTED in the envelope, naming it, reading and charging nothing", async (path, what) => {
     const usage = async () => (await api(server, "GET", `/v1/orgs/${server.demo.orgId}/usage`, { key: server.demo.secretKey })).body.data.used;
     const before = await usage();

@@ -121,9 +121,23 @@ describe("POST /v1/email", () => {
     const role = await post({ email: "Info+promo@shop.example.test" });
     expect(role.body.data.signals).toMatchObject({ role_account: true, role_category: "notification", plus_address: true });
     expect(role.body.data.normalized).toBe("info@shop.example.test");
-    const typo = await post({ email: "jane@gmial.com" });
+    const typo = await post({ email: "jane@gmsil.com" });
     expect(typo.body.data.signals.typo_suggestion).toBe("jane@gmail.com");
     expect(typo.body.data.reasons).toContain("possible_typo");
+  });
+
+  it("uses the merged disposable lists behind the guard (datasets/email-lists.ts)", async () => {
+    // MX is NXDOMAIN here for these real names, so only the list signals are checked.
+    const disposable = async (email: string): Promise<{ disposable: boolean; free_provider: boolean }> => (await post({ email })).body.data.signals;
+    // fakefilter only (not on the lists shipped before), and a free-list host under a listed service.
+    expect(await disposable("x@webxio.pro")).toMatchObject({ disposable: true, free_provider: false });
+    expect(await disposable("x@shitaway.usa.cc")).toMatchObject({ disposable: true, free_provider: false });
+    // A provider four lists name by mistake, a forwarding service, an institution, a registry namespace.
+    for (const email of ["jane@21cn.com", "jane@duck.com", "jane@privaterelay.appleid.com", "jane@cs.ox.ac.uk", "jane@acme.za.com"]) {
+      expect((await disposable(email)).disposable, email).toBe(false);
+    }
+    const check = await api(server, "POST", "/v1/check", { key: server.demo.secretKey, body: { form_id: "signup", metadata: { email: "jane@duck.com" } } });
+    expect(check.body.data.signals.email).toMatchObject({ disposable: false, domain: "duck.com" });
   });
 
   it("answers invalid syntax with 200, block and invalid_syntax, without DNS, for 3 credits", async () => {

@@ -31,7 +31,8 @@ async function operations(): Promise<Operation[]> {
   };
   const out: Operation[] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
-    if (path === "/openapi.json") continue; // the document itself, not an envelope
+    // Not envelopes: the document itself, and the Prometheus text (test/integration/metrics.test.ts).
+    if (path === "/openapi.json" || path === "/metrics") continue;
     for (const [method, op] of Object.entries(ops)) {
       if (!["get", "post", "put", "patch", "delete"].includes(method)) continue;
       const example = op.requestBody?.content?.["application/json"]?.example;

@@ -31,6 +31,7 @@ beforeAll(async () => {
   mountRoutes(app, routes, {
     auth: new Authenticator({ keys: { get: () => undefined } } as never, "00"),
     quota: {} as QuotaGate,
+    idempotency: null,
     bodies: new BodyBudget({ public: 1 << 20, keyed: 1 << 20 }),
     log,
     maxBodyBytes: 1024,

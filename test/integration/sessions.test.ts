@@ -41,7 +41,7 @@ describe("POST /v1/sessions/resolve", () => {
     expect(d.continuity).toMatchObject({ found: true, observation_count: 1, is_fresh: true });
     expect(d.continuity.first_seen).toBeGreaterThan(Date.now() - 60_000);
     expect(d.continuity.age_seconds).toBeGreaterThanOrEqual(0);
-    expect(d.correlation).toMatchObject({ accounts_sharing_session: 0, accounts_sharing_fingerprint: 0, accounts_sharing_ip: 0, linked_emails: 0, accounts_sharing_prefix: 0 });
+    expect(d.correlation).toMatchObject({ accounts_sharing_session: 0, accounts_sharing_fingerprint: 0, accounts_sharing_ip: 0, linked_emails: 0, accounts_sharing_prefix: 0, known_account: false });
     expect(typeof d.processing_time_ms).toBe("number");
     expect(r.body.metadata.credits).toBe(2);
   });
@@ -51,7 +51,8 @@ describe("POST /v1/sessions/resolve", () => {
     const sid = await browserSession(site);
     const base = { session_id: sid, fingerprint: "fp-1", ip: "73.15.20.30" };
     await resolve(site, { ...base, external_user_id: "alice", email: "alice@example.com" });
-    await resolve(site, { ...base, external_user_id: "alice", email: "alice@example.com", observation_type: "auth.login" }); // same account again
+    const again = await resolve(site, { ...base, external_user_id: "alice", email: "alice@example.com", observation_type: "auth.login" }); // same account again
+    expect(again.body.data.correlation.known_account).toBe(true);
     const bob = await resolve(site, { ...base, external_user_id: "bob", email: "bob@example.com" });
     expect(bob.body.data.correlation).toMatchObject({ accounts_sharing_session: 1, accounts_sharing_fingerprint: 1, accounts_sharing_ip: 1, linked_emails: 1 });
     expect(bob.body.data.verdict.reasons).toEqual(expect.arrayContaining(["multi_account:session", "multi_account:fingerprint"]));

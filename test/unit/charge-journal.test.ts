@@ -2,7 +2,7 @@ import { appendFileSync, closeSync, mkdtempSync, readdirSync, rmSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ChargeJournal, JournalClosedError, listSegments, pruneSegments, readSegment, truncateTornTail } from "../../src/store/charge-journal.js";
+import { CHARGE_CODEC, ChargeJournal, JournalClosedError, listSegments, pruneSegments, readSegment, truncateTornTail } from "../../src/store/charge-journal.js";
 import type { ChargeRecord } from "../../src/store/records.js";
 
 const dirs: string[] = [];
@@ -81,5 +81,32 @@ describe("ChargeJournal", () => {
     expect(readdirSync(dir).sort()).toEqual(["charges-0000000000000100.log", "charges-0000000000000200.log"]);
     pruneSegments(dir, 10_000);
     expect(readdirSync(dir)).toEqual(["charges-0000000000000200.log"]);
+  });
+});
+
+describe("CHARGE_CODEC with an Idempotency-Key answer", () => {
+  const idem = {
+    scope: "org_a",
+    key: "k-1",
+    fingerprint: "fp",
+    status: 200,
+    body: '{"data":"tab\there, newline\nthere"}',
+    headers: { "x-fs-credits": "2" },
+    created_ms: 1_764_000_000_000,
+  };
+
+  it("keeps the answer on the debit's line and reads it back", () => {
+    const rec: ChargeRecord = { seq: 7, orgId: "org_a", credits: 2, period: "202611", idem };
+    const line = CHARGE_CODEC.encode(rec);
+    expect(line).not.toMatch(/\n/);
+    expect(line.split("\t")).toHaveLength(5);
+    expect(CHARGE_CODEC.decode(line)).toEqual(rec);
+    expect(CHARGE_CODEC.decode(CHARGE_CODEC.encode({ ...rec, credits: 0 }))).toEqual({ ...rec, credits: 0 });
+  });
+
+  it("refuses a line whose answer field is not a stored answer", () => {
+    expect(CHARGE_CODEC.decode('7\torg_a\t2\t202611\t{"scope":"org_a"}')).toBeNull();
+    expect(CHARGE_CODEC.decode("7\torg_a\t2\t202611\tnot json")).toBeNull();
+    expect(CHARGE_CODEC.decode("7\torg_a\t2\t202611")).toEqual({ seq: 7, orgId: "org_a", credits: 2, period: "202611" });
   });
 });

@@ -171,10 +171,23 @@ describe("analyzeEmail", () => {
     expect(a.signals.mx).toEqual({ found: null, outcome: "skipped", hosts: [], implicit: false, null_mx: false });
   });
   it("sends a likely typo to review with the corrected address", () => {
-    const a = analyzeEmail("Jane@gmial.com", FOUND);
+    const a = analyzeEmail("Jane@gmsil.com", FOUND);
     expect(a.reasons).toEqual(["possible_typo"]);
     expect(a.decision).toBe("review");
     expect(a.signals.typo_suggestion).toBe("Jane@gmail.com");
+  });
+  it("blocks a typo domain that a disposable list names (gmial.com, mailchecker), still with the suggestion", () => {
+    const a = analyzeEmail("Jane@gmial.com", FOUND);
+    expect(a.reasons).toEqual(["disposable_domain", "possible_typo"]);
+    expect(a.decision).toBe("block");
+    expect(a.signals.typo_suggestion).toBe("Jane@gmail.com");
+  });
+  it("never blocks a provider a disposable list names by mistake (21cn.com) or a forwarding service (duck.com)", () => {
+    for (const address of ["jane@21cn.com", "jane@duck.com", "jane@privaterelay.appleid.com"]) {
+      const a = analyzeEmail(address, FOUND);
+      expect(a.signals.disposable, address).toBe(false);
+      expect(a.decision, address).toBe("allow");
+    }
   });
   it("finds role accounts on the whole local part after the +tag, case-folded, with the category", () => {
     const a = analyzeEmail("Info+Newsletter@example.com", FOUND);
@@ -202,7 +215,7 @@ describe("analyzeEmail", () => {
   });
   it("maps scores to decisions with the documented thresholds", () => {
     expect(EMAIL_THRESHOLDS).toEqual({ review: 0.45, block: 0.8 });
-    for (const address of ["a@example.com", "a@gmial.com", "a@mailinator.com"]) {
+    for (const address of ["a@example.com", "a@gmsil.com", "a@mailinator.com"]) {
       const { score, decision } = analyzeEmail(address, FOUND);
       expect(decision).toBe(score >= 0.8 ? "block" : score >= 0.45 ? "review" : "allow");
     }

@@ -131,7 +131,7 @@ for (const [name, env] of Object.entries(INSTALLATIONS)) {
         const url = openApiPath(route.pattern).replace(/\{([^}]+)\}/g, (_, name: string) => ex.params?.[name] ?? `x-${name}`);
         if (route.docs.response) {
           const status = route.docs.status ?? 200;
-          const example = op.responses[String(status)] && (op.responses[String(status)] as ResponseObject).content!["application/json"]!.example;
+          const example = op.responses[String(status)] && Object.values((op.responses[String(status)] as ResponseObject).content!)[0]!.example;
           expect(contract.check(route.method === "del" ? "DELETE" : route.method, url, status, example), url).toBeNull();
         }
         if (route.body) {
@@ -178,6 +178,9 @@ describe("security requirements", () => {
   it("names the key each kind of route takes", () => {
     expect(doc.paths["/v1/ip/{ip}"]!.get!.security).toEqual([{ secretKey: [] }]);
     expect(doc.paths["/v1/sessions/resolve"]!.post!.security).toEqual([{ secretKey: ["sessions"] }]);
+    expect(doc.paths["/v1/auth/check"]!.post!.security).toEqual([{ secretKey: ["sessions"] }]);
+    expect(doc.paths["/v1/check/deep"]!.post!.security).toEqual([{ secretKey: [] }]);
+    expect(doc.paths["/v1/check/deep"]!.post!["x-credits"]).toEqual([2, 4]);
     expect(doc.paths["/v1/orgs/{orgId}/billing/checkout"]!.post!.security).toEqual([{ secretKey: ["billing"] }]);
     expect(doc.paths["/v1/collect"]!.post!.security).toEqual([{ publishableKey: [] }]);
     expect(doc.paths["/v1/admin/orgs"]!.post!.security).toEqual([{ adminToken: [] }]);

@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import { formatIp, parseIp } from "../../shared/ip.js";
 import type { KeyPrincipal } from "../auth.js";
 import { readBody } from "../body.js";
+import { recordAnswer } from "../metrics.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError, STATUS_TEXT, toApiError } from "../errors.js";
 import { acceptRequestId } from "../request.js";
@@ -113,10 +114,10 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     });
   });
 
-  app.get("/dashboard/", (res) => redirect(res, newState(res, ""), "/dashboard"));
+  app.get("/dashboard/", (res) => redirect(res, newState(res, "", "GET /dashboard/"), "/dashboard"));
 
   app.get("/dashboard/login", (res, req) => {
-    const state = newState(res, req.getHeader("x-request-id"));
+    const state = newState(res, req.getHeader("x-request-id"), "GET /dashboard/login");
     const r = readReq(res, req);
     if (signedIn(r, Date.now())) return redirect(res, state, "/dashboard");
     const hadCookie = readCookie(r.cookie, cookieName(r.secure)) !== undefined;
@@ -125,7 +126,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   });
 
   app.post("/dashboard/login", (res, req) => {
-    const state = newState(res, req.getHeader("x-request-id"));
+    const state = newState(res, req.getHeader("x-request-id"), "POST /dashboard/login");
     const r = readReq(res, req);
     void readForm(res, state, r, deps)
       .then((form) => {
@@ -155,7 +156,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   });
 
   app.post("/dashboard/logout", (res, req) => {
-    const state = newState(res, req.getHeader("x-request-id"));
+    const state = newState(res, req.getHeader("x-request-id"), "POST /dashboard/logout");
     const r = readReq(res, req);
     void readForm(res, state, r, deps)
       .then((form) => {
@@ -182,7 +183,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
 
   const getPage = (path: string, render: Page): void => {
     app.get(path, (res, req) => {
-      const state = newState(res, req.getHeader("x-request-id"));
+      const state = newState(res, req.getHeader("x-request-id"), `GET ${path}`);
       const r = readReq(res, req);
       const nowMs = Date.now();
       const s = signedIn(r, nowMs);
@@ -207,7 +208,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
 
   const postAction = (path: string, act: Action, back: (form: URLSearchParams) => string): void => {
     app.post(path, (res, req) => {
-      const state = newState(res, req.getHeader("x-request-id"));
+      const state = newState(res, req.getHeader("x-request-id"), `POST ${path}`);
       const r = readReq(res, req);
       void readForm(res, state, r, deps)
         .then(async (form) => {
@@ -260,8 +261,9 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   return { sessions };
 }
 
-function newState(res: HttpResponse, requestId: string): ResponseState {
-  const state: ResponseState = { aborted: false, requestId: acceptRequestId(requestId), startedAt: performance.now() };
+/** Per-answer state; `route` (`METHOD /path`) labels the answer in the metrics and the access log. */
+function newState(res: HttpResponse, requestId: string, route?: string): ResponseState {
+  const state: ResponseState = { aborted: false, requestId: acceptRequestId(requestId), startedAt: performance.now(), route };
   res.onAborted(() => {
     state.aborted = true;
     state.lease?.release();
@@ -311,6 +313,7 @@ function write(res: HttpResponse, state: ResponseState, status: number, body: st
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
     res.end(body);
   });
+  recordAnswer(state, status);
 }
 
 /** An HTML error page for a failure: our errors with their status and message, anything else logged. */

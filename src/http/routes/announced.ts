@@ -17,7 +17,6 @@ export interface Announced {
 export const ANNOUNCED: readonly Announced[] = [
   { method: "post", pattern: "/v1/commerce/verify", what: "commerce verification of an order (30 credits)" },
   { method: "post", pattern: "/v1/signup/protect", what: "signup protection (5 credits)" },
-  { method: "post", pattern: "/v1/auth/check", what: "a verdict with reasons before a login or signup, without binding an account" },
 ];
 
 /** The answer of an announced endpoint (also of a preview an operator has not switched on). */

@@ -1,13 +1,14 @@
 import { STRONG_TELLS } from "../../scoring/observation.js";
-import { fuseCheck, type CheckInput } from "../../scoring/check.js";
-import { parseIp } from "../../shared/ip.js";
+import type { IpFacts } from "../../datasets/ip-dataset.js";
+import { fuseCheck, type CheckInput, type CheckResult } from "../../scoring/check.js";
+import { parseIp, type ParsedIp } from "../../shared/ip.js";
 import { uaClassifierFor } from "../beacon/hits.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
-import { formText } from "../../scoring/content/index.js";
-import { emailCheckSignals } from "../../scoring/email.js";
+import { formText, type ContentAnalysis } from "../../scoring/content/index.js";
+import { analyzeEmailWithMx, toCheckEmailSignals, type CheckEmailSignals, type EmailAnalysis } from "../../scoring/email.js";
 import { verifyChallengeToken } from "../../challenge/index.js";
 
 /** The hidden field the beacon injects (its default name; sites may rename it with data-fs-field). */
@@ -57,74 +58,110 @@ export function checkPost(deps: AppDeps) {
       },
     },
     async handle({ principal, body, nowMs }) {
-      const md = body.metadata ?? {};
-      const { beaconField, fields } = splitBeaconField(body.form_data);
-      const hasForm = fields !== null && Object.values(fields).some((v) => v !== null && v !== "" && !(Array.isArray(v) && v.length === 0));
-      if (md.email === undefined && md.ip === undefined && !hasForm && beaconField === null) {
-        throw new ApiError("MISSING_REQUIRED_DATA", "Nothing to analyse: give at least one of metadata.email, metadata.ip or form_data.");
-      }
-
-      // IP: the datasets, inline (sub-microsecond).
-      let facts = null;
-      if (md.ip !== undefined) {
-        const ip = parseIp(md.ip.trim());
-        if (!ip) throw new ApiError("VALIDATION_ERROR", "metadata.ip: not an IPv4 or IPv6 address.");
-        facts = deps.ipDatasets.get().lookup(ip);
-      }
-      const dataset = deps.ipDatasets.get();
-
-      // Text of the form, for the content model (below).
-      const text = fields ? formText(fields) : { text: "", fields: [] };
-
-      // User agent.
-      const ua = md.user_agent !== undefined ? uaClassifierFor(dataset).classify(md.user_agent) : null;
-
-      // The beacon's field: token verified, its session's latest observation folded in.
-      const beacon = beaconField !== null ? beaconEvidence(deps, principal!.orgId, beaconField, nowMs) : null;
-
-      // Asynchronous parts, in parallel: the content model (on the pool), the MX lookup for the
-      // email, the challenge's spend.
-      const [content, email, challenge] = await Promise.all([
-        text.text.length > 0 ? deps.content.analyze(text.text) : Promise.resolve(null),
-        md.email !== undefined ? emailCheckSignals(deps.email, md.email) : Promise.resolve(null),
-        md.captcha_token !== undefined ? verifyChallengeToken(deps.challenge, principal!.orgId, md.captcha_token, nowMs) : Promise.resolve(null),
-      ]);
-
-      const loadedAt = md.form_loaded_at === undefined ? null : md.form_loaded_at < 1e11 ? md.form_loaded_at * 1000 : md.form_loaded_at;
-      const input: CheckInput = {
-        content: content ? { spam_probability: content.spam_probability, fraud: content.fraud, cold_email: content.cold_email, chars: text.text.length } : null,
-        email: email ? { reasons: email.reasons } : null,
-        ip: facts ? { datacenter: facts.type.datacenter || facts.type.hosting || facts.type.cloud, vpn: facts.risk.vpn, proxy: facts.risk.proxy || facts.risk.tor || facts.risk.residential_proxy, scanner: facts.risk.scanner } : null,
-        honeypotFilled: md.honeypot_field === undefined ? null : md.honeypot_field.trim() !== "",
-        elapsedMs: loadedAt === null ? null : nowMs - loadedAt,
-        ua: ua ? { present: md.user_agent!.trim() !== "", automation: ua.automation, bot: ua.bot !== null } : null,
-        challenge: challenge ? { valid: challenge.valid, reason: challenge.reason } : null,
-        beacon,
-      };
-      const fused = fuseCheck(input);
-      const ipRisk = fused.rule_matches.filter((m) => m.signal === "ip").reduce((s, m) => s + m.contribution, 0);
-      return {
-        data: {
-          score: fused.score,
-          confidence: fused.confidence,
-          decision: fused.decision,
-          categories: fused.categories,
-          signals: {
-            ip: facts
-              ? { risk: round(1 / (1 + Math.exp(-(Math.log(0.05 / 0.95) + ipRisk)))), country_code: facts.country, is_vpn: facts.risk.vpn, is_datacenter: input.ip!.datacenter }
-              : null,
-            email: email ? { risk: email.risk, disposable: email.disposable, domain: email.domain } : null,
-            content: content
-              ? { risk: round(content.spam_probability), spam_probability: round(content.spam_probability), language: content.language, flags: content.flags, fields: text.fields }
-              : null,
-          },
-          rule_matches: fused.rule_matches,
-          fusion: { method: FUSION_METHOD, model_version: `content:${deps.content.version}+fusion:1` },
-        },
-        credits: 2,
-      };
+      const { data } = await checkSubmission(deps, principal!.orgId, body, nowMs);
+      return { data, credits: 2 };
     },
   });
+}
+
+/** What a check gathered and concluded; POST /v1/check/deep builds its deeper answer on it. */
+export interface CheckOutcome {
+  /** The answer of POST /v1/check. */
+  data: CheckAnswer;
+  /** The fusion's input and result. */
+  input: CheckInput;
+  fused: CheckResult;
+  /** The IP (parsed) and its dataset facts; null without metadata.ip. */
+  ip: ParsedIp | null;
+  facts: IpFacts | null;
+  /** The e-mail's full analysis, MX included; null without metadata.email. */
+  email: EmailAnalysis | null;
+  /** The form's fields without the beacon's, and the text the content model read. */
+  fields: FormData | null;
+  text: { text: string; fields: string[] };
+  content: ContentAnalysis | null;
+  /** The beacon session the form's `_fs_signals` field proved (a valid token of this org). */
+  beaconSession: { projectId: string; sessionId: string } | null;
+}
+
+/**
+ * Scores a form submission (the whole of POST /v1/check but the charge).
+ * @throws ApiError MISSING_REQUIRED_DATA (nothing to analyse), VALIDATION_ERROR (metadata.ip).
+ */
+export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckBody, nowMs: number): Promise<CheckOutcome> {
+  const md = body.metadata ?? {};
+  const { beaconField, fields } = splitBeaconField(body.form_data);
+  const hasForm = fields !== null && Object.values(fields).some((v) => v !== null && v !== "" && !(Array.isArray(v) && v.length === 0));
+  if (md.email === undefined && md.ip === undefined && !hasForm && beaconField === null) {
+    throw new ApiError("MISSING_REQUIRED_DATA", "Nothing to analyse: give at least one of metadata.email, metadata.ip or form_data.");
+  }
+
+  // IP: the datasets, inline (sub-microsecond).
+  let ip: ParsedIp | null = null;
+  let facts = null;
+  if (md.ip !== undefined) {
+    ip = parseIp(md.ip.trim());
+    if (!ip) throw new ApiError("VALIDATION_ERROR", "metadata.ip: not an IPv4 or IPv6 address.");
+    facts = deps.ipDatasets.get().lookup(ip);
+  }
+  const dataset = deps.ipDatasets.get();
+
+  // Text of the form, for the content model (below).
+  const text = fields ? formText(fields) : { text: "", fields: [] };
+
+  // User agent.
+  const ua = md.user_agent !== undefined ? uaClassifierFor(dataset).classify(md.user_agent) : null;
+
+  // The beacon's field: token verified, its session's latest observation folded in.
+  const beacon = beaconField !== null ? beaconEvidence(deps, orgId, beaconField, nowMs) : null;
+
+  // Asynchronous parts, in parallel: the content model (on the pool), the MX lookup for the
+  // email, the challenge's spend.
+  const [content, emailed, challenge] = await Promise.all([
+    text.text.length > 0 ? deps.content.analyze(text.text) : Promise.resolve(null),
+    md.email !== undefined ? analyzeEmailWithMx(deps.email, md.email) : Promise.resolve(null),
+    md.captcha_token !== undefined ? verifyChallengeToken(deps.challenge, orgId, md.captcha_token, nowMs) : Promise.resolve(null),
+  ]);
+  const email = emailed ? toCheckEmailSignals(emailed.analysis) : null;
+
+  const loadedAt = md.form_loaded_at === undefined ? null : md.form_loaded_at < 1e11 ? md.form_loaded_at * 1000 : md.form_loaded_at;
+  const input: CheckInput = {
+    content: content ? { spam_probability: content.spam_probability, fraud: content.fraud, cold_email: content.cold_email, chars: text.text.length } : null,
+    email: email ? { reasons: email.reasons } : null,
+    ip: facts ? { datacenter: facts.type.datacenter || facts.type.hosting || facts.type.cloud, vpn: facts.risk.vpn, proxy: facts.risk.proxy || facts.risk.tor || facts.risk.residential_proxy, scanner: facts.risk.scanner } : null,
+    honeypotFilled: md.honeypot_field === undefined ? null : md.honeypot_field.trim() !== "",
+    elapsedMs: loadedAt === null ? null : nowMs - loadedAt,
+    ua: ua ? { present: md.user_agent!.trim() !== "", automation: ua.automation, bot: ua.bot !== null } : null,
+    challenge: challenge ? { valid: challenge.valid, reason: challenge.reason } : null,
+    beacon: beacon ? beacon.evidence : null,
+  };
+  const fused = fuseCheck(input);
+  const data = answerOf(deps, fused, input, facts, email, content, text.fields);
+  return { data, input, fused, ip, facts, email: emailed ? emailed.analysis : null, fields, text, content, beaconSession: beacon ? beacon.session : null };
+}
+
+/** `data` of POST /v1/check (its schema: checkResponse). */
+export type CheckAnswer = ReturnType<typeof answerOf>;
+
+function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: IpFacts | null, email: CheckEmailSignals | null, content: ContentAnalysis | null, fields: string[]) {
+  const ipRisk = fused.rule_matches.filter((m) => m.signal === "ip").reduce((s, m) => s + m.contribution, 0);
+  return {
+    score: fused.score,
+    confidence: fused.confidence,
+    decision: fused.decision,
+    categories: fused.categories,
+    signals: {
+      ip: facts
+        ? { risk: round(1 / (1 + Math.exp(-(Math.log(0.05 / 0.95) + ipRisk)))), country_code: facts.country, is_vpn: facts.risk.vpn, is_datacenter: input.ip!.datacenter }
+        : null,
+      email: email ? { risk: email.risk, disposable: email.disposable, domain: email.domain } : null,
+      content: content
+        ? { risk: round(content.spam_probability), spam_probability: round(content.spam_probability), language: content.language, flags: content.flags, fields }
+        : null,
+    },
+    rule_matches: fused.rule_matches,
+    fusion: { method: FUSION_METHOD, model_version: `content:${deps.content.version}+fusion:1` },
+  };
 }
 
 /** Separates the beacon's hidden field from the site's own fields. */
@@ -142,15 +179,15 @@ function splitBeaconField(formData: CheckBody["form_data"]): { beaconField: stri
  * What the beacon's field proves: a valid handshake token of one of this org's projects, the
  * client's strong automation tells, and the session's latest observation (its score).
  */
-function beaconEvidence(deps: AppDeps, orgId: string, field: string, nowMs: number): CheckInput["beacon"] {
+function beaconEvidence(deps: AppDeps, orgId: string, field: string, nowMs: number): { evidence: NonNullable<CheckInput["beacon"]>; session: CheckOutcome["beaconSession"] } {
   const parsed = parseField(field);
   const tells = Array.isArray(parsed?.signals?.tells) ? (parsed!.signals!.tells as unknown[]).filter((t): t is string => typeof t === "string") : [];
   const strongTells = tells.some((t) => STRONG_TELLS.has(t));
   const proved = typeof parsed?.token === "string" ? deps.beacon.tokens.inspect(parsed.token, nowMs) : null;
   const project = proved ? deps.beacon.projects.get(proved.projectId) : undefined;
-  if (!proved || !project || project.org_id !== orgId) return { tokenValid: false, strongTells, verdictScore: null };
+  if (!proved || !project || project.org_id !== orgId) return { evidence: { tokenValid: false, strongTells, verdictScore: null }, session: null };
   const session = deps.state.sessions.get([proved.projectId, proved.sessionId]);
-  return { tokenValid: true, strongTells, verdictScore: session ? session.last.score : null };
+  return { evidence: { tokenValid: true, strongTells, verdictScore: session ? session.last.score : null }, session: { projectId: proved.projectId, sessionId: proved.sessionId } };
 }
 
 interface BeaconField {

@@ -22,7 +22,7 @@ const EMAIL_CREDITS = 3;
  * asked ("skipped"); `metadata.credits` is added by the router.
  */
 export function emailPost(deps: { email: EmailServices }) {
-  // Load the lists when the routing table is built, not on the first request (~100 ms).
+  // Load the lists when the routing table is built, not on the first request (~0.5 s).
   emailLists();
   return defineRoute({
     method: "post",
@@ -42,11 +42,11 @@ export function emailPost(deps: { email: EmailServices }) {
       credits: [EMAIL_CREDITS],
       errors: [],
       example: {
-        body: { email: "jane.doe+news@gmial.com" },
+        body: { email: "jane.doe+news@gmsil.com" },
         response: {
-          email: "jane.doe+news@gmial.com",
-          normalized: "jane.doe@gmial.com",
-          domain: "gmial.com",
+          email: "jane.doe+news@gmsil.com",
+          normalized: "jane.doe@gmsil.com",
+          domain: "gmsil.com",
           score: 0.6225,
           decision: "review",
           reasons: ["possible_typo", "plus_address"],
@@ -59,7 +59,7 @@ export function emailPost(deps: { email: EmailServices }) {
             role_category: null,
             plus_address: true,
             typo_suggestion: "jane.doe+news@gmail.com",
-            mx: { found: true, outcome: "found", hosts: ["mx.gmial.com"], implicit: false, null_mx: false },
+            mx: { found: true, outcome: "found", hosts: ["mx.gmsil.com"], implicit: false, null_mx: false },
           },
         },
         metadata: { mx_cache: "miss" },

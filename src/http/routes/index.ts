@@ -17,12 +17,15 @@ import { emailPost } from "./email.post.js";
 import { checkoutPost, portalPost, stripeWebhookPost } from "../../billing/routes.js";
 import { meterPost } from "./meter.post.js";
 import { sessionsResolvePost } from "./sessions-resolve.post.js";
+import { authCheckPost } from "./auth-check.post.js";
 import { checkPost } from "./check.post.js";
+import { checkDeepPost } from "./check-deep.post.js";
 import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { announcedRoutes } from "./announced.js";
 import { healthz, readyz } from "./health.get.js";
 import { ipGet } from "./ip.get.js";
+import { metricsGet } from "./metrics.get.js";
 import { openApiOptions } from "../openapi.js";
 import { openapiGet } from "./openapi.get.js";
 import { usageGet } from "./usage.get.js";
@@ -48,7 +51,9 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     botPolicyGet(deps),
     botPolicyPut(deps),
     checkPost(deps),
+    checkDeepPost(deps),
     sessionsResolvePost(deps),
+    authCheckPost(deps),
     meterPost(deps),
     contentPost(deps),
     emailPost(deps),
@@ -67,6 +72,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     adminDatasetsGet(deps),
     adminDatasetsReloadPost(deps),
     adminDatasetsActivatePost(deps),
+    metricsGet(deps),
     ...announcedRoutes(),
   ];
   routes.push(openapiGet(routes, openApiOptions(deps.config)));

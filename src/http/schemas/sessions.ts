@@ -84,6 +84,7 @@ export const resolveResponse = z.object({
     accounts_sharing_prefix: count,
     linked_accounts: count,
     shared_network: z.boolean().describe("The IP is carrier-grade NAT or mobile: shared by many subscribers."),
+    known_account: z.boolean().describe("The account was bound before this call (false for its first resolve)."),
   }),
   verdict_source: z.enum(["session", "ip", "none"]),
   processing_time_ms: z.number().min(0),

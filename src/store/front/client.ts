@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../config/index.js";
 import { TurnBatcher } from "../../shared/turn-batcher.js";
-import { PROTOCOL_VERSION, type Ack, type AckOf, type IntentBatch, type IntentOf, type Op, type WriterData, type WriterMessage } from "../protocol.js";
+import { PROTOCOL_VERSION, type Ack, type AckBatch, type AckOf, type IntentBatch, type IntentOf, type Op, type WriterData, type WriterMessage } from "../protocol.js";
 
 /** Intents sent in one message at most (TurnBatcher). */
 const CHUNK = 16;
@@ -26,6 +26,8 @@ export class StoreClient {
   private exitHandlers: Array<(err: Error) => void> = [];
   /** Runs when acknowledgements arrive, before their promises settle (main: reset read snapshots). */
   afterCommit: (() => void) | undefined;
+  /** Receives each writer commit's size and duration (GET /metrics). */
+  onCommit: ((commit: AckBatch["commit"]) => void) | undefined;
   /** Highest charge-journal sequence number known at start (the front continues after it). */
   journalSeq = 0;
   /** Journal records the writer replayed at start. */
@@ -61,7 +63,10 @@ export class StoreClient {
           client.metersMigrated = msg.metersMigrated;
           client.budgetsRepaired = msg.budgetsRepaired;
           resolve(client);
-        } else client.onAcks(msg.items);
+        } else {
+          client.onCommit?.(msg.commit);
+          client.onAcks(msg.items);
+        }
       });
       worker.once("error", (err) => {
         client.die(err);
@@ -99,6 +104,11 @@ export class StoreClient {
     await this.send({ op: "shutdown" });
     this.alive = false;
     await this.worker.terminate();
+  }
+
+  /** Intents sent and not yet acknowledged. */
+  get inFlight(): number {
+    return this.pending.size;
   }
 
   private onAcks(items: Array<{ id: number; ack: Ack }>): void {

@@ -22,6 +22,11 @@ export class LedgerForwarder {
   /** Takes a batch just written to the journal. */
   add(records: ChargeRecord[]): void {
     for (const r of records) {
+      if (r.idem) {
+        // Sent as it is: the writer stores its answer with its debit.
+        this.buffer.push({ ...r });
+        continue;
+      }
       const k = `${r.orgId}:${r.period}`;
       const agg = this.index.get(k);
       if (r.credits >= 0 && agg && agg.credits >= 0) {

@@ -1,6 +1,6 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import type { ChargeRecord, DemoInfo, ObservationPage, ObservationRecord, OrgRecord, SessionDelta, UsageDay, UsageRecord, UsageStanding } from "../records.js";
+import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
 import type { AckFailure, AckOf, IntentOf, Op } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
@@ -165,6 +165,30 @@ export class IntentApplier {
     return keys.length;
   }
 
+  private idemCursor: [string, string] | null = null;
+
+  /**
+   * Deletes stored Idempotency-Key answers older than IDEMPOTENCY_TTL_MS, examining at most
+   * `limit` entries per call from where the last call stopped. Returns how many were deleted.
+   */
+  pruneIdempotency(nowMs: number, limit = 5000): number {
+    const cutoff = nowMs - IDEMPOTENCY_TTL_MS;
+    let examined = 0;
+    let removed = 0;
+    let stopped: [string, string] | null = null;
+    for (const { key, value } of this.dbs.idempotency.getRange({ start: this.idemCursor ?? undefined })) {
+      if (examined++ >= limit) {
+        stopped = key;
+        break;
+      }
+      if (value.created_ms >= cutoff) continue;
+      this.dbs.idempotency.removeSync(key);
+      removed++;
+    }
+    this.idemCursor = stopped;
+    return removed;
+  }
+
   /** Highest journal sequence number whose charge is in the ledger. */
   appliedSeq(): number {
     const v = this.dbs.meta.get("journal_applied_seq");
@@ -303,6 +327,8 @@ export class IntentApplier {
   }
 
   private addUsage(r: ChargeRecord, day: string): void {
+    if (r.idem) this.dbs.idempotency.putSync([r.idem.scope, r.idem.key], r.idem);
+    if (r.credits === 0) return; // an idempotent answer that charged nothing
     const dk = `${r.orgId}\t${r.period}\t${day}`;
     const delta = this.dailyDelta.get(dk);
     if (delta) delta.credits += r.credits;

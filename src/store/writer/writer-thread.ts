@@ -41,6 +41,7 @@ dbs.root.transactionSync(() => {
   dbs.stripeEvents.get("__init__");
   dbs.stripeCustomers.get("__init__");
   dbs.overage.get("__init__");
+  dbs.idempotency.get(["", ""]);
   dbs.meta.putSync("schema_version", 1);
 });
 dbs.metersRoot.transactionSync(() => dbs.meters.get(["", "", ""]));
@@ -110,8 +111,9 @@ function commitQueued(): void {
     metersCleanMarked = false;
   }
   commits++;
+  const started = performance.now();
   const acks = applyIsolated(items);
-  const out: AckBatch = { kind: "acks", items: acks };
+  const out: AckBatch = { kind: "acks", items: acks, commit: { intents: items.length, ms: performance.now() - started } };
   if (items.some((item) => item.intent.op === "shutdown")) return closeMeters(() => port!.postMessage(out));
   port!.postMessage(out);
   maybePrune();
@@ -233,6 +235,7 @@ function maybePrune(): void {
   lastPrune = now;
   pruneSegments(data.journalDir, applier.appliedSeq());
   pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
+  dbs.root.transactionSync(() => applier.pruneIdempotency(now));
 }
 
 const ready: WriterReady = {

@@ -48,7 +48,8 @@ export class OpenApiContract {
     const route = `${method.toUpperCase()} ${template}`;
     const response = this.response(operation.responses[String(status)]);
     if (!response) return `${call}, a status the OpenAPI document does not list for ${route} (it lists ${Object.keys(operation.responses).join(", ")})`;
-    const schema = response.content?.["application/json"]?.schema;
+    // One media type per answer: JSON, or text where a route says so (GET /metrics).
+    const schema = response.content?.["application/json"]?.schema ?? (typeof body === "string" ? Object.values(response.content ?? {})[0]?.schema : undefined);
     if (!schema) return `${call}: the OpenAPI document gives no application/json schema for ${route} ${status}`;
     return this.run(`${route} ${status}`, schema, body, `${call}, which does not match the OpenAPI document for ${route}, response ${status}`);
   }

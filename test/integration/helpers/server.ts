@@ -78,12 +78,12 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
     port = await new Promise<number>((res, rej) => {
       const timer = setTimeout(() => rej(new Error(`server did not start:\n${out}`)), 60_000);
       const check = (): void => {
-        const m = /"msg":"listening".*?"port":(\d+)/.exec(out);
+        const m = /"port":(\d+)[^\n]*"msg":"listening"|"msg":"listening"[^\n]*?"port":(\d+)/.exec(out);
         // On the first start, also wait for the whole demo banner (printed after listening).
         if (m && (demo || /publishable key\s+\S+[\s\S]*\n={20,}\n/.test(out))) {
           clearTimeout(timer);
           child.stdout!.off("data", check);
-          res(Number(m[1]));
+          res(Number(m[1] ?? m[2]));
         }
       };
       child.stdout!.on("data", check);

@@ -240,6 +240,7 @@ function printFirstStart(f: NonNullable<Awaited<ReturnType<typeof bootstrap>>["f
     "  try:",
     `  curl -s -H 'Authorization: Bearer ${f.secretKey}' http://127.0.0.1:${port}/v1/ip/8.8.8.8`,
     `  open http://127.0.0.1:${port}/demo   (the beacon on a contact form)`,
+    `  open http://127.0.0.1:${port}/dashboard   (sign in with the secret key above)`,
     "=====================================================================================",
     "",
   ];

@@ -114,6 +114,11 @@ export const envSchema = z.object({
     .enum(["true", "false", "1", "0"])
     .default("false")
     .transform((v) => v === "true" || v === "1"),
+  /**
+   * Minutes a dashboard session (/dashboard) lasts without a request before it ends. Sessions are
+   * kept in memory: a restart signs everyone out. Example: 30.
+   */
+  FS_DASHBOARD_IDLE_MINUTES: positiveInt.max(1440).default(30),
   /** Days beacon observations and their sessions are kept. Example: 30. */
   FS_OBSERVATION_RETENTION_DAYS: positiveInt.max(3650).default(30),
   /** Days a session-resolution binding counts towards shared-account figures. Example: 90. */

@@ -94,6 +94,11 @@ export class Authenticator {
     this.cache.set(key.id, key);
   }
 
+  /** The current record of a key by id (the cache this class keeps exact), e.g. to re-check a dashboard session's key. */
+  keyById(id: string): KeyRecord | undefined {
+    return this.lookup(id);
+  }
+
   private lookup(id: string): KeyRecord | undefined {
     let key = this.cache.get(id);
     if (!key) {

@@ -1,5 +1,6 @@
 import { App, us_listen_socket_close, us_socket_local_port } from "uWebSockets.js";
 import type { AppDeps } from "./deps.js";
+import { mountDashboard } from "./dashboard/index.js";
 import { mountRoutes } from "./router.js";
 import { allRoutes } from "./routes/index.js";
 import { mountStatic, type BeaconAsset } from "./static.js";
@@ -13,6 +14,7 @@ export interface RunningServer {
 export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null): Promise<RunningServer> {
   const app = App();
   mountStatic(app, deps, beaconAsset);
+  mountDashboard(app, deps);
   mountRoutes(app, allRoutes(deps), {
     auth: deps.auth,
     bodies: deps.bodies,

@@ -8,7 +8,7 @@ import type { BotPolicy } from "../scoring/bot-policy.js";
 import type { Plan } from "../shared/plans.js";
 import type {
   BillingEvent, BillingOutcome, ChargeRecord, DemoInfo, KeyRecord, MeterOutcome, MeterRequest, ObservationPage, OrgRecord, OverageClaim,
-  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, UsageStanding,
+  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, UsageDay, UsageStanding,
 } from "./records.js";
 
 export const PROTOCOL_VERSION = 2;
@@ -34,6 +34,12 @@ export interface StoreOps {
   "charges.apply": { req: { records: ChargeRecord[]; upToSeq: number }; ack: {} };
   /** The org's standing in the period of `nowMs`, and its overage reporting state. */
   "usage.get": { req: { orgId: string; nowMs: number }; ack: { org: OrgRecord; usage: UsageStanding; overage: OverageState } };
+  /**
+   * Credits charged per UTC day in the org's period of `nowMs` (days without charges left out), in
+   * day order, with the period's bounds (epoch ms). A charge counts on the day the writer applied
+   * it, kept within its period (IntentApplier.applyCharges).
+   */
+  "usage.daily": { req: { orgId: string; nowMs: number }; ack: { period: { label: string; start: number; end: number }; days: UsageDay[] } };
   "org.create": { req: { org: OrgRecord }; ack: { org: OrgRecord } };
   "org.update": { req: { orgId: string; patch: { plan?: Plan; name?: string } }; ack: { org: OrgRecord } };
   "project.create": { req: { project: ProjectRecord }; ack: { project: ProjectRecord } };

@@ -78,6 +78,13 @@ export interface UsageRecord {
   overage: number;
 }
 
+/** Credits charged to one org on one UTC day of a usage period (the dashboard's chart). */
+export interface UsageDay {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  credits: number;
+}
+
 /** Answer to a charge or usage read: the org's standing after the intent. */
 export interface UsageStanding {
   plan: Plan;

@@ -4,7 +4,7 @@ import { open, type Database, type RootDatabase } from "lmdb";
 import type { KeyRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord } from "./records.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -23,6 +23,8 @@ export interface StateDbs {
   keys: Database<KeyRecord, string>;
   /** key `${orgId}:${YYYYMM}` */
   usage: Database<UsageRecord, string>;
+  /** key [orgId, usage period id, YYYY-MM-DD]: credits charged that UTC day (applyCharges). */
+  usageDaily: Database<number, [string, string, string]>;
   meta: Database<unknown, string>;
   /**
    * key [project_id, first seq]: pages of a project's observations in arrival order, each the
@@ -71,6 +73,7 @@ export function openState(stateDir: string, readOnly: boolean, metersNoSync = fa
     projects: root.openDB<ProjectRecord, string>({ name: "projects" }),
     keys: root.openDB<KeyRecord, string>({ name: "keys" }),
     usage: root.openDB<UsageRecord, string>({ name: "usage" }),
+    usageDaily: root.openDB<number, [string, string, string]>({ name: "usage_daily" }),
     meta: root.openDB<unknown, string>({ name: "meta" }),
     observations: root.openDB<string, [string, number]>({ name: "observation_pages", encoding: "string" }),
     sessions: root.openDB<SessionRecord, [string, string]>({ name: "sessions" }),

@@ -1,6 +1,6 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type UsageRecord, type UsageStanding } from "../records.js";
+import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
 import type { AckFailure, AckOf, IntentOf, Op } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
@@ -16,6 +16,8 @@ export class IntentApplier {
   private readonly usageCache = new Map<string, UsageRecord>();
   private readonly orgCache = new Map<string, OrgRecord>();
   private readonly dirty = new Set<string>();
+  /** Credits of the batch being applied per [orgId, period, day], written once per batch. */
+  private readonly dailyDelta = new Map<string, { key: [string, string, string]; credits: number }>();
   private lastChallengePrune = 0;
 
   readonly bindings: BindingIndex;
@@ -34,6 +36,7 @@ export class IntentApplier {
     this.usageCache.clear();
     this.orgCache.clear();
     this.dirty.clear();
+    this.dailyDelta.clear();
     this.bindings.reset();
   }
 
@@ -59,6 +62,12 @@ export class IntentApplier {
       if (!org) return notFound("org", i.orgId);
       const period = usagePeriod(org, i.nowMs).id;
       return { ok: true, org, usage: this.standing(org, i.nowMs, this.usage(org.id, period)), overage: this.billing.overageState(org.id, period) };
+    },
+    "usage.daily": (i) => {
+      const org = this.org(i.orgId);
+      if (!org) return notFound("org", i.orgId);
+      const period = usagePeriod(org, i.nowMs);
+      return { ok: true, period: { label: period.label, start: period.start, end: period.end }, days: this.dailyUsage(org.id, period) };
     },
     "org.create": (i) => {
       if (this.org(i.org.id)) return conflict("org id already exists");
@@ -195,23 +204,29 @@ export class IntentApplier {
    * every record up to `upToSeq`, all newer than anything applied: applied whole or, if already
    * applied, not at all.
    */
-  applyCharges(records: ChargeRecord[], upToSeq?: number): void {
+  applyCharges(records: ChargeRecord[], upToSeq?: number, nowMs = Date.now()): void {
     let applied = this.appliedSeq();
     const start = applied;
+    const day = utcDay(nowMs);
     if (upToSeq !== undefined) {
       if (upToSeq <= applied) return;
-      for (const r of records) this.addUsage(r);
+      for (const r of records) this.addUsage(r, day);
       applied = upToSeq;
     } else {
       for (const r of records) {
         if (r.seq <= applied) continue;
         applied = r.seq;
-        this.addUsage(r);
+        this.addUsage(r, day);
       }
     }
     // One put per touched org and period, not per charge.
     for (const k of this.dirty) this.dbs.usage.putSync(k, this.usageCache.get(k)!);
     this.dirty.clear();
+    for (const { key, credits } of this.dailyDelta.values()) {
+      const prev = this.dbs.usageDaily.get(key) ?? 0;
+      this.dbs.usageDaily.putSync(key, Math.max(0, prev + credits));
+    }
+    this.dailyDelta.clear();
     if (applied !== start) this.dbs.meta.putSync("journal_applied_seq", applied);
   }
 
@@ -294,9 +309,30 @@ export class IntentApplier {
     this.applyObservationBatch(pages, sessions, records[keep[keep.length - 1]!]!.seq);
   }
 
-  private addUsage(r: ChargeRecord): void {
+  /**
+   * The org's credits per UTC day of `period`, from the per-day counts applyCharges keeps. The
+   * day is the writer's clock when it applied the charge (at most FS_LEDGER_FLUSH_MS after it was
+   * answered; journal replay at a start applies older charges then), so a day outside the period
+   * counts on the period's first or last day.
+   */
+  private dailyUsage(orgId: string, period: { id: string; start: number; end: number }): UsageDay[] {
+    const first = utcDay(period.start);
+    const last = utcDay(period.end - 1);
+    const byDay = new Map<string, number>();
+    for (const { key, value } of this.dbs.usageDaily.getRange({ start: [orgId, period.id], end: [orgId, period.id, "\uffff"] })) {
+      const d = key[2] < first ? first : key[2] > last ? last : key[2];
+      byDay.set(d, (byDay.get(d) ?? 0) + value);
+    }
+    return [...byDay].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([d, credits]) => ({ day: d, credits }));
+  }
+
+  private addUsage(r: ChargeRecord, day: string): void {
     if (r.idem) this.dbs.idempotency.putSync([r.idem.scope, r.idem.key], r.idem);
     if (r.credits === 0) return; // an idempotent answer that charged nothing
+    const dk = `${r.orgId}\t${r.period}\t${day}`;
+    const delta = this.dailyDelta.get(dk);
+    if (delta) delta.credits += r.credits;
+    else this.dailyDelta.set(dk, { key: [r.orgId, r.period, day], credits: r.credits });
     const org = this.org(r.orgId);
     const usage = this.usage(r.orgId, r.period);
     const rule = org ? PLAN_RULES[org.plan] : PLAN_RULES.free;
@@ -372,6 +408,11 @@ const CHALLENGE_PRUNE_GRACE_MS = 5 * 60_000;
 /** Credits used beyond the included quota of a plan that bills overage (pro, business); 0 otherwise. */
 export function overageFor(used: number, quota: number | null, hardStop: boolean): number {
   return quota === null || hardStop ? 0 : Math.max(0, used - quota);
+}
+
+/** YYYY-MM-DD of an epoch ms, in UTC. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
 }
 
 /** One handler per operation, each returning that operation's acknowledgement. */

@@ -1,0 +1,184 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+/**
+ * Dashboard sessions: a random id in an HttpOnly, SameSite=Strict cookie, and on the server what
+ * the id stands for. The signed-in key itself is never kept: a session holds the org and key ids,
+ * and every request checks that key again (enabled, not expired). Sessions live in this process's
+ * memory, so a restart signs everyone out; they end after `idleMs` without a request.
+ */
+
+/** One signed-in browser. */
+export interface DashboardSession {
+  orgId: string;
+  keyId: string;
+  /** Hidden field of every form; a POST without it is refused (403). */
+  csrf: string;
+  createdAt: number;
+  lastSeen: number;
+  /** A message for the next page shown (a new secret key, which is shown once; a change made). */
+  flash: Flash | null;
+}
+
+export interface Flash {
+  kind: "ok" | "error";
+  text: string;
+  /** A new key's plain text, shown once on the next page and then forgotten. */
+  secret?: string;
+}
+
+/** Name of the session cookie. `__Host-` needs Secure, so the plain name is used over http. */
+export function cookieName(secure: boolean): string {
+  return secure ? "__Host-fs_dash" : "fs_dash";
+}
+
+export class SessionStore {
+  /** Keyed by the SHA-256 of the cookie value: a heap dump does not hand out live cookies. */
+  private readonly sessions = new Map<string, DashboardSession>();
+
+  constructor(
+    private readonly idleMs: number,
+    private readonly maxSessions = 10_000,
+  ) {}
+
+  /** A new session; returns the cookie value (shown to the browser only). */
+  create(orgId: string, keyId: string, nowMs: number): { id: string; session: DashboardSession } {
+    if (this.sessions.size >= this.maxSessions) this.sweep(nowMs);
+    if (this.sessions.size >= this.maxSessions) {
+      // Still full of live sessions: the one idle longest goes.
+      let oldest: string | null = null;
+      let at = Infinity;
+      for (const [k, s] of this.sessions) if (s.lastSeen < at) [oldest, at] = [k, s.lastSeen];
+      if (oldest !== null) this.sessions.delete(oldest);
+    }
+    const id = randomBytes(32).toString("base64url");
+    const session: DashboardSession = { orgId, keyId, csrf: randomBytes(32).toString("base64url"), createdAt: nowMs, lastSeen: nowMs, flash: null };
+    this.sessions.set(digest(id), session);
+    return { id, session };
+  }
+
+  /** The live session of a cookie value, its idle clock restarted; null when unknown or idle too long. */
+  get(id: string | undefined, nowMs: number): DashboardSession | null {
+    if (!id || id.length > 100) return null;
+    const k = digest(id);
+    const s = this.sessions.get(k);
+    if (!s) return null;
+    if (nowMs - s.lastSeen >= this.idleMs) {
+      this.sessions.delete(k);
+      return null;
+    }
+    s.lastSeen = nowMs;
+    return s;
+  }
+
+  destroy(id: string | undefined): void {
+    if (id) this.sessions.delete(digest(id));
+  }
+
+  /** Ends every session signed in with this key (it was disabled). */
+  destroyForKey(keyId: string): void {
+    for (const [k, s] of this.sessions) if (s.keyId === keyId) this.sessions.delete(k);
+  }
+
+  /** Drops idle sessions; returns how many are left. */
+  sweep(nowMs: number): number {
+    for (const [k, s] of this.sessions) if (nowMs - s.lastSeen >= this.idleMs) this.sessions.delete(k);
+    return this.sessions.size;
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+}
+
+function digest(id: string): string {
+  return createHash("sha256").update(id).digest("base64url");
+}
+
+/** Whether a submitted form's token is the session's, compared in constant time. */
+export function csrfValid(session: DashboardSession, token: string | null | undefined): boolean {
+  if (!token) return false;
+  const a = Buffer.from(token);
+  const b = Buffer.from(session.csrf);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Wrong keys per client address: at most `max` failures in `windowMs`; beyond that sign-ins from
+ * the address are refused until the window has passed. A success clears the address's count.
+ */
+export class LoginLimiter {
+  private readonly failures = new Map<string, { count: number; since: number }>();
+
+  constructor(
+    private readonly max = 10,
+    private readonly windowMs = 15 * 60_000,
+    private readonly maxAddresses = 100_000,
+  ) {}
+
+  /** Seconds until the address may try again; 0 when it may now. */
+  retryAfter(address: string, nowMs: number): number {
+    const f = this.failures.get(address);
+    if (!f) return 0;
+    if (nowMs - f.since >= this.windowMs) {
+      this.failures.delete(address);
+      return 0;
+    }
+    return f.count >= this.max ? Math.ceil((f.since + this.windowMs - nowMs) / 1000) : 0;
+  }
+
+  fail(address: string, nowMs: number): void {
+    const f = this.failures.get(address);
+    if (f && nowMs - f.since < this.windowMs) {
+      f.count++;
+      return;
+    }
+    if (this.failures.size >= this.maxAddresses) {
+      for (const [a, v] of this.failures) if (nowMs - v.since >= this.windowMs) this.failures.delete(a);
+      if (this.failures.size >= this.maxAddresses) this.failures.clear();
+    }
+    this.failures.set(address, { count: 1, since: nowMs });
+  }
+
+  succeed(address: string): void {
+    this.failures.delete(address);
+  }
+}
+
+/** The value of one cookie in a Cookie header, or undefined. */
+export function readCookie(header: string, name: string): string | undefined {
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** Set-Cookie for the session (`value` null: the cookie is removed). */
+export function sessionCookie(value: string | null, secure: boolean): string {
+  const attrs = [`${cookieName(secure)}=${value ?? ""}`, "Path=/", "HttpOnly", "SameSite=Strict"];
+  if (secure) attrs.push("Secure");
+  if (value === null) attrs.push("Max-Age=0");
+  return attrs.join("; ");
+}
+
+/**
+ * Whether a POST comes from a page of this service. Browsers send Origin on every POST; a
+ * request without it (an old browser, a tool) must carry a Referer of this service instead.
+ * `hosts` are the names this service answers to (`host[:port]`: the Host header, and behind a
+ * trusted proxy X-Forwarded-Host and FS_PUBLIC_URL's); a default port on either side is ignored.
+ */
+export function sameOrigin(origin: string, referer: string, hosts: readonly string[]): boolean {
+  const own = new Set(hosts.filter(Boolean).map((h) => h.trim().toLowerCase().replace(/:(80|443)$/, "")));
+  if (own.size === 0) return false;
+  const hostOf = (url: string): string | null => {
+    try {
+      const u = new URL(url);
+      return u.protocol === "http:" || u.protocol === "https:" ? u.host.replace(/:(80|443)$/, "") : null;
+    } catch {
+      return null;
+    }
+  };
+  const from = origin ? (origin === "null" ? null : hostOf(origin)) : referer ? hostOf(referer) : null;
+  return from !== null && own.has(from);
+}

@@ -6,7 +6,7 @@ import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
-import { formText } from "../../scoring/content/index.js";
+import { FLAGS, formText } from "../../scoring/content/index.js";
 import { emailCheckSignals } from "../../scoring/email.js";
 import { verifyChallengeToken } from "../../challenge/index.js";
 
@@ -74,7 +74,7 @@ export function checkPost(deps: AppDeps) {
       const dataset = deps.ipDatasets.get();
 
       // Text of the form, for the content model (below).
-      const text = fields ? formText(fields) : { text: "", fields: [] };
+      const text = fields ? formText(fields) : { text: "", fields: [], flags: [] };
 
       // User agent.
       const ua = md.user_agent !== undefined ? uaClassifierFor(dataset).classify(md.user_agent) : null;
@@ -115,7 +115,7 @@ export function checkPost(deps: AppDeps) {
               : null,
             email: email ? { risk: email.risk, disposable: email.disposable, domain: email.domain } : null,
             content: content
-              ? { risk: round(content.spam_probability), spam_probability: round(content.spam_probability), language: content.language, flags: content.flags, fields: text.fields }
+              ? { risk: round(content.spam_probability), spam_probability: round(content.spam_probability), language: content.language, flags: mergeFlags(content.flags, text.flags), fields: text.fields }
               : null,
           },
           rule_matches: fused.rule_matches,
@@ -125,6 +125,12 @@ export function checkPost(deps: AppDeps) {
       };
     },
   });
+}
+
+/** The text's flags plus those raised by single fields (a field that is only a link), in FLAGS order. */
+function mergeFlags(fromText: readonly string[], fromFields: readonly string[]): string[] {
+  const all = new Set([...fromText, ...fromFields]);
+  return FLAGS.filter((f) => all.has(f));
 }
 
 /** Separates the beacon's hidden field from the site's own fields. */

@@ -31,7 +31,7 @@ import { MODEL_FILE, MODEL_FORMAT, decodeModel, encodeModel, type ModelHeader } 
 import { loadCorpora, type TextRow } from "./text/corpora.js";
 import { DEFAULT_TRAIN_OPTIONS } from "./text/logistic.js";
 import { ECE_BINS, roundMetrics } from "./text/metrics.js";
-import { DEFAULT_KEEP, PAPER_BEST, SOURCE_WEIGHTS, fitModel, runPaperProtocol } from "./text/pipeline.js";
+import { DEFAULT_KEEP, PAPER_BEST, PAPER_TRAIN_OPTIONS, SOURCE_WEIGHTS, fitModel, runPaperProtocol } from "./text/pipeline.js";
 import { DEFAULT_CAP, LOSO_TARGETS, losoMeetsTargets, losoRows, losoSummary, losoTable, runLoso } from "./text/loso.js";
 import { drawReliabilityDiagram, reliabilitySvg } from "./text/reliability-diagram.js";
 import { coldEmailScore } from "../src/scoring/content/cold-email.js";
@@ -102,7 +102,7 @@ async function main(): Promise<number> {
   const platt = loso.calibration;
   console.log(`fitted the shipped weights on ${used.length} texts (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
-  const paper = runPaperProtocol(rows.filter((r) => r.source === "sms"), opts, DEFAULT_KEEP);
+  const paper = runPaperProtocol(rows.filter((r) => r.source === "sms"), PAPER_TRAIN_OPTIONS, DEFAULT_KEEP);
   const pm = paper.metrics;
   const beats = pm.accuracy > PAPER_BEST.accuracy && pm.mcc > PAPER_BEST.mcc && pm.bh <= PAPER_BEST.blocked_ham;
   console.log(`\npaper protocol (SMS first 30% -> last 70%, ${paper.trainRows} -> ${paper.testRows}):`);
@@ -147,6 +147,7 @@ async function main(): Promise<number> {
       reference: "Almeida, Gómez Hidalgo & Yamakami, DocEng 2011, Table 7: first 30% of the SMS Spam Collection (file order) for training, remaining 70% for testing",
       paper_best: PAPER_BEST,
       ours: {
+        options: PAPER_TRAIN_OPTIONS,
         train_rows: paper.trainRows,
         test_rows: paper.testRows,
         calibration: { ...paper.calibration, a: round(paper.calibration.a), b: round(paper.calibration.b) },

@@ -26,7 +26,7 @@ export interface TrainOptions {
   wordsOnly?: boolean;
 }
 
-export const DEFAULT_TRAIN_OPTIONS: TrainOptions = { bits: 20, epochs: 6, learningRate: 0.25, l2: 1e-6, seed: 20260618 };
+export const DEFAULT_TRAIN_OPTIONS: TrainOptions = { bits: 20, epochs: 2, learningRate: 0.25, l2: 1e-6, seed: 20260618 };
 
 /** Float weights of a trained model. */
 export interface FloatModel {

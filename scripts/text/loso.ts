@@ -37,6 +37,13 @@ export const SOURCE_LANGUAGE: Record<SourceName, string> = {
 /** The targets the table is held to (issue 15). */
 export const LOSO_TARGETS = { auc: 0.95, ece: 0.05, blockedHamAt08: 0.01 } as const;
 
+/**
+ * Regression floors: what the shipped settings reach on the table (rounded against them), held by
+ * test/corpora/content-model.test.ts so a change that makes the model worse on unseen sources
+ * fails. They sit below LOSO_TARGETS where the targets are not reached yet (see the model card).
+ */
+export const LOSO_FLOORS = { worstAuc: 0.69, meanAuc: 0.81, pooledEce: 0.1, maxBlockedHamAt08: 0.18 } as const;
+
 /** Sources whose language no other source covers: reported, with no target. */
 export const NO_TARGET_SOURCES: readonly SourceName[] = ["turkish", "indonesian"];
 
@@ -49,7 +56,7 @@ export interface LosoConfig {
 }
 
 /** Rows per source the trainer uses by default (enough for every source; keeps the big mail corpora from dominating by size). */
-export const DEFAULT_CAP = 4000;
+export const DEFAULT_CAP = 3000;
 
 export const DEFAULT_LOSO_CONFIG: LosoConfig = { opts: DEFAULT_TRAIN_OPTIONS, keep: DEFAULT_KEEP, sourceWeights: SOURCE_WEIGHTS, cap: DEFAULT_CAP };
 

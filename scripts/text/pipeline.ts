@@ -81,6 +81,14 @@ export function splitOf(row: TextRow): Split {
 /** Published DocEng 2011 Table 7 best result (linear SVM, tok1). */
 export const PAPER_BEST = { classifier: "Linear SVM (tok1)", accuracy: 0.9764, mcc: 0.893, spam_caught: 0.831, blocked_ham: 0.0018 } as const;
 
+/**
+ * Options for the paper protocol: the shipped settings with 6 passes instead of 2. The protocol
+ * is in-distribution (SMS against SMS, 1,674 training texts), where more passes help; the
+ * shipped model's 2 passes were chosen on the leave-one-source-out table, where fewer passes
+ * generalise better to sources the model never saw.
+ */
+export const PAPER_TRAIN_OPTIONS: TrainOptions = { ...DEFAULT_TRAIN_OPTIONS, epochs: 6 };
+
 /** Training rows of the paper's split. */
 export const PAPER_TRAIN_ROWS = 1674;
 
@@ -106,7 +114,7 @@ export interface PaperResult {
  * the other four), then the final model is fit on the whole 30%. The operating threshold comes
  * from the same out-of-fold predictions (chooseThreshold); metrics at p >= 0.5 are kept too.
  */
-export function runPaperProtocol(smsRows: readonly TextRow[], opts: TrainOptions = DEFAULT_TRAIN_OPTIONS, keep = DEFAULT_KEEP, classBalance = CLASS_BALANCE): PaperResult {
+export function runPaperProtocol(smsRows: readonly TextRow[], opts: TrainOptions = PAPER_TRAIN_OPTIONS, keep = DEFAULT_KEEP, classBalance = CLASS_BALANCE): PaperResult {
   const ordered = [...smsRows].sort((a, b) => Number(a.id.slice(4)) - Number(b.id.slice(4)));
   // The paper's 30%: 1,674 of 5,574 messages (rows 1,675-5,574 are its test set).
   const cut = PAPER_TRAIN_ROWS;

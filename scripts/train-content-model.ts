@@ -131,7 +131,7 @@ async function main(): Promise<number> {
     rows_per_source_cap: cap,
     features: { ...FEATURE_SUMMARY, max_input_chars: MAX_INPUT_CHARS, max_normalised_chars: MAX_NORMALISED, hash_bits: opts.bits },
     model: { type: "logistic regression (L2, AdaGrad)", ...opts, source_weights: SOURCE_WEIGHTS, class_balance: "spam and ham get equal weight within each two-class source", kept_weights: DEFAULT_KEEP, quantisation: "int8, step = 99.95th percentile of kept |w| / 127" },
-    calibration: { method: "platt", fit_on: "pooled out-of-fold logits of the leave-one-source-out evaluation, each source weighted equally", a: round(platt.a), b: round(platt.b) },
+    calibration: { method: "platt", fit_on: "pooled out-of-fold logits of the leave-one-source-out evaluation, each text once", a: round(platt.a), b: round(platt.b) },
     leave_one_source_out: {
       method: "for each source, train on every other source and score it; the table's calibration for a source is fit on the other sources' out-of-fold logits",
       targets: LOSO_TARGETS,

@@ -14,7 +14,7 @@
  * Calibration: Platt scaling on pooled out-of-fold raw logits. For the table, the calibration
  * that scores source S is fit on the pooled out-of-fold logits of the other sources only, so no
  * number in the table saw its own source in any step; the shipped calibration is fit on all of
- * them. In the pooled fit each source carries the same total weight, with its own class mix.
+ * them. Each text counts once in the pooled fit (see fitPooledPlatt for what else was tried).
  *
  * --cap N keeps at most N rows per source (seeded, class proportions kept) for quick exploration.
  */
@@ -42,7 +42,7 @@ export const LOSO_TARGETS = { auc: 0.95, ece: 0.05, blockedHamAt08: 0.01 } as co
  * test/corpora/content-model.test.ts so a change that makes the model worse on unseen sources
  * fails. They sit below LOSO_TARGETS where the targets are not reached yet (see the model card).
  */
-export const LOSO_FLOORS = { worstAuc: 0.69, meanAuc: 0.81, pooledEce: 0.1, maxBlockedHamAt08: 0.18 } as const;
+export const LOSO_FLOORS = { worstAuc: 0.69, meanAuc: 0.81, pooledEce: 0.05, maxBlockedHamAt08: 0.16 } as const;
 
 /** Sources whose language no other source covers: reported, with no target. */
 export const NO_TARGET_SOURCES: readonly SourceName[] = ["turkish", "indonesian"];
@@ -110,10 +110,13 @@ export function losoRows(rows: readonly TextRow[], cap: number, seed: number): M
 }
 
 /**
- * Platt parameters on pooled logits where each source has the same total weight. Implemented by
- * replicating nothing: the weights enter fitPlatt's Newton steps through per-row weights.
+ * Platt parameters on pooled out-of-fold logits, each text counted once. Tried and rejected on
+ * the table: the same fit with every source weighted equally (pooled ECE 0.093 against 0.026,
+ * ham blocked at 0.8 3.2% against 2.1%), and isotonic regression, plain (ECE 0.024 but ham blocked
+ * at 0.8 3.1%, AUC lowered by ties) or source-weighted (ECE 0.095). `weighted` keeps the first
+ * variant reachable for such comparisons.
  */
-export function fitPooledPlatt(parts: readonly { z: number[]; y: number[] }[]): { a: number; b: number } {
+export function fitPooledPlatt(parts: readonly { z: number[]; y: number[] }[], weighted = false): { a: number; b: number } {
   const z: number[] = [];
   const y: number[] = [];
   const w: number[] = [];
@@ -124,7 +127,7 @@ export function fitPooledPlatt(parts: readonly { z: number[]; y: number[] }[]): 
       w.push(1 / p.z.length);
     }
   }
-  return fitPlatt(z, y, w);
+  return weighted ? fitPlatt(z, y, w) : fitPlatt(z, y);
 }
 
 /** Runs LOSO over every source present in `bySource`. `log` gets one line per fold. */
@@ -236,7 +239,7 @@ async function main(): Promise<number> {
   const t = losoMeetsTargets(result);
   console.log(t.ok ? "targets met" : `targets missed:\n  ${t.failures.join("\n  ")}`);
   console.log(`${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  if (values.out) writeFileSync(values.out, JSON.stringify({ table: result.rows, pooled: result.pooled, calibration: result.calibration, bins: result.bins }, null, 2));
+  if (values.out) writeFileSync(values.out, JSON.stringify({ table: result.rows, pooled: result.pooled, calibration: result.calibration, bins: result.bins, oof: Object.fromEntries(result.oof) }, null, 2));
   if (values.svg) {
     const { reliabilitySvg } = await import("./reliability-diagram.js");
     writeFileSync(values.svg, reliabilitySvg(result.bins, "Leave-one-source-out, pooled"));

@@ -39,7 +39,7 @@ export interface ContentAnalysis {
 
 /** A loaded content model. */
 export interface ContentModel {
-  /** Model version (as in manifest.json), e.g. `content-2.40bb389a0a28`. */
+  /** Model version (as in manifest.json), e.g. `content-2.525ef7fdfba1`. */
   version: string;
   /** Analyses one text. Pure; safe to call concurrently from one thread. */
   analyze(text: string): ContentAnalysis;

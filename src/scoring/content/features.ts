@@ -58,6 +58,12 @@ const URL_RE = new RegExp(
   ].join("|"),
   "g",
 );
+/**
+ * Cheap pre-check for URL_RE (the text must also hold a dot): a URL has `http`, `www` or a letter
+ * or digit, a dot and a letter in a row; most texts have none, and then the full pattern is not
+ * run. On the 71,908 corpus texts the features are identical with and without it.
+ */
+const URL_HINT = /http|www|[a-z0-9]\.[a-z]/;
 /** An e-mail address, raw or spaced out (`john @ example . com`). */
 const EMAIL_RE = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[\w.-]+ @ [\w-]+(?: \. [\w-]+)+/g;
 /** After URL/e-mail replacement: nothing but links (and punctuation or spaces). */
@@ -105,7 +111,7 @@ function normaliseInto(text: string): number {
   if (s.indexOf("&") >= 0) s = s.replace(ENTITY, " ");
   if (s.charCodeAt(0) === 115 || s.charCodeAt(0) <= SPACE) s = s.replace(SUBJECT, "");
   if (s.indexOf("@") >= 0) s = s.replace(EMAIL_RE, " zzemail ");
-  if (s.indexOf(".") >= 0) s = s.replace(URL_RE, " zzurl ");
+  if (s.indexOf(".") >= 0 && URL_HINT.test(s)) s = s.replace(URL_RE, " zzurl ");
   if (s.indexOf("@") >= 0 || s.indexOf("#") >= 0) s = s.replace(HANDLE_RE, (m) => (m.charCodeAt(0) === 64 ? " zzmention " : " zzhashtag "));
   let len = 0;
   buf[len++] = SPACE;

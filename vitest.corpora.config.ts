@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/corpora/**/*.test.ts"],
-    testTimeout: 300_000,
+    testTimeout: 1_800_000,
+    hookTimeout: 1_800_000,
   },
 });

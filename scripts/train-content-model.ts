@@ -1,20 +1,23 @@
 /**
  * Trains the content model (src/scoring/content) from the labelled text corpora and writes
- * data/content-model/{model.bin, manifest.json, reliability.png}.
+ * data/content-model/{model.bin, manifest.json, reliability.png} and docs/content-model-reliability.svg.
  *
- *   node dist/scripts/train-content-model.js --corpora DIR [--out DIR] [--check]
+ *   node dist/scripts/train-content-model.js --corpora DIR [--out DIR] [--cap N] [--check]
  *
  * --corpora the folder of labelled text corpora (required; they do not ship with the repository)
  * --out     output folder (default data/content-model)
+ * --cap     at most N rows per source (default DEFAULT_CAP; seeded, class mix kept), so no corpus
+ *           dominates by size and a run stays lean on a shared machine
  * --check   train and evaluate, print the metrics, write nothing; exit 1 when the input files'
  *           sha256 differ from the committed manifest's, or the paper protocol is not beaten
  *
  * Steps: read every corpus (scripts/text/corpora.ts; the machine-translated SMS set is read only
- * for its checksum and never trained on: it is a translation of the SMS collection used for
- * evaluation), split 70/10/20 by a hash of the normalised text, fit the logistic model on the
- * train split (plus the contact-form fragments at a token weight), prune and quantise it, fit Platt
- * scaling on the calibration split, evaluate on the test split overall and per source, run the
- * DocEng 2011 SMS protocol, and write the artefacts to temporary names renamed into place.
+ * for its checksum and never trained on: it translates the SMS collection); run the
+ * leave-one-source-out evaluation (scripts/text/loso.ts): for each source, a model fit on all the
+ * others scores it; fit Platt scaling on the pooled out-of-fold logits; fit the shipped weights on
+ * every source; prune and quantise; run the DocEng 2011 SMS protocol; write the artefacts to
+ * temporary names renamed into place. There is no in-distribution test split: a model that has
+ * seen a source's other half reads near-perfect on it and says nothing about new sources.
  * Deterministic: equal inputs give byte-identical outputs.
  */
 import { createHash } from "node:crypto";
@@ -25,11 +28,12 @@ import { pathToFileURL } from "node:url";
 import { REPO_ROOT } from "../src/config/index.js";
 import { FEATURE_SUMMARY, MAX_INPUT_CHARS, MAX_NORMALISED } from "../src/scoring/content/features.js";
 import { MODEL_FILE, MODEL_FORMAT, decodeModel, encodeModel, type ModelHeader } from "../src/scoring/content/model-file.js";
-import { loadCorpora, type SourceName, type TextRow } from "./text/corpora.js";
-import { DEFAULT_TRAIN_OPTIONS, fitPlatt } from "./text/logistic.js";
-import { ECE_BINS, evaluate, reliabilityBins, roundMetrics, type Metrics } from "./text/metrics.js";
-import { DEFAULT_KEEP, PAPER_BEST, SOURCE_WEIGHTS, fitModel, plattProbabilities, rawLogits, runPaperProtocol, splitOf } from "./text/pipeline.js";
-import { drawReliabilityDiagram } from "./text/reliability-diagram.js";
+import { loadCorpora, type TextRow } from "./text/corpora.js";
+import { DEFAULT_TRAIN_OPTIONS } from "./text/logistic.js";
+import { ECE_BINS, roundMetrics } from "./text/metrics.js";
+import { DEFAULT_KEEP, PAPER_BEST, PAPER_TRAIN_OPTIONS, SOURCE_WEIGHTS, fitModel, runPaperProtocol } from "./text/pipeline.js";
+import { DEFAULT_CAP, LOSO_TARGETS, losoMeetsTargets, losoRows, losoSummary, losoTable, runLoso } from "./text/loso.js";
+import { drawReliabilityDiagram, reliabilitySvg } from "./text/reliability-diagram.js";
 import { coldEmailScore } from "../src/scoring/content/cold-email.js";
 import { detectFlags } from "../src/scoring/content/flags.js";
 import { fraudScore } from "../src/scoring/content/fraud.js";
@@ -42,7 +46,8 @@ function cueRates(rows: readonly TextRow[]): Record<string, { n: number; cold_em
   const groups = new Map<string, TextRow[]>();
   for (const r of rows) {
     const key = `${r.source}:${r.label ? "spam" : "ham"}`;
-    groups.set(key, [...(groups.get(key) ?? []), r]);
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key)!.push(r);
   }
   return Object.fromEntries(
     [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([key, list]) => {
@@ -57,7 +62,8 @@ function cueRates(rows: readonly TextRow[]): Record<string, { n: number; cold_em
 }
 
 export const DEFAULT_OUT = join(REPO_ROOT, "data/content-model");
-const EVAL_SOURCES: SourceName[] = ["sms", "youtube", "enron", "turkish", "indonesian"];
+/** The reliability diagram the model card shows. */
+export const DIAGRAM_SVG = join(REPO_ROOT, "docs/content-model-reliability.svg");
 
 function writeAtomic(path: string, bytes: Buffer | string): void {
   writeFileSync(`${path}.tmp`, bytes);
@@ -65,54 +71,38 @@ function writeAtomic(path: string, bytes: Buffer | string): void {
 }
 
 const pct = (v: number | null) => (v === null ? "-" : (100 * v).toFixed(2));
-function row(name: string, m: Metrics): string {
-  return `| ${name} | ${m.n} | ${m.spam} | ${m.auc === null ? "-" : m.auc.toFixed(4)} | ${pct(m.accuracy)} | ${m.mcc.toFixed(3)} | ${pct(m.sc)} | ${pct(m.bh)} | ${m.brier.toFixed(4)} | ${m.ece.toFixed(4)} |`;
-}
-const TABLE_HEAD = "| set | n | spam | ROC AUC | acc % | MCC | SC % | BH % | Brier | ECE |\n|---|---|---|---|---|---|---|---|---|---|";
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { corpora: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } } });
+  const { values } = parseArgs({ options: { corpora: { type: "string" }, out: { type: "string" }, cap: { type: "string" }, check: { type: "boolean", default: false } } });
   if (!values.corpora) {
-    console.error("usage: node dist/scripts/train-content-model.js --corpora DIR [--out DIR] [--check]");
+    console.error("usage: node dist/scripts/train-content-model.js --corpora DIR [--out DIR] [--cap N] [--check]");
     return 2;
   }
   const corpora = resolve(values.corpora);
   const out = resolve(values.out ?? DEFAULT_OUT);
-  const started = Date.now();
-  const { rows, files } = loadCorpora(corpora);
-  const usable = rows.filter((r) => r.source !== "sms_mt");
-  const splits = { train: [] as TextRow[], calibration: [] as TextRow[], test: [] as TextRow[] };
-  for (const r of usable) {
-    if (r.source === "contact_form") splits.train.push(r); // spam-only fragments: training only
-    else splits[splitOf(r)].push(r);
+  const cap = values.cap === undefined ? DEFAULT_CAP : Number(values.cap);
+  if (!Number.isInteger(cap) || cap < 0) {
+    console.error(`--cap ${values.cap}: not a row count`);
+    return 2;
   }
-  console.log(`read ${rows.length} rows from ${files.length} files; train ${splits.train.length}, calibration ${splits.calibration.length}, test ${splits.test.length} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-
+  const started = Date.now();
   const opts = DEFAULT_TRAIN_OPTIONS;
-  const fitted = fitModel(splits.train, opts, DEFAULT_KEEP);
-  console.log(`fitted (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  const platt = fitPlatt(rawLogits(fitted, splits.calibration), splits.calibration.map((r) => r.label));
-  const testP = plattProbabilities(rawLogits(fitted, splits.test), platt);
-  const testY = splits.test.map((r) => r.label);
-  const overall = evaluate(testP, testY);
-  const perSource = Object.fromEntries(
-    EVAL_SOURCES.map((s) => {
-      const idx = splits.test.map((r, i) => (r.source === s ? i : -1)).filter((i) => i >= 0);
-      return [s, evaluate(idx.map((i) => testP[i]!), idx.map((i) => testY[i]!))];
-    }),
-  );
-  const enronSubsets = Object.fromEntries(
-    ["enron1", "enron3", "enron4", "enron6"].map((g) => {
-      const idx = splits.test.map((r, i) => (r.group === g ? i : -1)).filter((i) => i >= 0);
-      return [g, evaluate(idx.map((i) => testP[i]!), idx.map((i) => testY[i]!))];
-    }),
-  );
-  console.log(`\nheld-out test split (threshold p >= 0.5; ECE over ${ECE_BINS} equal-width bins)\n${TABLE_HEAD}`);
-  console.log(row("all", overall));
-  for (const [s, m] of Object.entries(perSource)) console.log(row(s, m));
-  for (const [s, m] of Object.entries(enronSubsets)) console.log(row(`  ${s}`, m));
+  const { rows, files } = loadCorpora(corpora);
+  const bySource = losoRows(rows, cap, opts.seed);
+  const used = [...bySource.values()].flat();
+  console.log(`read ${rows.length} rows from ${files.length} files; ${used.length} used (at most ${cap || "all"} per source) (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
-  const paper = runPaperProtocol(rows.filter((r) => r.source === "sms"), opts, DEFAULT_KEEP);
+  const cfg = { opts, keep: DEFAULT_KEEP, sourceWeights: SOURCE_WEIGHTS, cap };
+  const loso = runLoso(bySource, cfg, console.log);
+  const targets = losoMeetsTargets(loso);
+  console.log(`\nleave-one-source-out (each source scored by a model that never saw it; Platt fit on the other sources' out-of-fold logits; ECE over ${ECE_BINS} bins)\n${losoTable(loso)}\n\n${losoSummary(loso)}`);
+  console.log(targets.ok ? "targets met" : `targets missed:\n  ${targets.failures.join("\n  ")}`);
+
+  const fitted = fitModel(used, opts, DEFAULT_KEEP, SOURCE_WEIGHTS);
+  const platt = loso.calibration;
+  console.log(`fitted the shipped weights on ${used.length} texts (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+  const paper = runPaperProtocol(rows.filter((r) => r.source === "sms"), PAPER_TRAIN_OPTIONS, DEFAULT_KEEP);
   const pm = paper.metrics;
   const beats = pm.accuracy > PAPER_BEST.accuracy && pm.mcc > PAPER_BEST.mcc && pm.bh <= PAPER_BEST.blocked_ham;
   console.log(`\npaper protocol (SMS first 30% -> last 70%, ${paper.trainRows} -> ${paper.testRows}):`);
@@ -123,9 +113,9 @@ async function main(): Promise<number> {
   console.log(`| this pipeline, p >= 0.5 | ${pct(half.sc)} | ${pct(half.bh)} | ${pct(half.accuracy)} | ${half.mcc.toFixed(3)} |`);
 
   // Final artefacts: version from the content, so equal inputs give equal files.
-  const headerBase: Omit<ModelHeader, "version"> = { format: MODEL_FORMAT, bits: opts.bits, scale: fitted.header.scale, bias: fitted.header.bias, calibration: { method: "platt", a: platt.a, b: platt.b } };
+  const headerBase: Omit<ModelHeader, "version"> = { format: MODEL_FORMAT, bits: opts.bits, scale: fitted.header.scale, bias: fitted.header.bias, calibration: { method: "platt", a: round(platt.a), b: round(platt.b) } };
   const digest = createHash("sha256").update(JSON.stringify(headerBase)).update(fitted.weights).digest("hex").slice(0, 12);
-  const version = `content-1.${digest}`;
+  const version = `content-2.${digest}`;
   const modelBytes = encodeModel({ ...headerBase, version }, fitted.weights);
   decodeModel(modelBytes); // refuse to write what the reader cannot read
   const nonZero = fitted.weights.reduce((n, w) => n + (w !== 0 ? 1 : 0), 0);
@@ -133,23 +123,31 @@ async function main(): Promise<number> {
     generated_by: "scripts/train-content-model.ts (do not edit; rerun the script)",
     version,
     model_file: { path: MODEL_FILE, bytes: modelBytes.length, sha256: createHash("sha256").update(modelBytes).digest("hex"), non_zero_weights: nonZero },
-    sources: files.map((f) => ({ ...f, used_for: f.source === "sms_mt" ? "not used (machine translation of the SMS evaluation set; language-ID benchmark only)" : f.source === "contact_form" ? "training only, spam-only fragments at a token weight; cold_email lexicon" : "train/calibration/test" })),
-    split: { method: "sha256 of source + normalised text, salt content-split-v1: < 0.7 train, < 0.8 calibration, else test", train: splits.train.length, calibration: splits.calibration.length, test: splits.test.length },
+    sources: files.map((f) => ({
+      ...f,
+      used_rows: bySource.get(f.source)?.length ?? 0,
+      used_for: f.source === "sms_mt" ? "not used (machine translation of the SMS collection; language-ID benchmark only)" : f.source === "contact_form" ? "training (spam-only fragments at a token weight); cold_email lexicon" : "training and leave-one-source-out evaluation",
+    })),
+    rows_per_source_cap: cap,
     features: { ...FEATURE_SUMMARY, max_input_chars: MAX_INPUT_CHARS, max_normalised_chars: MAX_NORMALISED, hash_bits: opts.bits },
-    model: { type: "logistic regression (L2, AdaGrad)", ...opts, source_weights: SOURCE_WEIGHTS, class_balance: "spam and ham get equal weight within each source", kept_weights: DEFAULT_KEEP, quantisation: "int8, step = 99.95th percentile of kept |w| / 127" },
-    calibration: { method: "platt", fit_on: "calibration split (10%), never used for fitting the weights", a: round(platt.a), b: round(platt.b) },
-    metrics: {
-      threshold: 0.5,
-      test_at_0_8: roundMetrics(evaluate(testP, testY, 0.8)),
+    model: { type: "logistic regression (L2, AdaGrad)", ...opts, source_weights: SOURCE_WEIGHTS, class_balance: "spam and ham get equal weight within each two-class source", kept_weights: DEFAULT_KEEP, quantisation: "int8, step = 99.95th percentile of kept |w| / 127" },
+    calibration: { method: "platt", fit_on: "pooled out-of-fold logits of the leave-one-source-out evaluation, each text once", a: round(platt.a), b: round(platt.b) },
+    leave_one_source_out: {
+      method: "for each source, train on every other source and score it; the table's calibration for a source is fit on the other sources' out-of-fold logits",
+      targets: LOSO_TARGETS,
+      targets_met: targets.ok,
+      failures: targets.failures,
       ece_binning: `${ECE_BINS} equal-width bins on [0, 1]; ECE = sum over bins of (bin share) * |mean p - fraction spam|`,
-      test: roundMetrics(overall),
-      per_source: Object.fromEntries(Object.entries(perSource).map(([k, m]) => [k, roundMetrics(m)])),
-      enron_subsets: Object.fromEntries(Object.entries(enronSubsets).map(([k, m]) => [k, roundMetrics(m)])),
+      per_source: Object.fromEntries(loso.rows.map((r) => [r.source, { language: r.language, target: r.target, at_0_5: roundMetrics(r.metrics), at_0_8: roundMetrics(r.at08) }])),
+      pooled: { at_0_5: roundMetrics(loso.pooled), at_0_8: roundMetrics(loso.pooledAt08) },
+      worst_auc: round(loso.worstAuc),
+      mean_auc: round(loso.meanAuc),
     },
     paper_protocol: {
       reference: "Almeida, Gómez Hidalgo & Yamakami, DocEng 2011, Table 7: first 30% of the SMS Spam Collection (file order) for training, remaining 70% for testing",
       paper_best: PAPER_BEST,
       ours: {
+        options: PAPER_TRAIN_OPTIONS,
         train_rows: paper.trainRows,
         test_rows: paper.testRows,
         calibration: { ...paper.calibration, a: round(paper.calibration.a), b: round(paper.calibration.b) },
@@ -159,10 +157,9 @@ async function main(): Promise<number> {
       },
       beats_paper: beats,
     },
-    cue_rates: { note: "share of texts with cold_email >= 0.5 / fraud >= 0.5; test split, plus all contact-form fragments", ...cueRates([...splits.test, ...usable.filter((r) => r.source === "contact_form")]) },
-    reliability_diagram: "reliability.png (test split; bars = observed spam fraction per bin, dots = (mean p, observed), dashed = perfect calibration, bottom strip = log count per bin)",
+    cue_rates: { note: "share of texts with cold_email >= 0.5 / fraud >= 0.5, per source and class (rows used)", ...cueRates(used) },
+    reliability_diagram: "reliability.png and docs/content-model-reliability.svg: pooled leave-one-source-out predictions; bars = observed spam fraction per bin, dots = (mean p, observed), dashed = perfect calibration, bottom strip = log count per bin",
   };
-  console.log(`\ncue rates (cold_email >= 0.5, fraud >= 0.5): ${JSON.stringify(manifest.cue_rates)}`);
   console.log(`\nmodel ${version}: ${modelBytes.length} bytes, ${nonZero} non-zero weights; ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   if (values.check) {
@@ -179,8 +176,9 @@ async function main(): Promise<number> {
   }
   mkdirSync(out, { recursive: true });
   writeAtomic(join(out, MODEL_FILE), modelBytes);
-  writeAtomic(join(out, "reliability.png"), drawReliabilityDiagram(reliabilityBins(testP, testY)));
+  writeAtomic(join(out, "reliability.png"), drawReliabilityDiagram(loso.bins));
   writeAtomic(join(out, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
+  if (out === DEFAULT_OUT) writeAtomic(DIAGRAM_SVG, reliabilitySvg(loso.bins, `Leave-one-source-out, pooled (${loso.pooled.n} texts), ${version}`));
   console.log(`written to ${out}`);
   return beats ? 0 : 1;
 }

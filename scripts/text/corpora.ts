@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { parseCsv } from "./csv.js";
 
 /** Corpus families; per-source metrics are reported by these names. */
-export type SourceName = "sms" | "youtube" | "enron" | "turkish" | "indonesian" | "contact_form" | "sms_mt";
+export type SourceName =
+  | "sms" | "youtube" | "enron" | "turkish" | "indonesian" | "contact_form" | "sms_mt"
+  | "lingspam" | "trec07p" | "nazario" | "newsgroups" | "instagram";
 
 /** One labelled text. */
 export interface TextRow {
@@ -47,9 +49,25 @@ export const CORPUS_FILES: readonly { file: string; source: SourceName }[] = [
   { file: "multilingual/indonesian_sms_spam.csv", source: "indonesian" },
   { file: "contact_form_spam_phrases.csv", source: "contact_form" },
   { file: "multilingual/sms_machine_translated_de_fr_hi.csv", source: "sms_mt" },
+  { file: "email/lingspam_bare.csv", source: "lingspam" },
+  { file: "email/trec07p_sample.csv", source: "trec07p" },
+  { file: "email/nazario_phishing_2004_2005.csv", source: "nazario" },
+  { file: "newsgroups/20newsgroups_sample.csv", source: "newsgroups" },
+  { file: "comments/instagram_scamspot.csv", source: "instagram" },
 ];
 
-const LANG_BY_SOURCE: Partial<Record<SourceName, string>> = { sms: "en", youtube: "en", enron: "en", turkish: "tr", indonesian: "id" };
+/**
+ * Sources with both classes: each is one fold of the leave-one-source-out evaluation. The rest
+ * (20 Newsgroups: ham only; Nazario phishing and the contact-form fragments: spam only) are
+ * always in the training side of every fold; the machine-translated SMS set is never used.
+ */
+export const TWO_CLASS_SOURCES: readonly SourceName[] = ["sms", "youtube", "enron", "turkish", "indonesian", "lingspam", "trec07p", "instagram"];
+/** One-class sources, always on the training side. */
+export const ONE_CLASS_SOURCES: readonly SourceName[] = ["newsgroups", "nazario", "contact_form"];
+
+const LANG_BY_SOURCE: Partial<Record<SourceName, string>> = {
+  sms: "en", youtube: "en", enron: "en", turkish: "tr", indonesian: "id", lingspam: "en", trec07p: "en", nazario: "en", newsgroups: "en", instagram: "en",
+};
 
 /**
  * Reads every corpus file under `textDir`. Throws when a file is missing or a label is not
@@ -74,7 +92,7 @@ export function loadCorpora(textDir: string, which: readonly SourceName[] = CORP
         label,
         source,
         lang: r.lang ?? LANG_BY_SOURCE[source] ?? null,
-        group: source === "enron" ? file.replace(/^.*\/|\.csv$/g, "") : (r.video ?? r.original_class ?? source),
+        group: source === "enron" ? file.replace(/^.*\/|\.csv$/g, "") : (r.video ?? r.original_class ?? r.newsgroup ?? r.part ?? source),
       });
     });
     files.push({ file, source, sha256: createHash("sha256").update(bytes).digest("hex"), rows: records.length, spam, ham: records.length - spam });

@@ -18,7 +18,7 @@ import { eld as eldLarge } from "eld/large";
 import { eld as eldMedium } from "eld/medium";
 import { detect as tinyldDetect } from "tinyld";
 import { detect as tinyldLightDetect } from "tinyld/light";
-import { LANGUAGE_WINDOW, detectLanguage } from "../../src/scoring/content/language.js";
+import { LANGUAGE_WINDOW, detectLanguage, detectLanguageIn } from "../../src/scoring/content/language.js";
 import { loadCorpora, type TextRow } from "./corpora.js";
 import { seededShuffle } from "./split.js";
 
@@ -40,6 +40,7 @@ const CONTENDERS: Contender[] = [
   { name: "tinyld 1.3.4 (normal)", detect: (t) => tinyldDetect(t) || null },
   { name: "tinyld 1.3.4 (light)", detect: (t) => tinyldLightDetect(t) || null },
   { name: `shipped: eld medium, first ${LANGUAGE_WINDOW} chars, ms->id`, detect: detectLanguage },
+  ...[32, 40, 48, 60].filter((w) => w !== LANGUAGE_WINDOW).map((w) => ({ name: `eld medium, first ${w} chars, ms->id`, detect: (t: string) => detectLanguageIn(t, w) })),
 ];
 
 const BUCKETS = [

@@ -22,9 +22,11 @@ export interface TrainOptions {
   /** L2 penalty per update on the touched weights ("lazy" L2). */
   l2: number;
   seed: number;
+  /** Train on the word namespace only (character n-gram weights stay 0). */
+  wordsOnly?: boolean;
 }
 
-export const DEFAULT_TRAIN_OPTIONS: TrainOptions = { bits: 20, epochs: 6, learningRate: 0.25, l2: 1e-6, seed: 20260618 };
+export const DEFAULT_TRAIN_OPTIONS: TrainOptions = { bits: 20, epochs: 2, learningRate: 0.25, l2: 1e-6, seed: 20260618 };
 
 /** Float weights of a trained model. */
 export interface FloatModel {
@@ -33,8 +35,26 @@ export interface FloatModel {
   weights: Float32Array;
 }
 
+/** Hashed features of one text, kept between epochs and folds (see FeatureCache). */
+interface CachedFeatures {
+  indices: Int32Array;
+  words: number;
+}
+
+/** Features by text for one `bits` setting: training re-reads each text every epoch and every fold. */
+export type FeatureCache = Map<string, CachedFeatures>;
+
+function featuresOf(text: string, bits: number, cache: FeatureCache | undefined): CachedFeatures {
+  const hit = cache?.get(text);
+  if (hit) return hit;
+  const f = extractFeatures(text, bits);
+  const out = { indices: f.indices.slice(0, f.total), words: f.words };
+  cache?.set(text, out);
+  return out;
+}
+
 /** Fits the model. Deterministic for equal examples and options. */
-export function trainLogistic(examples: readonly Example[], opts: TrainOptions = DEFAULT_TRAIN_OPTIONS): FloatModel {
+export function trainLogistic(examples: readonly Example[], opts: TrainOptions = DEFAULT_TRAIN_OPTIONS, cache?: FeatureCache): FloatModel {
   const size = 2 ** opts.bits;
   const w = new Float32Array(size);
   const g2 = new Float32Array(size);
@@ -44,17 +64,19 @@ export function trainLogistic(examples: readonly Example[], opts: TrainOptions =
   for (let epoch = 0; epoch < opts.epochs; epoch++) {
     const order = seededShuffle(examples, opts.seed + epoch);
     for (const ex of order) {
-      const f = extractFeatures(ex.text, opts.bits);
-      const idx = f.indices;
+      const cached = featuresOf(ex.text, opts.bits, cache);
+      const idx = cached.indices;
+      const f = { words: cached.words, total: idx.length };
       const nc = f.total - f.words;
       const vw = namespaceValue(f.words, NORM_FLOOR.words);
       const vc = namespaceValue(nc, NORM_FLOOR.chars);
       let z = bias;
       for (let i = 0; i < f.words; i++) z += w[idx[i]!]! * vw;
-      for (let i = f.words; i < f.total; i++) z += w[idx[i]!]! * vc;
+      if (!opts.wordsOnly) for (let i = f.words; i < f.total; i++) z += w[idx[i]!]! * vc;
       const p = 1 / (1 + Math.exp(-z));
       const g = (p - ex.label) * ex.weight;
-      for (let i = 0; i < f.total; i++) {
+      const upto = opts.wordsOnly ? f.words : f.total;
+      for (let i = 0; i < upto; i++) {
         const j = idx[i]!;
         const grad = g * (i < f.words ? vw : vc) + l2 * w[j]!;
         const acc = g2[j]! + grad * grad;
@@ -96,11 +118,18 @@ export function quantise(model: FloatModel, keep: number): { weights: Int8Array;
 /**
  * Platt scaling: fits p = 1 / (1 + exp(-(a z + b))) to raw logits z by Newton's method on the
  * weighted log-loss, with Platt's smoothed targets (N+ + 1)/(N+ + 2) and 1/(N- + 2) against
- * over-confidence on small sets.
+ * over-confidence on small sets. Optional per-row weights `w` (the smoothing then counts weight).
  */
-export function fitPlatt(z: readonly number[], y: readonly number[]): { a: number; b: number } {
-  const pos = y.filter((v) => v === 1).length;
-  const neg = y.length - pos;
+export function fitPlatt(z: readonly number[], y: readonly number[], w?: readonly number[]): { a: number; b: number } {
+  // Weights are rescaled to mean 1, so the smoothing counts texts, not weight.
+  const wMean = w ? w.reduce((a, b) => a + b, 0) / w.length : 1;
+  const weight = (i: number) => (w ? w[i]! / wMean : 1);
+  let pos = 0;
+  let neg = 0;
+  for (let i = 0; i < y.length; i++) {
+    if (y[i] === 1) pos++;
+    else neg++;
+  }
   const tPos = (pos + 1) / (pos + 2);
   const tNeg = 1 / (neg + 2);
   let a = 1;
@@ -110,8 +139,9 @@ export function fitPlatt(z: readonly number[], y: readonly number[]): { a: numbe
     for (let i = 0; i < z.length; i++) {
       const t = y[i] === 1 ? tPos : tNeg;
       const p = 1 / (1 + Math.exp(-(a * z[i]! + b)));
-      const d = p - t;
-      const s = Math.max(p * (1 - p), 1e-12);
+      const wi = weight(i);
+      const d = (p - t) * wi;
+      const s = Math.max(p * (1 - p), 1e-12) * wi;
       ga += d * z[i]!;
       gb += d;
       haa += s * z[i]! * z[i]!;

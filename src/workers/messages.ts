@@ -58,7 +58,7 @@ export interface ContentBatchResult {
   ok: true;
   /** One analysis per input text, same order. */
   results: ContentAnalysis[];
-  /** The model the thread loaded (data/content-model), e.g. `content-1.2ef184f9c389`. */
+  /** The model the thread loaded (data/content-model), e.g. `content-2.525ef7fdfba1`. */
   modelVersion: string;
 }
 

@@ -89,6 +89,29 @@ describe("POST /v1/check", () => {
     expect(spam.body.data.rule_matches[0]).toMatchObject({ rule: expect.any(String), signal: expect.any(String), contribution: expect.any(Number) });
   });
 
+  it("a message that is only a link is read, scored and flagged link_only; one that is only an address, email_only", async () => {
+    const ham = await check(base());
+    const link = await check(base({ message: "http://shhort.com/b?r=8f3Kq2" }));
+    expect(link.status, JSON.stringify(link.body)).toBe(200);
+    const c = link.body.data.signals.content;
+    expect(c.fields).toContain("message");
+    expect(c.flags).toEqual(expect.arrayContaining(["links", "link_only"]));
+    expect(c.spam_probability).toBeGreaterThan(ham.body.data.signals.content.spam_probability);
+    expect(link.body.data.score).toBeGreaterThan(ham.body.data.score);
+    expect(link.body.data.rule_matches.some((m: { rule: string }) => m.rule === "content_model")).toBe(true);
+    const mail = await check(base({ message: "win.big.now@mailinator.com" }));
+    expect(mail.body.data.signals.content.fields).toContain("message");
+    expect(mail.body.data.signals.content.flags).toContain("email_only");
+    // A form whose only text is the link, and the same text on POST /v1/content: the model reads a
+    // bare link as the corpora taught it (link-only texts are spam there), not as empty text.
+    const only = await check(base({ name: "", message: "http://shhort.com/b?r=8f3Kq2" }));
+    expect(only.body.data.signals.content.fields).toEqual(["message"]);
+    const alone = await api(server, "POST", "/v1/content", { key: p.secretKey, body: { text: "http://shhort.com/b?r=8f3Kq2" } });
+    expect(alone.body.data.flags).toEqual(expect.arrayContaining(["link_only"]));
+    expect(alone.body.data.score).toBe(only.body.data.signals.content.spam_probability);
+    expect(alone.body.data.decision).not.toBe("allow");
+  });
+
   it("each non-content signal moves the score the right way", async () => {
     const clean = await score(base());
     expect(await score(base({}, { honeypot_field: "http://spam.example" }))).toBeGreaterThan(0.8);

@@ -41,6 +41,21 @@ describe("flags", () => {
     const all = detectFlags("URGENT!!! WIN BITCOIN NOW AT bit.ly/abc, call +1 (555) 123-4567, $500 loan, fr33 v1agra, пример seo backlinks, password");
     for (const f of all) expect(FLAGS).toContain(f);
   });
+  it("link_only and email_only: the whole text is links, or one address", () => {
+    has("http://shhort.com/b?r=8f3Kq2", "link_only");
+    has("  www.cheap-stuff.biz\n https://x.example/a  ", "link_only");
+    has("shhort.com/b?r=abc", "link_only");
+    hasNot("see https://example.org/page", "link_only");
+    hasNot("Hello", "link_only");
+    has("win.big.now@mailinator.com", "email_only");
+    hasNot("write to jane@example.com please", "email_only");
+    hasNot("a@b.co c@d.co", "email_only");
+    // Long or hostile input: answered (the patterns have no nested ambiguity to backtrack on).
+    hasNot("http://x.com/ ".repeat(300) + "!!! ok", "link_only");
+    hasNot("a.".repeat(2000) + "com x", "link_only");
+    hasNot("a@".repeat(200), "email_only");
+  });
+
   it("links and shorteners", () => {
     has("see https://example.org/page", "links");
     has("visit www.cheap-stuff.biz today", "links");

@@ -14,7 +14,7 @@ describe("content model file", () => {
   it("loads, and its version matches manifest.json", () => {
     const model = loadContentModel();
     expect(model.version).toBe(manifest.version);
-    expect(model.version).toMatch(/^content-1\.[0-9a-f]{12}$/);
+    expect(model.version).toMatch(/^content-2\.[0-9a-f]{12}$/);
   });
 
   it("round-trips through encode/decode byte for byte", () => {

@@ -7,7 +7,7 @@ import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
-import { formText, type ContentAnalysis } from "../../scoring/content/index.js";
+import { FLAGS, formText, type ContentAnalysis } from "../../scoring/content/index.js";
 import { analyzeEmailWithMx, toCheckEmailSignals, type CheckEmailSignals, type EmailAnalysis } from "../../scoring/email.js";
 import { verifyChallengeToken } from "../../challenge/index.js";
 
@@ -53,7 +53,7 @@ export function checkPost(deps: AppDeps) {
             content: { risk: 0.0402, spam_probability: 0.0402, language: "en", flags: [], fields: ["name", "message"] },
           },
           rule_matches: [{ rule: "content_model", signal: "content", contribution: -0.981, detail: "spam_probability 0.0402" }],
-          fusion: { method: FUSION_METHOD, model_version: "content:content-1.2ef184f9c389+fusion:1" },
+          fusion: { method: FUSION_METHOD, model_version: "content:content-2.525ef7fdfba1+fusion:1" },
         },
       },
     },
@@ -78,7 +78,7 @@ export interface CheckOutcome {
   email: EmailAnalysis | null;
   /** The form's fields without the beacon's, and the text the content model read. */
   fields: FormData | null;
-  text: { text: string; fields: string[] };
+  text: { text: string; fields: string[]; flags: string[] };
   content: ContentAnalysis | null;
   /** The beacon session the form's `_fs_signals` field proved (a valid token of this org). */
   beaconSession: { projectId: string; sessionId: string } | null;
@@ -107,7 +107,7 @@ export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckB
   const dataset = deps.ipDatasets.get();
 
   // Text of the form, for the content model (below).
-  const text = fields ? formText(fields) : { text: "", fields: [] };
+  const text = fields ? formText(fields) : { text: "", fields: [], flags: [] };
 
   // User agent.
   const ua = md.user_agent !== undefined ? uaClassifierFor(dataset).classify(md.user_agent) : null;
@@ -136,14 +136,14 @@ export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckB
     beacon: beacon ? beacon.evidence : null,
   };
   const fused = fuseCheck(input);
-  const data = answerOf(deps, fused, input, facts, email, content, text.fields);
+  const data = answerOf(deps, fused, input, facts, email, content, text.fields, text.flags);
   return { data, input, fused, ip, facts, email: emailed ? emailed.analysis : null, fields, text, content, beaconSession: beacon ? beacon.session : null };
 }
 
 /** `data` of POST /v1/check (its schema: checkResponse). */
 export type CheckAnswer = ReturnType<typeof answerOf>;
 
-function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: IpFacts | null, email: CheckEmailSignals | null, content: ContentAnalysis | null, fields: string[]) {
+function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: IpFacts | null, email: CheckEmailSignals | null, content: ContentAnalysis | null, fields: string[], fieldFlags: readonly string[] = []) {
   const ipRisk = fused.rule_matches.filter((m) => m.signal === "ip").reduce((s, m) => s + m.contribution, 0);
   return {
     score: fused.score,
@@ -156,12 +156,18 @@ function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: I
         : null,
       email: email ? { risk: email.risk, disposable: email.disposable, domain: email.domain } : null,
       content: content
-        ? { risk: round(content.spam_probability), spam_probability: round(content.spam_probability), language: content.language, flags: content.flags, fields }
+        ? { risk: round(content.spam_probability), spam_probability: round(content.spam_probability), language: content.language, flags: mergeFlags(content.flags, fieldFlags), fields }
         : null,
     },
     rule_matches: fused.rule_matches,
     fusion: { method: FUSION_METHOD, model_version: `content:${deps.content.version}+fusion:1` },
   };
+}
+
+/** The text's flags plus those raised by single fields (a field that is only a link), in FLAGS order. */
+function mergeFlags(fromText: readonly string[], fromFields: readonly string[]): string[] {
+  const all = new Set([...fromText, ...fromFields]);
+  return FLAGS.filter((f) => all.has(f));
 }
 
 /** Separates the beacon's hidden field from the site's own fields. */

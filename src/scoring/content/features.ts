@@ -37,6 +37,45 @@ const scratch = new Int32Array(6 * (MAX_NORMALISED + 4));
 const TAG = /<\/?[a-z!][^<>]{0,200}>/g;
 const ENTITY = /&(?:#x?[0-9a-f]{1,6}|[a-z]{2,8});/g;
 
+/** Placeholder words that URLs and e-mail addresses become (letters only, so they survive as one token). */
+export const URL_TOKEN = "zzurl";
+export const EMAIL_TOKEN = "zzemail";
+/** Added once when the whole text is links and nothing else (see LINK_ONLY). */
+export const LINK_ONLY_TOKEN = "zzlinkonly";
+const TLD = "com|net|org|info|biz|xyz|top|ru|cn|io|co|me|ly|link|click|shop|online|site|store|club|us|uk|de|in|tr|pw|tk|ml|ga|cf|gq|su|app|dev|live|icu|vip|win|bid|loan|work|edu|gov|tv|be|gl|gd|at|cc|to|ws|nl|fr|it|es|pl|jp|au|ca|ch|se|br";
+/**
+ * A URL in raw form (scheme, www. or a bare host with a common TLD, with its path) or in the
+ * "preprocessed" form of the Enron-Spam and Ling-Spam mails, where punctuation is spaced out
+ * (`http : / / www . example . com / offer`). Both become URL_TOKEN, so the model learns "a link
+ * is here" rather than one corpus's hosts or its way of writing them.
+ */
+const URL_RE = new RegExp(
+  [
+    String.raw`(?:https?:\/\/|www\.)[^\s<>"'()\[\]{}]+`,
+    String.raw`\bhttps? : \/ \/ [\w-]+(?: [.\/:?=&_~%#-]{1,2} [\w-]+)*`,
+    String.raw`\bwww \. [\w-]+(?: \. [\w-]+)+(?: \/ [\w-]+)*`,
+    String.raw`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:${TLD})\b(?!\.[a-z])(?:\/[^\s<>"'()]*)?`,
+  ].join("|"),
+  "g",
+);
+/**
+ * Cheap pre-check for URL_RE (the text must also hold a dot): a URL has `http`, `www` or a letter
+ * or digit, a dot and a letter in a row; most texts have none, and then the full pattern is not
+ * run. On the 71,908 corpus texts the features are identical with and without it.
+ */
+const URL_HINT = /http|www|[a-z0-9]\.[a-z]/;
+/** An e-mail address, raw or spaced out (`john @ example . com`). */
+const EMAIL_RE = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[\w.-]+ @ [\w-]+(?: \. [\w-]+)+/g;
+/** After URL/e-mail replacement: nothing but links (and punctuation or spaces). */
+const LINK_ONLY = /^[\s\p{P}\p{S}]*zzurl(?:[\s\p{P}\p{S}]+zzurl)*[\s\p{P}\p{S}]*$/u;
+/** `@handle` and `#tag` (comment spam points readers at an account or a tag); e-mail addresses are replaced first. */
+const HANDLE_RE = /(?<![\w@])[@#][\p{L}\p{N}_.]{2,}/gu;
+/** Placeholder words for handles and tags. */
+export const MENTION_TOKEN = "zzmention";
+export const HASHTAG_TOKEN = "zzhashtag";
+/** "Subject:" opening a mail (Enron-Spam writes it; other mail corpora do not). */
+const SUBJECT = /^\s*subject\s*:\s*/;
+
 /** Maps one code unit to what the stream keeps: 0 = separator, -1 = drop, else the code to write. */
 function classify(c: number): number {
   if (c < 128) {
@@ -70,8 +109,16 @@ function normaliseInto(text: string): number {
   s = s.toLowerCase();
   if (s.indexOf("<") >= 0) s = s.replace(TAG, " ");
   if (s.indexOf("&") >= 0) s = s.replace(ENTITY, " ");
+  if (s.charCodeAt(0) === 115 || s.charCodeAt(0) <= SPACE) s = s.replace(SUBJECT, "");
+  if (s.indexOf("@") >= 0) s = s.replace(EMAIL_RE, " zzemail ");
+  if (s.indexOf(".") >= 0 && URL_HINT.test(s)) s = s.replace(URL_RE, " zzurl ");
+  if (s.indexOf("@") >= 0 || s.indexOf("#") >= 0) s = s.replace(HANDLE_RE, (m) => (m.charCodeAt(0) === 64 ? " zzmention " : " zzhashtag "));
   let len = 0;
   buf[len++] = SPACE;
+  if (s.indexOf(URL_TOKEN) >= 0 && LINK_ONLY.test(s)) {
+    for (let i = 0; i < LINK_ONLY_TOKEN.length; i++) buf[len++] = LINK_ONLY_TOKEN.charCodeAt(i);
+    buf[len++] = SPACE;
+  }
   let lastSymbol = -1;
   const n = s.length;
   for (let i = 0; i < n && len < MAX_NORMALISED; i++) {

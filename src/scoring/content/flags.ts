@@ -19,11 +19,14 @@
  *   prize          prizes, winnings, lotteries, free gifts (also Indonesian/Turkish terms)
  *   urgency        pressure to act now (urgent, limited time, expires, last chance, ...)
  *   credentials    requests for passwords, codes, account verification or card details
+ *   link_only      the text is nothing but one or more links (a form field holding only a link
+ *                  raises it too, see form-text.ts); the model reads such text and scores it
+ *   email_only     the text is nothing but an e-mail address (likewise for a message-like field)
  */
 
 export const FLAGS = [
   "links", "url_shortener", "html_links", "email_address", "phone_number", "money", "all_caps", "obfuscation",
-  "mixed_scripts", "crypto", "seo", "loan", "prize", "urgency", "credentials",
+  "mixed_scripts", "crypto", "seo", "loan", "prize", "urgency", "credentials", "link_only", "email_only",
 ] as const;
 export type ContentFlag = (typeof FLAGS)[number];
 
@@ -40,6 +43,22 @@ const LOAN = /\b(?:loans?|lender|credit score|bad credit|debt (?:relief|consolid
 const PRIZE = /\b(?:you(?:'ve| have)? won|winner|won (?:a|an|the)|prize|lottery|jackpot|congratulations|congrats|claim (?:your|now)|free gift|gift card|selected to receive|hadiah|pemenang|menang|undian|selamat anda|kazandınız|kazandiniz|hediye|çekiliş|cekilis|ikramiye)\b/i;
 const URGENCY = /\b(?:urgent(?:ly)?|act now|immediately|limited time|expires?|expiring|last chance|today only|asap|within 24 hours|don'?t miss|hurry|final notice|segera|buruan|hemen|son gün|son gun|acil)\b/i;
 const CREDENTIALS = /\b(?:password|passcode|pin code|otp|one[- ]time code|verification code|verify your (?:account|identity|email)|confirm your (?:account|identity|details)|login details|log in to (?:your|verify)|account (?:suspended|locked|on hold)|ssn|social security|card (?:number|details)|cvv|bank details|kode verifikasi|kode otp|şifre|sifre|hesabınız)\b/i;
+const ONE_LINK = `(?:(?:https?:\\/\\/|www\\.)\\S+|[a-z0-9][a-z0-9-]*(?:\\.[a-z0-9-]+)*\\.(?:${TLDS})(?:[/?#]\\S*)?)`;
+/** Nothing but links, separated by white space. */
+const LINK_ONLY = new RegExp(`^\\s*${ONE_LINK}(?:\\s+${ONE_LINK})*\\s*$`, "i");
+/** Nothing but one e-mail address (a `mailto:` prefix allowed). */
+const EMAIL_ONLY = /^\s*(?:mailto:)?[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\s*$/i;
+
+/** Whether `value` is nothing but links (form-text.ts uses this per field). */
+export function isLinkOnly(value: string): boolean {
+  return value.length < 4096 && LINK_ONLY.test(value);
+}
+
+/** Whether `value` is nothing but one e-mail address. */
+export function isEmailOnly(value: string): boolean {
+  return value.length < 512 && EMAIL_ONLY.test(value);
+}
+
 const ZERO_WIDTH = /[\u200b-\u200f\u2060\ufeff\u00ad]/;
 const SPACED = /\b(?:[a-z][ .]){3,}[a-z]\b/i;
 // A short word with a look-alike digit or $ between letters (v1agra, c4sh, fr3e, ca$h); not
@@ -111,5 +130,7 @@ export function detectFlags(text: string): ContentFlag[] {
   if (PRIZE.test(text)) out.push("prize");
   if (URGENCY.test(text)) out.push("urgency");
   if (CREDENTIALS.test(text)) out.push("credentials");
+  if (hasLink && isLinkOnly(text)) out.push("link_only");
+  if (text.includes("@") && isEmailOnly(text)) out.push("email_only");
   return out;
 }

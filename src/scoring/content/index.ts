@@ -39,7 +39,7 @@ export interface ContentAnalysis {
 
 /** A loaded content model. */
 export interface ContentModel {
-  /** Model version (as in manifest.json), e.g. `content-1.2ef184f9c389`. */
+  /** Model version (as in manifest.json), e.g. `content-2.525ef7fdfba1`. */
   version: string;
   /** Analyses one text. Pure; safe to call concurrently from one thread. */
   analyze(text: string): ContentAnalysis;

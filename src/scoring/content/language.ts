@@ -33,10 +33,15 @@ function countLetters(s: string): number {
 
 /** ISO 639-1 code of `text`'s language, or null when it is too short or eld cannot tell. */
 export function detectLanguage(text: string): string | null {
-  let window = text.length > LANGUAGE_WINDOW ? text.slice(0, LANGUAGE_WINDOW) : text;
-  if (text.length > LANGUAGE_WINDOW) {
+  return detectLanguageIn(text, LANGUAGE_WINDOW);
+}
+
+/** detectLanguage reading the first `size` characters (the language benchmark compares sizes). */
+export function detectLanguageIn(text: string, size: number): string | null {
+  let window = text.length > size ? text.slice(0, size) : text;
+  if (text.length > size) {
     const cut = window.lastIndexOf(" ");
-    if (cut > LANGUAGE_WINDOW / 2) window = window.slice(0, cut);
+    if (cut > size / 2) window = window.slice(0, cut);
   }
   if (countLetters(window) < MIN_LETTERS) return null;
   const lang = eld.detect(window).language;

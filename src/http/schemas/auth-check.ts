@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
 import { textLine } from "./text.js";
+import { sessionContinuity } from "./sessions.js";
 
 /**
  * POST /v1/auth/check: the fields of POST /v1/sessions/resolve (so a backend builds one object
@@ -38,16 +39,7 @@ export const authCheckResponse = z.object({
     decision: z.enum(["allow", "review", "block"]),
     reasons: z.array(z.string()).describe("Edge reasons (the session's latest hit, or the IP's), then the correlation's, then the pre-flight's own."),
   }),
-  continuity: z
-    .object({
-      found: z.boolean(),
-      first_seen: z.number().int().describe("Epoch ms; 0 when the session is not known."),
-      last_seen: z.number().int(),
-      age_seconds: count,
-      observation_count: count,
-      is_fresh: z.boolean().describe("First seen less than 10 minutes ago."),
-    })
-    .describe("The beacon session, when session_id names one of this org's sessions."),
+  continuity: sessionContinuity,
   correlation: z
     .object({
       accounts_sharing_session: count,

@@ -57,6 +57,18 @@ export type MeterBody = z.infer<typeof meterBody>;
 
 const count = z.number().int().min(0);
 
+/** The beacon session's continuity, as resolve and the auth pre-flight answer it (continuityOf). */
+export const sessionContinuity = z
+    .object({
+      found: z.boolean(),
+      first_seen: z.number().int().describe("Epoch ms; 0 when the session is not known."),
+      last_seen: z.number().int(),
+      age_seconds: count,
+      observation_count: count,
+      is_fresh: z.boolean().describe("First seen less than 10 minutes ago."),
+    })
+    .describe("The beacon session, when session_id names one of this org's sessions.");
+
 /** `data` of POST /v1/sessions/resolve. */
 export const resolveResponse = z.object({
   request_id: z.string(),
@@ -66,16 +78,7 @@ export const resolveResponse = z.object({
     decision: z.enum(["allow", "review", "block"]),
     reasons: z.array(z.string()),
   }),
-  continuity: z
-    .object({
-      found: z.boolean(),
-      first_seen: z.number().int().describe("Epoch ms; 0 when the session is not known."),
-      last_seen: z.number().int(),
-      age_seconds: count,
-      observation_count: count,
-      is_fresh: z.boolean().describe("First seen less than 10 minutes ago."),
-    })
-    .describe("The beacon session, when session_id names one of this org's sessions."),
+  continuity: sessionContinuity,
   correlation: z.object({
     accounts_sharing_session: count,
     accounts_sharing_fingerprint: count,

@@ -47,9 +47,9 @@ interface LatencySeries {
 /**
  * The request latency histogram, as a collector prom-client's registry reads like its own
  * (name, help, type, and `get()` with the values). prom-client's Histogram hashes the label
- * values on every observation, even through a child: 1-4 µs per answer on this machine, a tenth
- * of a GET /v1/ip. Here a series is found by one Map lookup and observed with a scan of 13
- * bounds (bench/micro/metrics.bench.ts).
+ * values on every observation, even through a child: twice the cost of this collector, where a
+ * series is found by one Map lookup and observed with a scan of 13 bounds
+ * (bench/micro/metrics.bench.ts, bench/README.md).
  */
 class RequestLatency {
   readonly name = "fs_http_request_duration_seconds";

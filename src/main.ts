@@ -32,10 +32,22 @@ import { bootstrap } from "./store/front/bootstrap.js";
 import { ChargeJournal, journalDirOf } from "./store/charge-journal.js";
 import { LedgerForwarder } from "./store/front/ledger-forwarder.js";
 import { StoreClient } from "./store/front/client.js";
-import { openState, stateDirOf } from "./store/state-env.js";
+import { openPgState, openState, stateDirOf, type StateDbs } from "./store/state-env.js";
 import { ContentBatcher } from "./workers/content-batcher.js";
 import { ScoringPool } from "./workers/pool.js";
-import type { ObservationRecord } from "./store/records.js";
+import type { ChargeRecord, KeyRecord, ObservationRecord, OrgRecord, ProjectRecord } from "./store/records.js";
+import { OrderedShipper, type ShipOutcome } from "./store/front/shipper.js";
+import { grantLease, observationSeqs, type PgSettings } from "./store/pg/cluster.js";
+import { KvStore } from "./store/pg/kv.js";
+import { Leadership } from "./store/pg/leader.js";
+import { ClusterRefresher } from "./store/pg/refresh.js";
+import { SyncPg } from "./store/pg/sync-client.js";
+import type { LeaseSource } from "./http/quota.js";
+
+/** How long journaled records wait before a failed shipment to the store is tried again. */
+const SHIP_RETRY_MS = 1000;
+/** The advisory lock of the cluster's overage reporter. */
+const OVERAGE_LEADER_LOCK = 0x66730002;
 
 async function main(): Promise<void> {
   const loaded = loadConfigFromProcess();
@@ -49,11 +61,15 @@ async function main(): Promise<void> {
 
   const stateDir = stateDirOf(config.DATA_DIR);
   const journalDir = journalDirOf(stateDir);
+  const cluster: PgSettings | undefined =
+    config.FS_STORE === "postgres" ? { url: config.DATABASE_URL!, nodeId: config.FS_NODE_ID, timeoutMs: config.FS_PG_TIMEOUT_MS } : undefined;
   const store = await StoreClient.start(stateDir, journalDir, {
     bindingRetentionMs: config.FS_BINDING_RETENTION_DAYS * 86_400_000,
     observationRetentionMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
     logLevel: config.FS_LOG_LEVEL,
+    postgres: cluster,
   });
+  if (store.cluster) log.info("cluster store: PostgreSQL", { node_id: config.FS_NODE_ID, node_index: store.cluster.nodeIndex, migrations_applied: store.cluster.migrated });
   if (store.replayed > 0) log.warn("replayed charge journal after an unclean stop", { records: store.replayed });
   if (store.observationsReplayed > 0) log.warn("replayed observation journal after an unclean stop", { records: store.observationsReplayed });
   if (store.metersDiscarded) log.warn("meter windows discarded: the machine restarted after an unclean stop, so their unflushed environment could be torn; budgets start empty");
@@ -64,7 +80,10 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   const boot = await bootstrap(store, config.FS_ADMIN_TOKEN);
-  const readDbs = openState(stateDir, true);
+  // The front's reads: LMDB's read-only view, or, in a cluster, a connection of its own (also
+  // used for credit leases and to re-read cached records other nodes may change).
+  const frontPg = cluster ? new SyncPg(cluster.url, cluster.timeoutMs, `fs-front:${cluster.nodeId}`) : null;
+  const readDbs: StateDbs = frontPg ? openPgState(new KvStore(frontPg)) : openState(stateDir, true);
   store.afterCommit = () => readDbs.root.resetReadTxn();
 
   const ipDatasets = new IpDatasetHolder(config.DATA_DIR);
@@ -86,42 +105,50 @@ async function main(): Promise<void> {
   let stopping = false;
   // Highest sequence numbers the writer has applied, for the journal backlog metric.
   const applied = { charges: store.journalSeq, observations: store.observationSeq };
-  const forwarder = new LedgerForwarder((records) => {
-    const upToSeq = records.reduce((m, r) => Math.max(m, r.seq), 0);
-    void store.send({ op: "charges.apply", records, upToSeq }).then((ack) => {
-      if (ack.ok) {
-        applied.charges = Math.max(applied.charges, upToSeq);
-        idempotency.applied(upToSeq);
-        return;
-      }
-      // The charges are safe in the journal and are replayed at the next start.
-      if (stopping) return log.warn("charges left for replay at next start", { up_to_seq: upToSeq });
-      log.error("writer could not apply charges; stopping", { message: ack.message });
+  /** What a failed shipment does: alone (LMDB) the store is broken, stop; in a cluster wait for PostgreSQL. */
+  const shipFailed = (what: string, upToSeq: number, message: string): { outcome: ShipOutcome; reason: string } => {
+    // The records are safe in the journal and are replayed at the next start.
+    if (stopping) {
+      log.warn(`${what} left for replay at next start`, { up_to_seq: upToSeq });
+      return { outcome: "ok", reason: message };
+    }
+    if (!cluster) {
+      log.error(`writer could not apply ${what}; stopping`, { message });
       process.exit(1);
-    });
-  }, config.FS_LEDGER_FLUSH_MS);
+    }
+    return { outcome: "retry", reason: message };
+  };
+  const chargeShipper = new OrderedShipper<ChargeRecord>(async (b) => {
+    const ack = await store.send({ op: "charges.apply", records: b.records, upToSeq: b.upToSeq, afterSeq: b.afterSeq });
+    if (!ack.ok) return shipFailed("charges", b.upToSeq, ack.message);
+    applied.charges = Math.max(applied.charges, b.upToSeq);
+    idempotency.applied(b.upToSeq);
+    return { outcome: "ok" };
+  }, store.journalSeq, SHIP_RETRY_MS);
+  chargeShipper.onRetry = (n, reason) => {
+    if (n === 1 || n % 30 === 0) log.warn("charges wait in the journal for the store", { failures: n, reason });
+  };
+  const forwarder = new LedgerForwarder((records) => chargeShipper.ship(records, records.reduce((m, r) => Math.max(m, r.seq), 0)), config.FS_LEDGER_FLUSH_MS);
   const journal = new ChargeJournal(journalDir, store.journalSeq, (records) => forwarder.add(records));
   const idempotency = new IdempotencyKeys(readDbs, journal);
   journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
-  const obsForwarder = new BatchForwarder<[ObservationRecord, string]>((batch) => {
-    const { pages, sessions } = groupObservations(batch.map((b) => b[0]), batch.map((b) => b[1]));
-    const upToSeq = batch[batch.length - 1]![0].seq;
-    void store.send({ op: "observations.apply", pages, sessions, upToSeq }).then((ack) => {
-      if (ack.ok) {
-        applied.observations = Math.max(applied.observations, upToSeq);
-        return;
-      }
-      // The observations are safe in their journal and are replayed at the next start.
-      if (stopping) return log.warn("observations left for replay at next start", { up_to_seq: upToSeq });
-      log.error("writer could not store observations; stopping", { message: ack.message });
-      process.exit(1);
-    });
-  }, config.FS_LEDGER_FLUSH_MS);
+  const obsShipper = new OrderedShipper<[ObservationRecord, string]>(async (b) => {
+    const { pages, sessions } = groupObservations(b.records.map((r) => r[0]), b.records.map((r) => r[1]));
+    const ack = await store.send({ op: "observations.apply", pages, sessions, upToSeq: b.upToSeq, afterSeq: b.afterSeq });
+    if (!ack.ok) return shipFailed("observations", b.upToSeq, ack.message);
+    applied.observations = Math.max(applied.observations, b.upToSeq);
+    return { outcome: "ok" };
+  }, store.observationSeq, SHIP_RETRY_MS);
+  obsShipper.onRetry = (n, reason) => {
+    if (n === 1 || n % 30 === 0) log.warn("observations wait in the journal for the store", { failures: n, reason });
+  };
+  const obsForwarder = new BatchForwarder<[ObservationRecord, string]>((batch) => obsShipper.ship(batch, batch[batch.length - 1]![0].seq), config.FS_LEDGER_FLUSH_MS);
   const observations = new ObservationJournal(journalDir, store.observationSeq, (records, lines) =>
     obsForwarder.add(records.map((r, i) => [r, lines[i]!])),
   );
   observations.onCallbackError = journal.onCallbackError;
+  if (store.cluster) observations.seqAfter = observationSeqs(store.cluster.nodeIndex);
   const secretAck = await store.send({ op: "secret.ensure", name: "beacon_secret", value: randomBytes(32).toString("hex") });
   if (!secretAck.ok) throw new Error(`could not read or create the beacon token secret: ${secretAck.message}`);
   const challengeSecret = await ensureChallengeSecret(store);
@@ -142,6 +169,10 @@ async function main(): Promise<void> {
     maxEntries: config.FS_RDNS_CACHE_SIZE,
     canary: config.FS_RDNS_CANARY,
   });
+  const leases: LeaseSource | null = frontPg
+    ? { grant: (orgId, period, quota, need) => grantLease(frontPg, cluster!.nodeId, orgId, period, quota, need, Math.max(need, config.FS_LEASE_CREDITS)) }
+    : null;
+  const quota = new QuotaGate(readDbs, journal, leases);
   const metrics = new ServiceMetrics({
     pool,
     store,
@@ -160,7 +191,7 @@ async function main(): Promise<void> {
     store,
     bodies: new BodyBudget({ public: config.FS_BODY_BUFFER_PUBLIC_BYTES, keyed: config.FS_BODY_BUFFER_BYTES }, config.FS_RETRY_AFTER_SECONDS),
     auth: new Authenticator(readDbs, boot.adminTokenHash),
-    quota: new QuotaGate(readDbs, journal),
+    quota,
     pool,
     flushLedger: forwarder.flush,
     ipDatasets,
@@ -193,7 +224,25 @@ async function main(): Promise<void> {
     idempotency,
   };
   const server = await listen(deps, beaconAsset);
-  const reporter = billing ? new OverageReporter(store, billing, log, forwarder.flush, config.FS_OVERAGE_REPORT_MS) : null;
+  // In a cluster: cached keys, projects and plans are read again every FS_CLUSTER_CACHE_MS, so a
+  // change made on another node applies here within that bound.
+  const refresher = frontPg
+    ? new ClusterRefresher(
+        frontPg,
+        [
+          { table: "keys", ids: () => deps.auth.cachedKeyIds(), update: (id, k: KeyRecord | undefined) => (k ? deps.auth.rememberKey(k) : deps.auth.forgetKey(id)) },
+          { table: "projects", ids: () => projects.cachedIds(), update: (id, p: ProjectRecord | undefined) => (p ? projects.remember(p) : projects.forget(id)) },
+          { table: "orgs", ids: () => quota.orgIds(), update: (_id, o: OrgRecord | undefined) => o && quota.orgChanged(o) },
+        ],
+        config.FS_CLUSTER_CACHE_MS,
+        (err) => log.warn("cached records not refreshed: PostgreSQL unreachable; serving what is cached", { reason: err.message }),
+      )
+    : null;
+  refresher?.start();
+  // One overage reporter per cluster: the node holding the advisory lock.
+  const leadership = cluster && billing ? new Leadership(cluster.url, OVERAGE_LEADER_LOCK, config.FS_CLUSTER_CACHE_MS, log, "overage-reporter") : null;
+  leadership?.start();
+  const reporter = billing ? new OverageReporter(store, billing, log, forwarder.flush, config.FS_OVERAGE_REPORT_MS, () => leadership?.isLeader() ?? true) : null;
   reporter?.start();
   log.info("listening", { host: config.HOST, port: server.port, pool_threads: pool.threads, data_dir: config.DATA_DIR });
   if (boot.firstStart) printFirstStart(boot.firstStart, server.port);
@@ -206,11 +255,18 @@ async function main(): Promise<void> {
     // but once the journal is closed a metered call gets 503 NOT_READY and is not charged.
     server.close();
     await reporter?.stop();
+    await leadership?.stop();
+    refresher?.stop();
     journal.close();
     observations.close();
     forwarder.flush();
     obsForwarder.flush();
-    await store.close();
+    await chargeShipper.drain();
+    await obsShipper.drain();
+    // A cluster node gives its unused leases back, unless charges still wait for PostgreSQL:
+    // then the next start ships them first.
+    await store.close(chargeShipper.waiting > 0);
+    frontPg?.close();
     await pool.close();
     process.exit(0);
   };

@@ -31,7 +31,7 @@ import { join } from "node:path";
 import { ABORT } from "lmdb";
 import { Bench, type Task } from "tinybench";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "../../src/store/writer/bindings.js";
-import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
+import { openState, stateTransaction, type LmdbStateDbs } from "../../src/store/state-env.js";
 import { machineLine } from "../lib/context.js";
 import type { ResolveRequest } from "../../src/store/records.js";
 
@@ -76,7 +76,7 @@ interface Sized {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "fs-bindings-bench-"));
   process.on("exit", () => rmSync(dir, { recursive: true, force: true })); // also when it fails
-  const dbs: StateDbs = openState(dir, false);
+  const dbs: LmdbStateDbs = openState(dir, false);
   const index = new BindingIndex(dbs);
   let loaded = 0;
   let loadMs = 0;

@@ -24,6 +24,8 @@ export class OverageReporter {
     private readonly log: Logger,
     private readonly flushLedger: () => void,
     private readonly intervalMs: number,
+    /** In a cluster, only the node this says leads reports (pg/leader.ts); alone, always. */
+    private readonly leads: () => boolean = () => true,
   ) {}
 
   start(): void {
@@ -46,6 +48,7 @@ export class OverageReporter {
   }
 
   private async round(): Promise<void> {
+    if (!this.leads()) return;
     try {
       this.flushLedger(); // debits answered so far reach the ledger before it is read
       const ack = await this.store.send({ op: "overage.claim", nowMs: Date.now() });

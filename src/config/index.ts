@@ -48,6 +48,7 @@ export function loadConfig(env: Record<string, string | undefined>): ConfigResul
     return { ok: false, problems };
   }
   const data = parsed.data;
+  if (data.FS_STORE === "postgres" && !data.DATABASE_URL) return { ok: false, problems: ["DATABASE_URL: required when FS_STORE=postgres"] };
   const config: Config = Object.freeze({
     ...data,
     DATA_DIR: resolve(data.DATA_DIR ?? DEFAULT_DATA_DIR),

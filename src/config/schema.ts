@@ -1,9 +1,9 @@
-import { availableParallelism } from "node:os";
+import { availableParallelism, hostname } from "node:os";
 import { parseIp } from "../shared/ip.js";
 import { z } from "zod";
 
 /** Environment variables whose values are redacted whenever the config is printed. */
-export const SECRET_KEYS = new Set(["FS_ADMIN_TOKEN", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"]);
+export const SECRET_KEYS = new Set(["FS_ADMIN_TOKEN", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "DATABASE_URL"]);
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -26,6 +26,27 @@ export const envSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   /** Directory holding the LMDB state environment and built datasets. Example: ./data/local. */
   DATA_DIR: z.string().min(1).optional(),
+  /**
+   * Where orgs, keys, ledgers, sessions and observations are kept: `lmdb`, embedded in DATA_DIR
+   * (one node), or `postgres`, shared by every node of a cluster (DATABASE_URL; docs/cluster.md).
+   */
+  FS_STORE: z.enum(["lmdb", "postgres"]).default("lmdb"),
+  /** The cluster's PostgreSQL (FS_STORE=postgres). Example: postgres://fraudscore:secret@db:5432/fraudscore. */
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
+  /**
+   * This node's name in the cluster, stable across restarts (its journals' progress and its credit
+   * leases are kept under it). Letters, digits, `.`, `_`, `-`. Default: the host name.
+   */
+  FS_NODE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "1-64 letters, digits, '.', '_' or '-'").default(hostname().replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 64) || "node"),
+  /** Milliseconds one PostgreSQL statement (or connection attempt) may take before it fails. Example: 2000. */
+  FS_PG_TIMEOUT_MS: positiveInt.max(60_000).default(2000),
+  /** Most credits a node takes of a free-plan quota in one lease (leases shrink near the end of the quota). Example: 1000. */
+  FS_LEASE_CREDITS: positiveInt.max(1_000_000).default(1000),
+  /**
+   * Milliseconds a node serves a cached key, project or org record before reading it again from
+   * PostgreSQL, when no change notification reached it (the bound for a change made on another node). Example: 2000.
+   */
+  FS_CLUSTER_CACHE_MS: positiveInt.max(60_000).default(2000),
   /** Bearer token for /v1/admin. When unset, one is generated on first start and printed once. */
   FS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** Largest accepted request body in bytes; larger bodies get 413. Example: 65536. */

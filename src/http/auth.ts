@@ -94,6 +94,11 @@ export class Authenticator {
     this.cache.set(key.id, key);
   }
 
+  /** Ids of the key records cached (a cluster re-reads them: pg/refresh.ts). */
+  cachedKeyIds(): string[] {
+    return [...this.cache.keys()];
+  }
+
   /** The current record of a key by id (the cache this class keeps exact), e.g. to re-check a dashboard session's key. */
   keyById(id: string): KeyRecord | undefined {
     return this.lookup(id);

@@ -23,6 +23,15 @@ export class ProjectDirectory {
   remember(project: ProjectRecord): void {
     this.cache.set(project.id, project);
   }
+
+  /** Ids of the cached projects (a cluster re-reads them: pg/refresh.ts). */
+  cachedIds(): string[] {
+    return [...this.cache.keys()];
+  }
+
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
 }
 
 /**

@@ -2,10 +2,11 @@ import { PLAN_RULES, type Plan } from "../shared/plans.js";
 import { usagePeriod, type BillingPeriodSource } from "../shared/billing-period.js";
 import { JournalClosedError, type ChargeJournal } from "../store/charge-journal.js";
 import type { StateDbs } from "../store/state-env.js";
-import type { StoredAnswer } from "../store/records.js";
+import type { OrgRecord, StoredAnswer } from "../store/records.js";
 import { ApiError } from "./errors.js";
 
 interface OrgStanding {
+  orgId: string;
   plan: Plan;
   period: string;
   /** Epoch ms when this period's usage resets. */
@@ -15,6 +16,20 @@ interface OrgStanding {
   /** Credits held by calls in progress (hold), not yet charged or released. */
   held: number;
   billing: BillingPeriodSource;
+  /** In a cluster, for a hard-stop plan: credits of this node's lease not yet charged or held. */
+  lease: number;
+}
+
+/**
+ * A cluster's shared quota (FS_STORE=postgres; docs/cluster.md): grants this node part of a
+ * hard-stop org's quota. Synchronous, one round trip to PostgreSQL per grant.
+ */
+export interface LeaseSource {
+  /**
+   * Up to `want` more credits (at least `need`, or 0 when the quota has no room) of the org's
+   * quota in the period. Throws when the shared store cannot be reached.
+   */
+  grant(orgId: string, period: string, quota: number, need: number): number;
 }
 
 /** Credits set aside by QuotaGate.hold for one call in progress; see there. */
@@ -38,9 +53,17 @@ export interface Hold {
 export class QuotaGate {
   private readonly orgs = new Map<string, OrgStanding>();
 
+  /** After a failed grant, further grants are not tried before this time (epoch ms): 503 at once. */
+  private leaseRetryAt = 0;
+
+  /**
+   * @param leases set in a cluster: hard-stop plans admit against this node's lease of the quota
+   *   instead of the org's whole quota.
+   */
   constructor(
     private readonly dbs: Pick<StateDbs, "orgs" | "usage">,
     private readonly journal: ChargeJournal,
+    private readonly leases: LeaseSource | null = null,
   ) {}
 
   /**
@@ -57,8 +80,9 @@ export class QuotaGate {
     if (this.journal.isClosed) throw unavailable();
     const s = this.standing(orgId, nowMs);
     if (!s) return null;
-    if (!this.fits(s, credits)) throw quotaExceeded(s, credits, nowMs);
+    if (!this.fits(s, credits, 0, nowMs)) throw quotaExceeded(s, credits, nowMs);
     s.held += credits;
+    if (this.leased(s)) s.lease -= credits;
     return { credits, standing: s };
   }
 
@@ -68,6 +92,7 @@ export class QuotaGate {
     if (!s) return;
     hold.standing = null;
     s.held -= hold.credits;
+    if (this.leased(s)) s.lease += hold.credits;
   }
 
   /**
@@ -84,11 +109,12 @@ export class QuotaGate {
     const held = hold !== null && hold.standing !== null && hold.standing === s ? hold.credits : 0;
     if (hold !== null) this.release(hold); // its credits become part of this debit, or go back
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
-    if (!neverBlock && credits > held && !this.fits(s, credits - held, held)) throw quotaExceeded(s, credits, nowMs);
+    if (!neverBlock && credits > held && !this.fits(s, credits - held, held, nowMs)) throw quotaExceeded(s, credits, nowMs);
     try {
       const seq = this.journal.append(orgId, credits, s.period, (err) => {
         if (!err) return onCharged(undefined, seq);
         s.used -= credits; // not durable, not charged: give the room back
+        if (this.leased(s)) s.lease += credits;
         onCharged(unavailable());
       }, idem);
     } catch (err) {
@@ -96,6 +122,8 @@ export class QuotaGate {
       throw err;
     }
     s.used += credits;
+    // The released hold gave its credits back to the lease; the charge takes them (a beacon hit past the quota may take it below zero).
+    if (this.leased(s)) s.lease -= credits;
   }
 
   /**
@@ -111,6 +139,24 @@ export class QuotaGate {
     const remaining = Math.max(0, quota - s.used - s.held);
     const resetIn = Math.max(0, Math.ceil((s.end - nowMs) / 1000));
     return { "ratelimit-policy": policyHeader(s, quota), ratelimit: `"monthly";r=${remaining};t=${resetIn}` };
+  }
+
+  /** Ids of the orgs this gate keeps a standing for (a cluster re-reads them: pg/refresh.ts). */
+  orgIds(): string[] {
+    return [...this.orgs.keys()];
+  }
+
+  /**
+   * The org as stored now, maybe changed on another node of a cluster: a new plan or billing
+   * period applies from the next admission.
+   */
+  orgChanged(org: OrgRecord): void {
+    const s = this.orgs.get(org.id);
+    if (!s) return;
+    const start = org.billing_period_start ?? null;
+    const end = org.billing_period_end ?? null;
+    if (s.plan === org.plan && s.billing.billing_period_start === start && s.billing.billing_period_end === end) return;
+    this.setBilling(org.id, org.plan, { billing_period_start: start, billing_period_end: end });
   }
 
   /** A plan changed (admin or billing): later admissions use it. */
@@ -148,10 +194,35 @@ export class QuotaGate {
     return { period: s.period, used: s.used, quota: PLAN_RULES[s.plan].monthlyQuota };
   }
 
-  /** Room for `credits` more, counting every hold but `ownHeld` (the caller's own, just released). */
-  private fits(s: OrgStanding, credits: number, ownHeld = 0): boolean {
+  /**
+   * Room for `credits` more, counting every hold but `ownHeld` (the caller's own, just released).
+   * In a cluster a hard-stop plan has room when this node's lease covers the credits (`ownHeld`
+   * went back to the lease when the hold was released); otherwise the lease grows first, by one
+   * synchronous grant from the shared store.
+   * @throws ApiError NOT_READY (503) when the lease cannot grow because the shared store is away.
+   */
+  private fits(s: OrgStanding, credits: number, ownHeld: number, nowMs: number): boolean {
     const rule = PLAN_RULES[s.plan];
-    return !rule.hardStop || rule.monthlyQuota === null || s.used + s.held + ownHeld + credits <= rule.monthlyQuota;
+    if (!rule.hardStop || rule.monthlyQuota === null) return true;
+    if (!this.leases) return s.used + s.held + ownHeld + credits <= rule.monthlyQuota;
+    // The caller's own hold went back to the lease when it was released: the charge takes it again.
+    const need = credits + ownHeld;
+    if (s.lease >= need) return true;
+    if (Date.now() < this.leaseRetryAt) throw storeAway();
+    let granted: number;
+    try {
+      granted = this.leases.grant(s.orgId, s.period, rule.monthlyQuota, need - Math.max(0, s.lease));
+    } catch {
+      this.leaseRetryAt = Date.now() + LEASE_RETRY_MS;
+      throw storeAway();
+    }
+    s.lease += granted;
+    return s.lease >= need;
+  }
+
+  /** Whether the standing admits against a cluster lease. */
+  private leased(s: OrgStanding): boolean {
+    return this.leases !== null && PLAN_RULES[s.plan].hardStop && PLAN_RULES[s.plan].monthlyQuota !== null;
   }
 
   private standing(orgId: string, nowMs: number): OrgStanding | null {
@@ -170,7 +241,7 @@ export class QuotaGate {
       s.end = p.end;
       return s;
     }
-    s = { plan, period: p.id, end: p.end, billing, used: this.dbs.usage.get(`${orgId}:${p.id}`)?.used ?? 0, held: 0 };
+    s = { orgId, plan, period: p.id, end: p.end, billing, used: this.dbs.usage.get(`${orgId}:${p.id}`)?.used ?? 0, held: 0, lease: 0 };
     this.orgs.set(orgId, s);
     return s;
   }
@@ -187,6 +258,16 @@ function policyHeader(s: OrgStanding, quota: number): string {
     policies.set(s, p);
   }
   return p.value;
+}
+
+/** After a grant failed, how long admissions that need one answer 503 at once instead of trying again. */
+const LEASE_RETRY_MS = 1000;
+
+/** A hard-stop org's lease ran out and the shared store cannot grant more now. */
+function storeAway(): ApiError {
+  return new ApiError("NOT_READY", "This node's share of the org's quota is spent and the shared store cannot grant more right now; nothing was charged. Retry shortly.", {
+    headers: { "retry-after": "1" },
+  });
 }
 
 /** The charge could not be made durable (disk failure, or the service is stopping). */

@@ -42,6 +42,11 @@ export class AppendJournal<T extends JournalRecord> {
 
   /** Called with anything a waiter throws (main logs it). */
   onCallbackError: ((err: unknown) => void) | undefined;
+  /**
+   * The sequence number after `prev`; unset, `prev + 1`. A cluster's observation journal numbers
+   * by time and node instead (pg/cluster.ts observationSeqs); it must return more than `prev`.
+   */
+  seqAfter: ((prev: number) => number) | undefined;
 
   /**
    * @param dir journal directory
@@ -67,7 +72,9 @@ export class AppendJournal<T extends JournalRecord> {
    */
   appendRecord(fields: Omit<T, "seq">, onWritten: (err?: Error) => void): T {
     if (this.closed) throw new JournalClosedError(this.codec.name);
-    const rec = { seq: this.nextSeq++, ...fields } as T;
+    const seq = this.seqAfter ? this.seqAfter(this.nextSeq - 1) : this.nextSeq;
+    this.nextSeq = seq + 1;
+    const rec = { seq, ...fields } as T;
     this.records.push(rec);
     this.lines.push(`${this.codec.encode(rec)}\n`);
     if (!this.scheduled) {

@@ -5,6 +5,7 @@
  * PROTOCOL_VERSION from workerData at startup.
  */
 import type { BotPolicy } from "../scoring/bot-policy.js";
+import type { PgSettings } from "./pg/cluster.js";
 import type { Plan } from "../shared/plans.js";
 import type {
   BillingEvent, BillingOutcome, ChargeRecord, DemoInfo, KeyRecord, MeterOutcome, MeterRequest, ObservationPage, OrgRecord, OverageClaim,
@@ -24,14 +25,16 @@ export type SecretName = "beacon_secret" | "identifier_secret" | "challenge_secr
 export interface StoreOps {
   ping: { req: {}; ack: {} };
   /** The last intent of a clean stop: the writer flushes and marks what it must, then acks. */
-  shutdown: { req: {}; ack: {} };
+  shutdown: { req: { keepLeases?: boolean }; ack: {} };
   /**
    * Apply debits already written to the charge journal (admission was decided on the front).
    * A batch at or below the last applied sequence number is skipped, so resends are harmless.
    * `records` are sums per org and period (see LedgerForwarder); every journal record up to
-   * `upToSeq` is included.
+   * `upToSeq` is included. With `afterSeq` (the last sequence number of the previous batch), a
+   * batch that does not continue what was applied is refused (CONFLICT): an earlier one failed
+   * and must be applied first (front/shipper.ts).
    */
-  "charges.apply": { req: { records: ChargeRecord[]; upToSeq: number }; ack: {} };
+  "charges.apply": { req: { records: ChargeRecord[]; upToSeq: number; afterSeq?: number }; ack: {} };
   /** The org's standing in the period of `nowMs`, and its overage reporting state. */
   "usage.get": { req: { orgId: string; nowMs: number }; ack: { org: OrgRecord; usage: UsageStanding; overage: OverageState } };
   /**
@@ -53,7 +56,7 @@ export interface StoreOps {
    * as pages of journal lines plus what they change in each session (see observation-pages.ts).
    * A batch at or below the applied sequence number is skipped whole.
    */
-  "observations.apply": { req: { pages: ObservationPage[]; sessions: SessionDelta[]; upToSeq: number }; ack: {} };
+  "observations.apply": { req: { pages: ObservationPage[]; sessions: SessionDelta[]; upToSeq: number; afterSeq?: number }; ack: {} };
   /** Store `value` under the secret's name unless one is there; answers with the stored one. */
   "secret.ensure": { req: { name: SecretName; value: string }; ack: { value: string } };
   /** The demo org's page settings stored at first start (null when the store has none). */
@@ -140,6 +143,8 @@ export interface WriterReady {
   metersMigrated: number;
   /** Windows of merged accounts folded into their cluster's at this start (after a kill between commits). */
   budgetsRepaired: number;
+  /** On PostgreSQL: this node's index in the cluster (pg/cluster.ts) and the migrations applied at this start. */
+  cluster: { nodeIndex: number; migrated: number[] } | null;
 }
 
 export type WriterMessage = AckBatch | WriterReady;
@@ -155,4 +160,6 @@ export interface WriterData {
   observationRetentionMs?: number;
   /** FS_LOG_LEVEL: the writer logs every write it refuses, with the reason. */
   logLevel?: "error" | "warn" | "info" | "debug";
+  /** FS_STORE=postgres: the shared store; absent for the embedded LMDB store. */
+  postgres?: PgSettings;
 }

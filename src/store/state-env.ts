@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { open, type Database, type RootDatabase } from "lmdb";
+import { open, type Database as LmdbDatabase, type Key as LmdbKey, type RootDatabase } from "lmdb";
+import type { KvStore } from "./pg/kv.js";
 import type { KeyRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord } from "./records.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
@@ -14,10 +15,39 @@ function envOptions(stateDir: string) {
   return { path: stateDir, maxDbs: 32, mapSize: 2 * 1024 ** 3 } as const;
 }
 
+/** Bounds of a key range (LMDB's getRange options): start inclusive, end exclusive, or the other way round with `reverse`. */
+export interface RangeOptions {
+  start?: unknown;
+  end?: unknown;
+  reverse?: boolean;
+  limit?: number;
+}
+
+/**
+ * One named database of the store, as the writer and the front's reads use it: what an LMDB
+ * `Database` offers and the PostgreSQL store (pg/kv.ts) implements the same way.
+ */
+export interface KvDatabase<V, K> {
+  get(key: K): V | undefined;
+  putSync(key: K, value: V): unknown;
+  removeSync(key: K): unknown;
+  getRange(options?: RangeOptions): Iterable<{ key: K; value: V }>;
+  getKeys(options?: RangeOptions): Iterable<K>;
+}
+
+/** The environment holding the databases: one write transaction at a time, and read snapshots. */
+export interface KvRoot {
+  transactionSync<T>(action: () => T): T;
+  /** Drops the current read snapshot so the next read sees the latest commit. */
+  resetReadTxn(): void;
+}
+
+type Database<V, K> = KvDatabase<V, K>;
+
 export interface StateDbs {
-  root: RootDatabase;
+  root: KvRoot;
   /** The meter windows' own environment, `state/meters/` (see meters-env.ts); `meters` lives here. */
-  metersRoot: RootDatabase;
+  metersRoot: KvRoot;
   orgs: Database<OrgRecord, string>;
   projects: Database<ProjectRecord, string>;
   keys: Database<KeyRecord, string>;
@@ -54,6 +84,11 @@ export interface StateDbs {
   idempotency: Database<StoredAnswer, [string, string]>;
 }
 
+/** The embedded store's databases: the same, with all of LMDB's API (the writer's LMDB-only steps, tests, benchmarks). */
+export type LmdbStateDbs = {
+  [K in keyof StateDbs]: StateDbs[K] extends KvDatabase<infer V, infer Key extends LmdbKey> ? LmdbDatabase<V, Key> : StateDbs[K];
+} & { root: RootDatabase; metersRoot: RootDatabase };
+
 /** Path of the state environment under DATA_DIR. */
 export function stateDirOf(dataDir: string): string {
   return join(dataDir, "state");
@@ -63,7 +98,7 @@ export function stateDirOf(dataDir: string): string {
  * Opens the state environment and the meters environment beside it. Only the writer thread
  * passes `readOnly: false`; it also decides `metersNoSync` (meters-env.ts: prepareMetersDir).
  */
-export function openState(stateDir: string, readOnly: boolean, metersNoSync = false): StateDbs {
+export function openState(stateDir: string, readOnly: boolean, metersNoSync = false): LmdbStateDbs {
   if (!readOnly) mkdirSync(join(stateDir, "meters"), { recursive: true });
   const root = open({ ...envOptions(stateDir), readOnly });
   const metersRoot = open({ path: join(stateDir, "meters"), maxDbs: 1, mapSize: 2 * 1024 ** 3, noSync: metersNoSync, readOnly });
@@ -92,10 +127,40 @@ export function openState(stateDir: string, readOnly: boolean, metersNoSync = fa
 }
 
 /**
+ * The same databases held in PostgreSQL (pg/kv.ts), one table each; the meter windows share the
+ * one transaction of the writer's commit.
+ */
+export function openPgState(store: KvStore): StateDbs {
+  return {
+    root: store,
+    metersRoot: store,
+    orgs: store.db("orgs"),
+    projects: store.db("projects"),
+    keys: store.db("keys"),
+    usage: store.db("usage"),
+    usageDaily: store.db("usage_daily"),
+    meta: store.db("meta"),
+    observations: store.db("observation_pages"),
+    sessions: store.db("sessions"),
+    challenges: store.db("challenges"),
+    bindings: store.db("bindings"),
+    bindingKeys: store.db("binding_keys"),
+    clusters: store.db("clusters"),
+    meters: store.db("meters", true),
+    sessionProjects: store.db("session_projects"),
+    stripeEvents: store.db("stripe_events"),
+    stripeCustomers: store.db("stripe_customers"),
+    overage: store.db("overage"),
+    idempotency: store.db("idempotency"),
+  };
+}
+
+/**
  * One write transaction over both environments: the meters one around the state one, so a batch
  * that writes both commits both (state first) or, when `action` throws or returns ABORT, neither.
  */
 export function stateTransaction<T>(dbs: Pick<StateDbs, "root" | "metersRoot">, action: () => T): T {
+  if (dbs.root === dbs.metersRoot) return dbs.root.transactionSync(action);
   return dbs.metersRoot.transactionSync(() => dbs.root.transactionSync(action));
 }
 

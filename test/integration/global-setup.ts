@@ -8,6 +8,11 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** A DATA_DIR holding one built IP dataset, shared read-only by every test server. */
     datasetDataDir: string;
+    /**
+     * Set in the `integration-pg` project only (global-setup-pg.ts): the run's PostgreSQL, whose
+     * databases the test servers use (FS_STORE=postgres).
+     */
+    postgresUrl?: string;
   }
 }
 

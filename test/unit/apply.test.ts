@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IntentApplier, overageFor } from "../../src/store/writer/apply.js";
 import type { ObservationRecord, OrgRecord } from "../../src/store/records.js";
 import { groupObservations, lineSeq, pageLinesNewestFirst } from "../../src/store/observation-pages.js";
-import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
+import { openState, stateTransaction, type LmdbStateDbs } from "../../src/store/state-env.js";
 
 let dir: string;
-let dbs: StateDbs;
+let dbs: LmdbStateDbs;
 let applier: IntentApplier;
 const org = (id: string, plan: OrgRecord["plan"]): OrgRecord => ({ id, name: id, plan, subscription_status: "active", trial_end: null, created_at: "2026-01-01T00:00:00Z" });
 const tx = <T>(fn: () => T): T => stateTransaction(dbs, fn);

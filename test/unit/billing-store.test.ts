@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { IntentApplier } from "../../src/store/writer/apply.js";
 import type { BillingEvent } from "../../src/store/records.js";
-import { openState, type StateDbs } from "../../src/store/state-env.js";
+import { openState, type LmdbStateDbs } from "../../src/store/state-env.js";
 
 /** The writer's side of billing on a real LMDB: exactly once, ordering, subscriptions, overage cursor. */
 let dir: string;
-let dbs: StateDbs;
+let dbs: LmdbStateDbs;
 let applier: IntentApplier;
 const NOW = 1_800_000_000_000;
 const S = Math.floor(NOW / 1000);

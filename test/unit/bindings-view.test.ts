@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { peekCounts, type PeekKeys } from "../../src/store/front/bindings-view.js";
 import { BindingIndex } from "../../src/store/writer/bindings.js";
-import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
+import { openState, stateTransaction, type LmdbStateDbs } from "../../src/store/state-env.js";
 import type { ResolveRequest } from "../../src/store/records.js";
 
 /**
@@ -13,7 +13,7 @@ import type { ResolveRequest } from "../../src/store/records.js";
  * then answers, and writes nothing.
  */
 let dir: string;
-let dbs: StateDbs;
+let dbs: LmdbStateDbs;
 let idx: BindingIndex;
 const ORG = "org_a";
 const T0 = 1_800_000_000_000;

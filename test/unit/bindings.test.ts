@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BindingIndex } from "../../src/store/writer/bindings.js";
-import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
+import { openState, stateTransaction, type LmdbStateDbs } from "../../src/store/state-env.js";
 import type { MeterRequest, ResolveCounts, ResolveRequest } from "../../src/store/records.js";
 
 // Each test gets its own LMDB environment (prune scans every org, so tests must not share one).
 let dir: string;
-let dbs: StateDbs;
+let dbs: LmdbStateDbs;
 let idx: BindingIndex;
 const T0 = 1_800_000_000_000;
 const ORG = "org_a";

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IntentApplier } from "../../src/store/writer/apply.js";
-import { openState, type StateDbs } from "../../src/store/state-env.js";
+import { openState, type LmdbStateDbs } from "../../src/store/state-env.js";
 
 let dir: string;
-let dbs: StateDbs;
+let dbs: LmdbStateDbs;
 let applier: IntentApplier;
 const tx = <T>(fn: () => T): T => dbs.root.transactionSync(fn);
 const later = Date.now() + 600_000;

@@ -8,7 +8,7 @@ import { explainReason } from "../../src/http/dashboard/reasons.js";
 import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, SessionStore } from "../../src/http/dashboard/sessions.js";
 import { putBotPolicyBody } from "../../src/http/schemas/bot-policy.js";
 import type { OrgRecord } from "../../src/store/records.js";
-import { openState, stateTransaction, type StateDbs } from "../../src/store/state-env.js";
+import { openState, stateTransaction, type LmdbStateDbs } from "../../src/store/state-env.js";
 import { IntentApplier } from "../../src/store/writer/apply.js";
 
 const MIN = 60_000;
@@ -156,7 +156,7 @@ describe("credits chart", () => {
 
 describe("usage.daily (writer, real LMDB)", () => {
   let dir: string;
-  let dbs: StateDbs;
+  let dbs: LmdbStateDbs;
   let applier: IntentApplier;
   const org: OrgRecord = { id: "org_d", name: "d", plan: "free", subscription_status: "active", trial_end: null, created_at: "2026-01-01T00:00:00Z" };
   const tx = <T>(fn: () => T): T => stateTransaction(dbs, fn);

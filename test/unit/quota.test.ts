@@ -7,11 +7,11 @@ import { QuotaGate } from "../../src/http/quota.js";
 import { usagePeriod } from "../../src/shared/billing-period.js";
 import { SUBSCRIPTION_STATUSES } from "../../src/shared/plans.js";
 import { ChargeJournal } from "../../src/store/charge-journal.js";
-import { openState, type StateDbs } from "../../src/store/state-env.js";
+import { openState, type LmdbStateDbs } from "../../src/store/state-env.js";
 
 /** QuotaGate with a real charge journal and a real (temporary) LMDB ledger holding one free org. */
 let dir: string;
-let dbs: StateDbs;
+let dbs: LmdbStateDbs;
 let journal: ChargeJournal;
 let gate: QuotaGate;
 const NOW = Date.UTC(2026, 10, 20);

@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../config/index.js";
 import { TurnBatcher } from "../../shared/turn-batcher.js";
-import { PROTOCOL_VERSION, type Ack, type AckBatch, type AckOf, type IntentBatch, type IntentOf, type Op, type WriterData, type WriterMessage } from "../protocol.js";
+import { PROTOCOL_VERSION, type Ack, type AckBatch, type AckOf, type IntentBatch, type IntentOf, type Op, type WriterData, type WriterMessage, type WriterReady } from "../protocol.js";
 
 /** Intents sent in one message at most (TurnBatcher). */
 const CHUNK = 16;
@@ -39,6 +39,8 @@ export class StoreClient {
   metersDiscarded = false;
   metersMigrated = 0;
   budgetsRepaired = 0;
+  /** On PostgreSQL: this node's index and the migrations applied at this start (see WriterReady). */
+  cluster: WriterReady["cluster"] = null;
 
   private constructor(private readonly worker: Worker) {}
 
@@ -46,7 +48,7 @@ export class StoreClient {
   static start(
     stateDir: string,
     journalDir: string,
-    opts: Pick<WriterData, "bindingRetentionMs" | "observationRetentionMs" | "logLevel"> = {},
+    opts: Pick<WriterData, "bindingRetentionMs" | "observationRetentionMs" | "logLevel" | "postgres"> = {},
   ): Promise<StoreClient> {
     const data: WriterData = { protocolVersion: PROTOCOL_VERSION, stateDir, journalDir, ...opts };
     const worker = new Worker(WRITER_ENTRY, { workerData: data });
@@ -62,6 +64,7 @@ export class StoreClient {
           client.metersDiscarded = msg.metersDiscarded;
           client.metersMigrated = msg.metersMigrated;
           client.budgetsRepaired = msg.budgetsRepaired;
+          client.cluster = msg.cluster;
           resolve(client);
         } else {
           client.onCommit?.(msg.commit);
@@ -98,10 +101,13 @@ export class StoreClient {
     return new Promise((resolve) => this.pending.set(id, resolve as (ack: Ack) => void));
   }
 
-  /** Stops the writer after everything sent so far was acknowledged. */
-  async close(): Promise<void> {
+  /**
+   * Stops the writer after everything sent so far was acknowledged. `keepLeases`: in a cluster,
+   * charges are still waiting to be shipped, so the node's credit leases are not given back.
+   */
+  async close(keepLeases = false): Promise<void> {
     if (!this.alive) return;
-    await this.send({ op: "shutdown" });
+    await this.send({ op: "shutdown", keepLeases });
     this.alive = false;
     await this.worker.terminate();
   }

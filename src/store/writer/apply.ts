@@ -23,10 +23,23 @@ export class IntentApplier {
   readonly bindings: BindingIndex;
   readonly billing: BillingApplier;
 
+  /** Meta keys of this node's journals: each node of a cluster ships its own (docs/cluster.md). */
+  private readonly chargesSeqKey: string;
+  private readonly observationsSeqKey: string;
+
+  /**
+   * @param nodeId set in a cluster: the applied sequence numbers are kept per node.
+   * @param onCharges runs inside the transaction with the journal records it applies (the
+   *   cluster store moves their credits from the node's lease to its shipped usage).
+   */
   constructor(
     private readonly dbs: StateDbs,
     bindingRetentionMs = DEFAULT_RETENTION_MS,
+    nodeId: string | null = null,
+    private readonly onCharges: ((records: ChargeRecord[]) => void) | null = null,
   ) {
+    this.chargesSeqKey = nodeId === null ? "journal_applied_seq" : `journal_applied_seq:${nodeId}`;
+    this.observationsSeqKey = nodeId === null ? "observations_applied_seq" : `observations_applied_seq:${nodeId}`;
     this.bindings = new BindingIndex(dbs, bindingRetentionMs);
     this.billing = new BillingApplier(dbs, (org) => this.putOrg(org), (id) => this.org(id));
   }
@@ -54,6 +67,7 @@ export class IntentApplier {
     ping: () => OK,
     shutdown: () => OK,
     "charges.apply": (i) => {
+      if (i.afterSeq !== undefined && i.afterSeq > this.appliedSeq()) return conflict(`charges after ${i.afterSeq} do not continue the ledger (at ${this.appliedSeq()}): an earlier batch comes first`);
       this.applyCharges(i.records, i.upToSeq);
       return OK;
     },
@@ -94,6 +108,7 @@ export class IntentApplier {
       return { ok: true, project: next };
     },
     "observations.apply": (i) => {
+      if (i.afterSeq !== undefined && i.afterSeq > this.appliedObservationSeq()) return conflict(`observations after ${i.afterSeq} do not continue the store (at ${this.appliedObservationSeq()}): an earlier batch comes first`);
       this.applyObservationBatch(i.pages, i.sessions, i.upToSeq);
       return OK;
     },
@@ -191,7 +206,7 @@ export class IntentApplier {
 
   /** Highest journal sequence number whose charge is in the ledger. */
   appliedSeq(): number {
-    const v = this.dbs.meta.get("journal_applied_seq");
+    const v = this.dbs.meta.get(this.chargesSeqKey);
     return typeof v === "number" ? v : 0;
   }
 
@@ -208,17 +223,21 @@ export class IntentApplier {
     let applied = this.appliedSeq();
     const start = applied;
     const day = utcDay(nowMs);
+    const fresh: ChargeRecord[] = [];
     if (upToSeq !== undefined) {
       if (upToSeq <= applied) return;
       for (const r of records) this.addUsage(r, day);
+      fresh.push(...records);
       applied = upToSeq;
     } else {
       for (const r of records) {
         if (r.seq <= applied) continue;
         applied = r.seq;
         this.addUsage(r, day);
+        fresh.push(r);
       }
     }
+    if (this.onCharges && fresh.length > 0) this.onCharges(fresh);
     // One put per touched org and period, not per charge.
     for (const k of this.dirty) this.dbs.usage.putSync(k, this.usageCache.get(k)!);
     this.dirty.clear();
@@ -227,12 +246,12 @@ export class IntentApplier {
       this.dbs.usageDaily.putSync(key, Math.max(0, prev + credits));
     }
     this.dailyDelta.clear();
-    if (applied !== start) this.dbs.meta.putSync("journal_applied_seq", applied);
+    if (applied !== start) this.dbs.meta.putSync(this.chargesSeqKey, applied);
   }
 
   /** Highest observation-journal sequence number stored. */
   appliedObservationSeq(): number {
-    const v = this.dbs.meta.get("observations_applied_seq");
+    const v = this.dbs.meta.get(this.observationsSeqKey);
     return typeof v === "number" ? v : 0;
   }
 
@@ -249,7 +268,7 @@ export class IntentApplier {
       this.dbs.sessions.putSync(key, mergeSession(prev, d));
       if (!prev) this.dbs.sessionProjects.putSync(d.session_id, d.project_id);
     }
-    this.dbs.meta.putSync("observations_applied_seq", upToSeq);
+    this.dbs.meta.putSync(this.observationsSeqKey, upToSeq);
   }
 
   private pageCursor: [string, number] | null = null;

@@ -1,4 +1,4 @@
-import type { Database } from "lmdb";
+import type { KvDatabase as Database } from "../state-env.js";
 import type { Plan, SubscriptionStatus } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
 import type { OrgRecord, UsageRecord } from "../records.js";

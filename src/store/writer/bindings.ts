@@ -1,4 +1,4 @@
-import type { Database } from "lmdb";
+import type { KvDatabase as Database } from "../state-env.js";
 import type { MeterOutcome, MeterRequest, ResolveCounts, ResolveRequest } from "../records.js";
 
 /**

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { StateDbs } from "../state-env.js";
+import type { LmdbStateDbs } from "../state-env.js";
 
 /**
  * The meter windows (POST /v1/meter) live in an LMDB environment of their own, `state/meters/`,
@@ -110,8 +110,8 @@ function syncDir(dir: string): void {
  * crash; a kill before the deletion copies again what is missing. Returns how many were copied.
  */
 export function migrateLegacyMeters(
-  dbs: Pick<StateDbs, "root" | "metersRoot" | "meters">,
-  flush: (root: StateDbs["metersRoot"], done: (err: unknown) => void) => void,
+  dbs: Pick<LmdbStateDbs, "root" | "metersRoot" | "meters">,
+  flush: (root: LmdbStateDbs["metersRoot"], done: (err: unknown) => void) => void,
 ): number {
   const legacy = dbs.root.openDB<Buffer, [string, string, string]>({ name: "meters", encoding: "binary" });
   const entries = [...legacy.getRange({})];

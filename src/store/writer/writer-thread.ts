@@ -14,7 +14,11 @@ import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments,
 import { OBSERVATION_CODEC } from "../observation-journal.js";
 import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "../protocol.js";
 import { markMetersClean, migrateLegacyMeters, prepareMetersDir, unmarkMetersClean } from "./meters-env.js";
-import { flushToDisk, openState, stateTransaction } from "../state-env.js";
+import { flushToDisk, openPgState, openState, stateTransaction, type StateDbs } from "../state-env.js";
+import { KvStore } from "../pg/kv.js";
+import { migrate } from "../pg/migrate.js";
+import { PgError, SyncPg } from "../pg/sync-client.js";
+import { registerNode, returnLeasesStatement, shippedChargeStatements } from "../pg/cluster.js";
 import { createLogger } from "../../shared/log.js";
 
 const data = workerData as WriterData;
@@ -25,33 +29,46 @@ const port = parentPort;
 if (!port) throw new Error("writer-thread must run as a worker thread");
 const log = createLogger(data.logLevel ?? "info", "writer");
 
-const metersDir = prepareMetersDir(data.stateDir);
-const dbs = openState(data.stateDir, false, metersDir.noSync);
-// Create every named database before any reader opens them (lmdb: opening named databases
-// from read-only transactions can race with their creation).
-dbs.root.transactionSync(() => {
-  for (const db of [dbs.orgs, dbs.projects, dbs.keys, dbs.usage, dbs.meta]) db.get("__init__");
-  dbs.observations.get(["__init__", 0]);
-  dbs.sessions.get(["__init__", ""]);
-  dbs.challenges.get([0, ""]);
-  dbs.bindings.get(["", "", "", ""]);
-  dbs.bindingKeys.get(["", "", ""]);
-  dbs.clusters.get(["", ""]);
-  dbs.sessionProjects.get("__init__");
-  dbs.stripeEvents.get("__init__");
-  dbs.stripeCustomers.get("__init__");
-  dbs.overage.get("__init__");
-  dbs.idempotency.get(["", ""]);
-  dbs.meta.putSync("schema_version", 1);
-});
-dbs.metersRoot.transactionSync(() => dbs.meters.get(["", "", ""]));
-const metersMigrated = migrateLegacyMeters(dbs, flushToDisk);
-const applier = new IntentApplier(dbs, data.bindingRetentionMs);
+/** FS_STORE=postgres: the shared store, reached through one connection of this thread. */
+const pg = data.postgres ? new SyncPg(data.postgres.url, data.postgres.timeoutMs, `fs-writer:${data.postgres.nodeId}`) : null;
+const migrated = pg ? migrate(pg) : [];
+const nodeIndex = pg ? registerNode(pg, data.postgres!.nodeId) : 0;
+const kv = pg ? new KvStore(pg) : null;
+const metersDir = kv ? { path: "", noSync: false, discarded: false } : prepareMetersDir(data.stateDir);
+const lmdb = kv ? null : openState(data.stateDir, false, metersDir.noSync);
+const dbs: StateDbs = lmdb ?? openPgState(kv!);
+if (lmdb) {
+  // Create every named database before any reader opens them (lmdb: opening named databases
+  // from read-only transactions can race with their creation).
+  lmdb.root.transactionSync(() => {
+    for (const db of [lmdb.orgs, lmdb.projects, lmdb.keys, lmdb.usage, lmdb.meta]) db.get("__init__");
+    lmdb.observations.get(["__init__", 0]);
+    lmdb.sessions.get(["__init__", ""]);
+    lmdb.challenges.get([0, ""]);
+    lmdb.bindings.get(["", "", "", ""]);
+    lmdb.bindingKeys.get(["", "", ""]);
+    lmdb.clusters.get(["", ""]);
+    lmdb.sessionProjects.get("__init__");
+    lmdb.stripeEvents.get("__init__");
+    lmdb.stripeCustomers.get("__init__");
+    lmdb.overage.get("__init__");
+    lmdb.idempotency.get(["", ""]);
+    lmdb.meta.putSync("schema_version", 1);
+  });
+  lmdb.metersRoot.transactionSync(() => lmdb.meters.get(["", "", ""]));
+}
+const metersMigrated = lmdb ? migrateLegacyMeters(lmdb, flushToDisk) : 0;
+const nodeId = data.postgres?.nodeId ?? null;
+const applier = new IntentApplier(dbs, data.bindingRetentionMs, nodeId, kv ? (records) => {
+  for (const st of shippedChargeStatements(nodeId!, records)) kv.defer(st);
+} : null);
 // A kill between a batch's two commits (state first, then meters) can leave a merged account's
 // windows under its old budget: fold them into the cluster's before serving.
-const budgetsRepaired = repairBudgets();
+const budgetsRepaired = pg ? 0 : repairBudgets(); // PostgreSQL commits state and meters together
 const replayed = replayJournal();
 const observationsReplayed = replayObservations();
+// Every charge this node admitted is shipped now: what its leases hold beyond them goes back.
+if (pg) pg.run([returnLeasesStatement(nodeId!)]);
 
 /**
  * Applies every journaled charge the ledger does not have yet (the process may have been killed
@@ -64,7 +81,7 @@ function replayJournal(): number {
     truncateTornTail(seg.path);
     const records = readSegment(seg.path).filter((r) => r.seq > before);
     if (records.length === 0) continue;
-    dbs.root.transactionSync(() => applier.applyCharges(records));
+    stateTransaction(dbs, () => applier.applyCharges(records));
     count += records.length;
   }
   pruneSegments(data.journalDir, applier.appliedSeq());
@@ -81,7 +98,7 @@ function replayObservations(): number {
     const fresh = records.filter((r) => r.seq > before).length;
     if (fresh === 0) continue;
     // The lines as stored: re-encoding gives the same text (the codec is JSON.stringify of the record).
-    dbs.root.transactionSync(() => applier.applyObservations(records, records.map((r) => `${OBSERVATION_CODEC.encode(r)}\n`)));
+    stateTransaction(dbs, () => applier.applyObservations(records, records.map((r) => `${OBSERVATION_CODEC.encode(r)}\n`)));
     count += fresh;
   }
   pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
@@ -114,7 +131,8 @@ function commitQueued(): void {
   const started = performance.now();
   const acks = applyIsolated(items);
   const out: AckBatch = { kind: "acks", items: acks, commit: { intents: items.length, ms: performance.now() - started } };
-  if (items.some((item) => item.intent.op === "shutdown")) return closeMeters(() => port!.postMessage(out));
+  const shutdown = items.find((item) => item.intent.op === "shutdown");
+  if (shutdown) return closeMeters(() => port!.postMessage(out), shutdown.intent.op === "shutdown" && shutdown.intent.keepLeases === true);
   port!.postMessage(out);
   maybePrune();
 }
@@ -129,8 +147,11 @@ function commitQueued(): void {
 function applyIsolated(items: IntentBatch["items"]): AckBatch["items"] {
   const acks = new Map<number, Ack>();
   let pending = items;
+  let races = 0;
   while (pending.length > 0) {
     let culprit = -1;
+    // On PostgreSQL another node may have changed anything since the last commit: read afresh.
+    if (pg) applier.reset();
     try {
       const applied: Ack[] = [];
       stateTransaction(dbs, () => {
@@ -144,6 +165,16 @@ function applyIsolated(items: IntentBatch["items"]): AckBatch["items"] {
       break;
     } catch (err) {
       rollBack();
+      if (err instanceof PgError && err.retryable && races < MAX_RACES) {
+        // Another node's transaction touched the same records first: apply the batch again.
+        races++;
+        pause(Math.random() * Math.min(50, 2 ** races));
+        continue;
+      }
+      if (err instanceof PgError && (err.unavailable || err.retryable)) {
+        for (const item of pending) acks.set(item.id, refused(item, err, "store unavailable"));
+        break;
+      }
       if (culprit < 0) {
         // The commit failed, not an intent: nothing of the batch is stored.
         for (const item of pending) acks.set(item.id, refused(item, err, "commit failed"));
@@ -157,6 +188,14 @@ function applyIsolated(items: IntentBatch["items"]): AckBatch["items"] {
   return items.map((item) => ({ id: item.id, ack: acks.get(item.id)! }));
 }
 
+/** Serialization failures tolerated for one batch before its intents are refused. */
+const MAX_RACES = 30;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+/** Blocks this thread for `ms` (between retries of a transaction that lost a race). */
+function pause(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
 /**
  * After a failed transaction: the cached state may hold its uncommitted effects, so drop it. The
  * state environment commits first: if only the meters one failed, a cluster merge may be stored
@@ -164,6 +203,7 @@ function applyIsolated(items: IntentBatch["items"]): AckBatch["items"] {
  */
 function rollBack(): void {
   applier.reset();
+  if (pg) return; // one transaction held both: nothing half-written
   try {
     repairBudgets();
   } catch {
@@ -187,11 +227,21 @@ let metersCleanMarked = false;
  * The mark is only written when nothing was committed while the flush ran, and a later commit
  * removes it first (commitQueued).
  */
-function closeMeters(done: () => void): void {
+function closeMeters(done: () => void, keepLeases = false): void {
   stopped = true;
-  if (!metersDir.noSync) return done();
+  if (pg && keepLeases) return done();
+  if (pg) {
+    // A clean stop: every admitted charge was shipped before `shutdown`; give the rest back.
+    try {
+      pg.run([returnLeasesStatement(nodeId!)]);
+    } catch (err) {
+      log.warn("leases not returned at stop; they come back at the next start", { reason: (err as Error).message });
+    }
+    return done();
+  }
+  if (!metersDir.noSync || !lmdb) return done();
   const at = commits;
-  flushToDisk(dbs.metersRoot, (err) => {
+  flushToDisk(lmdb.metersRoot, (err) => {
     if (!err && commits === at) {
       markMetersClean(metersDir.path);
       metersCleanMarked = true;
@@ -214,6 +264,16 @@ function repairBudgets(): number {
 const PRUNE_BINDINGS_MS = 10 * 60_000;
 function pruneBindings(): void {
   if (stopped) return;
+  try {
+    pruneBatch();
+  } catch (err) {
+    // On PostgreSQL a prune can lose a race with another node's, or find the database away:
+    // the next round goes on from the same place.
+    applier.reset();
+    log.warn("retention prune deferred", { reason: (err as Error).message });
+  }
+}
+function pruneBatch(): void {
   let removed = 0;
   let more = false;
   stateTransaction(dbs, () => {
@@ -233,9 +293,14 @@ function maybePrune(): void {
   const now = Date.now();
   if (now - lastPrune < 10_000) return;
   lastPrune = now;
-  pruneSegments(data.journalDir, applier.appliedSeq());
-  pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
-  dbs.root.transactionSync(() => applier.pruneIdempotency(now));
+  try {
+    pruneSegments(data.journalDir, applier.appliedSeq());
+    pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
+    dbs.root.transactionSync(() => applier.pruneIdempotency(now));
+  } catch (err) {
+    applier.reset();
+    log.warn("journal prune deferred", { reason: (err as Error).message });
+  }
 }
 
 const ready: WriterReady = {
@@ -248,6 +313,7 @@ const ready: WriterReady = {
   metersDiscarded: metersDir.discarded,
   metersMigrated,
   budgetsRepaired,
+  cluster: pg ? { nodeIndex, migrated } : null,
 };
 port.postMessage(ready);
 

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, inject } from "vitest";
 import type { OpenApiDocument } from "../../../src/http/openapi.js";
 import { OpenApiContract } from "./contract.js";
+import pg from "pg";
 
 const REPO = resolve(import.meta.dirname, "../../..");
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -41,16 +42,26 @@ export interface TestServer {
   pid(): number;
 }
 
-/** Starts `node dist/src/main.js` with a fresh DATA_DIR whose datasets link to the shared build. */
-export async function startServer(env: Record<string, string> = {}, opts: { ownDatasets?: boolean } = {}): Promise<TestServer> {
+/**
+ * Starts `node dist/src/main.js` with a fresh DATA_DIR whose datasets link to the shared build.
+ * In the `integration-pg` project (global-setup-pg.ts), each server also gets a fresh database of
+ * the run's PostgreSQL (FS_STORE=postgres), unless `env` names its own DATABASE_URL (a cluster's
+ * nodes share one). `demo`: the account printed by another node's first start (later nodes of a
+ * cluster print none).
+ */
+export async function startServer(env: Record<string, string> = {}, opts: { ownDatasets?: boolean; demo?: DemoAccount } = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "fs-it-"));
+  const pgStore = inject("postgresUrl");
+  if (pgStore && env.FS_STORE === undefined) {
+    env = { FS_STORE: "postgres", DATABASE_URL: await freshDatabase(pgStore), FS_NODE_ID: `node-${process.pid}-${dbCounter}`, ...env };
+  }
   const shared = join(inject("datasetDataDir"), "datasets");
   // Tests that switch datasets get a private copy; the rest share one build read-only.
   if (opts.ownDatasets) cpSync(shared, join(dataDir, "datasets"), { recursive: true });
   else symlinkSync(shared, join(dataDir, "datasets"));
   let child: ChildProcess;
   let out = "";
-  let demo: DemoAccount | null = null;
+  let demo: DemoAccount | null = opts.demo ?? null;
   let port = 0;
   let contract: OpenApiContract | null = null;
 
@@ -156,6 +167,21 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
     },
   };
   return server;
+}
+
+let dbCounter = 0;
+
+/** A new, empty database on the run's PostgreSQL server; returns its URL. */
+async function freshDatabase(serverUrl: string): Promise<string> {
+  const name = `fs_it_${process.pid}_${++dbCounter}`;
+  const c = new pg.Client({ connectionString: serverUrl });
+  await c.connect();
+  try {
+    await c.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await c.end();
+  }
+  return serverUrl.replace(/\/[^/]*$/, `/${name}`);
 }
 
 function parseDemo(out: string): DemoAccount {

@@ -1,4 +1,4 @@
-import type { Database } from "lmdb";
+import type { KvDatabase as Database } from "../../../store/state-env.js";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../errors.js";
 import { queryParam } from "../../request.js";

@@ -1,0 +1,93 @@
+/**
+ * Ships journaled records to the store in journal order, and keeps them when the store cannot
+ * take them (FS_STORE=postgres with the database away): they are sent again, with everything
+ * journaled meanwhile, until a send succeeds. The journal already made them durable; a kill
+ * meanwhile replays them at the next start.
+ *
+ * Each send says which sequence number it continues (`afterSeq`). The writer refuses a send
+ * that does not continue what it applied (a gap: an earlier send failed), so a later batch can
+ * never be applied before an earlier one that failed and then be skipped as "already applied".
+ */
+export type ShipOutcome = "ok" | "retry";
+
+export interface ShipBatch<R> {
+  records: R[];
+  afterSeq: number;
+  upToSeq: number;
+}
+
+export class OrderedShipper<R> {
+  private sentUpTo: number;
+  private inFlight = 0;
+  /** Batches refused since the last success, oldest first; with `held`, journaled since. */
+  private stash: ShipBatch<R>[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  /** Called with how many sends failed in a row, for the log. */
+  onRetry: ((failures: number, err: string) => void) | undefined;
+  private failures = 0;
+
+  constructor(
+    private readonly send: (batch: ShipBatch<R>) => Promise<{ outcome: ShipOutcome; reason?: string }>,
+    startSeq: number,
+    private readonly retryMs: number,
+  ) {
+    this.sentUpTo = startSeq;
+  }
+
+  /** Records newly journaled, up to `upToSeq`. */
+  ship(records: R[], upToSeq: number): void {
+    const batch: ShipBatch<R> = { records, afterSeq: this.sentUpTo, upToSeq };
+    this.sentUpTo = upToSeq;
+    if (this.stash.length > 0) {
+      // Shipping is stopped until the stash goes through: keep this one behind it.
+      this.stash.push(batch);
+      return;
+    }
+    this.dispatch(batch);
+  }
+
+  /** Records waiting for the store to come back. */
+  get waiting(): number {
+    return this.stash.reduce((n, b) => n + b.records.length, 0);
+  }
+
+  /** Resolves once nothing is in flight (at a clean stop, before the writer's `shutdown`). */
+  async drain(timeoutMs = 5000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (this.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  private dispatch(batch: ShipBatch<R>): void {
+    this.inFlight++;
+    void this.send(batch).then(
+      (r) => this.settle(batch, r.outcome, r.reason),
+      (err: unknown) => this.settle(batch, "retry", String(err)),
+    );
+  }
+
+  private settle(batch: ShipBatch<R>, outcome: ShipOutcome, reason?: string): void {
+    this.inFlight--;
+    if (outcome === "ok") {
+      this.failures = 0;
+      return;
+    }
+    this.failures++;
+    this.onRetry?.(this.failures, reason ?? "refused");
+    this.stash.push(batch);
+    this.stash.sort((a, b) => a.afterSeq - b.afterSeq);
+    if (!this.timer) this.timer = setTimeout(this.resend, this.retryMs);
+  }
+
+  /** Once every send in flight settled: the whole stash as one batch, in order. */
+  private resend = (): void => {
+    this.timer = null;
+    if (this.inFlight > 0) {
+      this.timer = setTimeout(this.resend, this.retryMs);
+      return;
+    }
+    const all = this.stash;
+    this.stash = [];
+    if (all.length === 0) return;
+    this.dispatch({ records: all.flatMap((b) => b.records), afterSeq: all[0]!.afterSeq, upToSeq: all[all.length - 1]!.upToSeq });
+  };
+}

@@ -1,0 +1,230 @@
+import { fromBufferKey, toBufferKey } from "ordered-binary";
+import type { KvDatabase, KvRoot, RangeOptions } from "../state-env.js";
+import type { Statement } from "./sync-protocol.js";
+import { PgError, type SyncPg } from "./sync-client.js";
+
+/** Rows fetched per round trip by getRange/getKeys. */
+const PAGE = 256;
+
+type Pending = Map<string, { k: string; v: string | null; b: string | null } | null>;
+
+/**
+ * The embedded store's named databases, held in PostgreSQL: one table per database, keyed by
+ * the same order-preserving encoding of keys (ordered-binary, as LMDB uses), so a key range
+ * is a range of `bytea` in the table's primary key and comes back in the same order.
+ * Values are JSON (`v`), or bytes (`b`) for the binary meter logs; an operator reads them with
+ * SQL (`SELECT v FROM fs_orgs`).
+ *
+ * Inside `transactionSync` (the writer's commits) the connection runs one SERIALIZABLE
+ * transaction: reads see one snapshot, writes are kept here and sent at the commit in one round
+ * trip, and two nodes that touch the same records are ordered as if one ran after the other
+ * (PostgreSQL aborts one with a serialization failure; the writer applies its intents again).
+ * That is how the single-writer code of src/store/writer keeps its exactness across nodes.
+ * Outside a transaction (the front's reads) each read is its own statement.
+ */
+export class KvStore implements KvRoot {
+  private depth = 0;
+  private pending = new Map<string, Pending>();
+  private deferred: Statement[] = [];
+
+  constructor(readonly sql: SyncPg) {}
+
+  db<V, K>(table: string, binary = false): KvDatabase<V, K> {
+    return new KvTable<V, K>(this, `fs_${table}`, binary);
+  }
+
+  get inTransaction(): boolean {
+    return this.depth > 0;
+  }
+
+  transactionSync<T>(action: () => T): T {
+    if (this.depth > 0) {
+      this.depth++;
+      try {
+        return action();
+      } finally {
+        this.depth--;
+      }
+    }
+    this.sql.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    this.depth = 1;
+    try {
+      const out = action();
+      this.sql.run([...this.writes(), ...this.deferred, { sql: "COMMIT" }]);
+      return out;
+    } catch (err) {
+      try {
+        this.sql.query("ROLLBACK");
+      } catch {
+        // The connection is gone; PostgreSQL rolled back.
+      }
+      throw err;
+    } finally {
+      this.depth = 0;
+      this.pending.clear();
+      this.deferred = [];
+    }
+  }
+
+  /** The front reads committed state at each statement: nothing to reset. */
+  resetReadTxn(): void {}
+
+  /** A statement to run at this transaction's commit, after its writes (leases, notifications). */
+  defer(statement: Statement): void {
+    if (this.depth === 0) this.sql.run([statement]);
+    else this.deferred.push(statement);
+  }
+
+  /** @internal */
+  pendingOf(table: string): Pending | undefined {
+    return this.pending.get(table);
+  }
+
+  /** @internal A write: kept until the commit inside a transaction, sent at once outside one. */
+  write(table: string, k: string, row: { k: string; v: string | null; b: string | null } | null): void {
+    if (this.depth === 0) {
+      this.sql.run(row ? [upsert(table, [row])] : [remove(table, [k])]);
+      return;
+    }
+    let p = this.pending.get(table);
+    if (!p) this.pending.set(table, (p = new Map()));
+    p.set(k, row);
+  }
+
+  /** @internal Sends the writes kept so far (before a range read, which must see them). */
+  flushWrites(): void {
+    const out = this.writes();
+    this.pending.clear();
+    if (out.length > 0) this.sql.run(out);
+  }
+
+  private writes(): Statement[] {
+    const out: Statement[] = [];
+    for (const [table, rows] of this.pending) {
+      const puts: Array<{ k: string; v: string | null; b: string | null }> = [];
+      const dels: string[] = [];
+      for (const [k, row] of rows) {
+        if (row) puts.push(row);
+        else dels.push(k);
+      }
+      if (dels.length > 0) out.push(remove(table, dels));
+      if (puts.length > 0) out.push(upsert(table, puts));
+    }
+    return out;
+  }
+}
+
+function upsert(table: string, rows: Array<{ k: string; v: string | null; b: string | null }>): Statement {
+  return {
+    sql: `INSERT INTO ${table} (k, v, b) SELECT decode(k, 'hex'), v::json, decode(b, 'hex') FROM unnest($1::text[], $2::text[], $3::text[]) AS t(k, v, b)
+          ON CONFLICT (k) DO UPDATE SET v = excluded.v, b = excluded.b`,
+    params: [rows.map((r) => r.k), rows.map((r) => r.v), rows.map((r) => r.b)],
+  };
+}
+
+function remove(table: string, keys: string[]): Statement {
+  return { sql: `DELETE FROM ${table} WHERE k = ANY (SELECT decode(x, 'hex') FROM unnest($1::text[]) AS x)`, params: [keys] };
+}
+
+function hexKey(key: unknown): string {
+  return toBufferKey(key as Parameters<typeof toBufferKey>[0]).toString("hex");
+}
+
+function asBuffer(u: unknown): Buffer {
+  const a = u as Uint8Array;
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+class KvTable<V, K> implements KvDatabase<V, K> {
+  constructor(
+    private readonly store: KvStore,
+    private readonly table: string,
+    private readonly binary: boolean,
+  ) {}
+
+  get(key: K): V | undefined {
+    const k = hexKey(key);
+    const p = this.store.pendingOf(this.table);
+    if (p?.has(k)) {
+      const row = p.get(k);
+      return row ? this.decode(row.v, row.b === null ? null : Buffer.from(row.b, "hex")) : undefined;
+    }
+    const rows = this.store.sql.query(`SELECT v::text, b FROM ${this.table} WHERE k = decode($1, 'hex')`, [k]);
+    const r = rows[0];
+    return r ? this.decode(r[0], r[1] === null ? null : asBuffer(r[1])) : undefined;
+  }
+
+  putSync(key: K, value: V): boolean {
+    const k = hexKey(key);
+    if (this.binary) this.store.write(this.table, k, { k, v: null, b: (value as Buffer).toString("hex") });
+    else this.store.write(this.table, k, { k, v: JSON.stringify(value), b: null });
+    return true;
+  }
+
+  removeSync(key: K): boolean {
+    const k = hexKey(key);
+    this.store.write(this.table, k, null);
+    return true;
+  }
+
+  *getRange(options: RangeOptions = {}): Generator<{ key: K; value: V }> {
+    for (const r of this.scan(options, true)) yield { key: r.key, value: r.value! };
+  }
+
+  *getKeys(options: RangeOptions = {}): Generator<K> {
+    for (const r of this.scan(options, false)) yield r.key;
+  }
+
+  /** Pages through the range in key order (descending with `reverse`), as LMDB's getRange does. */
+  private *scan(o: RangeOptions, values: boolean): Generator<{ key: K; value?: V }> {
+    // Writes of the open transaction first, so the range sees them.
+    if (this.store.inTransaction) this.store.flushWrites();
+    const reverse = o.reverse === true;
+    let lo: string | null = o.start === undefined ? null : hexKey(o.start);
+    let hi: string | null = o.end === undefined ? null : hexKey(o.end);
+    if (reverse) [lo, hi] = [hi, lo]; // reverse: start is the high end (inclusive), end the low (exclusive)
+    let left = o.limit ?? Infinity;
+    let loInclusive = !reverse;
+    let hiInclusive = reverse;
+    while (left > 0) {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (lo !== null) {
+        params.push(lo);
+        where.push(`k ${loInclusive ? ">=" : ">"} decode($${params.length}, 'hex')`);
+      }
+      if (hi !== null) {
+        params.push(hi);
+        where.push(`k ${hiInclusive ? "<=" : "<"} decode($${params.length}, 'hex')`);
+      }
+      const n = Math.min(PAGE, left);
+      const cols = values ? "k, v::text, b" : "k";
+      const rows = this.store.sql.query(
+        `SELECT ${cols} FROM ${this.table}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY k ${reverse ? "DESC" : "ASC"} LIMIT ${n}`,
+        params,
+      );
+      for (const r of rows) {
+        const kb = asBuffer(r[0]);
+        yield { key: fromBufferKey(kb) as K, value: values ? this.decode(r[1], r[2] === null ? null : asBuffer(r[2])) : undefined };
+      }
+      left -= rows.length;
+      if (rows.length < n) return;
+      const last = asBuffer(rows[rows.length - 1]![0]).toString("hex");
+      if (reverse) {
+        hi = last;
+        hiInclusive = false;
+      } else {
+        lo = last;
+        loInclusive = false;
+      }
+    }
+  }
+
+  /** `v` is the JSON text (selected as `v::text`), `b` the bytes of a binary database. */
+  private decode(v: unknown, b: Buffer | null): V {
+    if (this.binary) return b as V;
+    return JSON.parse(v as string) as V;
+  }
+}
+
+export { PgError };

@@ -46,6 +46,8 @@ import type { LeaseSource } from "./http/quota.js";
 
 /** How long journaled records wait before a failed shipment to the store is tried again. */
 const SHIP_RETRY_MS = 1000;
+/** How long an operator's usage adjustment waits to be in the shared ledger before it is answered. */
+const ADJUST_SHIP_WAIT_MS = 2000;
 /** The advisory lock of the cluster's overage reporter. */
 const OVERAGE_LEADER_LOCK = 0x66730002;
 
@@ -172,7 +174,17 @@ async function main(): Promise<void> {
   const leases: LeaseSource | null = frontPg
     ? { grant: (orgId, period, quota, need) => grantLease(frontPg, cluster!.nodeId, orgId, period, quota, need, Math.max(need, config.FS_LEASE_CREDITS)) }
     : null;
-  const quota = new QuotaGate(readDbs, journal, leases);
+  const quota = new QuotaGate(
+    readDbs,
+    journal,
+    leases,
+    cluster
+      ? (seq) => {
+          forwarder.flush();
+          return chargeShipper.whenShipped(seq, ADJUST_SHIP_WAIT_MS);
+        }
+      : null,
+  );
   const metrics = new ServiceMetrics({
     pool,
     store,
@@ -240,7 +252,7 @@ async function main(): Promise<void> {
     : null;
   refresher?.start();
   // One overage reporter per cluster: the node holding the advisory lock.
-  const leadership = cluster && billing ? new Leadership(cluster.url, OVERAGE_LEADER_LOCK, config.FS_CLUSTER_CACHE_MS, log, "overage-reporter") : null;
+  const leadership = cluster && billing ? new Leadership(cluster.url, OVERAGE_LEADER_LOCK, config.FS_CLUSTER_CACHE_MS, log, `overage-reporter:${cluster.nodeId}`) : null;
   leadership?.start();
   const reporter = billing ? new OverageReporter(store, billing, log, forwarder.flush, config.FS_OVERAGE_REPORT_MS, () => leadership?.isLeader() ?? true) : null;
   reporter?.start();

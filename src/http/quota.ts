@@ -64,6 +64,8 @@ export class QuotaGate {
     private readonly dbs: Pick<StateDbs, "orgs" | "usage">,
     private readonly journal: ChargeJournal,
     private readonly leases: LeaseSource | null = null,
+    /** In a cluster: resolves once the journal record `seq` is in the shared ledger (or a bound passed). */
+    private readonly shipped: ((seq: number) => Promise<void>) | null = null,
   ) {}
 
   /**
@@ -80,7 +82,7 @@ export class QuotaGate {
     if (this.journal.isClosed) throw unavailable();
     const s = this.standing(orgId, nowMs);
     if (!s) return null;
-    if (!this.fits(s, credits, 0, nowMs)) throw quotaExceeded(s, credits, nowMs);
+    if (!this.fits(s, credits, 0, nowMs)) throw quotaExceeded(s, credits, nowMs, this.leased(s));
     s.held += credits;
     if (this.leased(s)) s.lease -= credits;
     return { credits, standing: s };
@@ -109,7 +111,7 @@ export class QuotaGate {
     const held = hold !== null && hold.standing !== null && hold.standing === s ? hold.credits : 0;
     if (hold !== null) this.release(hold); // its credits become part of this debit, or go back
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
-    if (!neverBlock && credits > held && !this.fits(s, credits - held, held, nowMs)) throw quotaExceeded(s, credits, nowMs);
+    if (!neverBlock && credits > held && !this.fits(s, credits - held, held, nowMs)) throw quotaExceeded(s, credits, nowMs, this.leased(s));
     try {
       const seq = this.journal.append(orgId, credits, s.period, (err) => {
         if (!err) return onCharged(undefined, seq);
@@ -185,11 +187,16 @@ export class QuotaGate {
   async adjust(orgId: string, delta: number, nowMs: number): Promise<{ period: string; used: number; quota: number | null }> {
     const s = this.standing(orgId, nowMs);
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
+    let seq = 0;
     try {
-      await new Promise<void>((resolve, reject) => this.journal.append(orgId, delta, s.period, (err) => (err ? reject(err) : resolve())));
+      await new Promise<void>((resolve, reject) => {
+        seq = this.journal.append(orgId, delta, s.period, (err) => (err ? reject(err) : resolve()), undefined, true);
+      });
     } catch (err) {
       throw err instanceof JournalClosedError ? unavailable() : err;
     }
+    // A cluster's other nodes see it once shipped: answer then, so what follows counts it.
+    if (this.shipped) await this.shipped(seq);
     s.used = Math.max(0, s.used + delta);
     return { period: s.period, used: s.used, quota: PLAN_RULES[s.plan].monthlyQuota };
   }
@@ -282,11 +289,12 @@ function unavailable(): ApiError {
  * in progress stand in the way (they may fail and give them back within milliseconds), Retry-After
  * says 1 second instead of the time until the period resets.
  */
-function quotaExceeded(s: OrgStanding, credits: number, nowMs: number): ApiError {
+function quotaExceeded(s: OrgStanding, credits: number, nowMs: number, leased = false): ApiError {
   const limit = PLAN_RULES[s.plan].monthlyQuota ?? 0;
   const reset = s.end;
   const resetIn = Math.max(0, Math.ceil((reset - nowMs) / 1000));
-  const onlyHeld = s.used + credits <= limit;
+  // In a cluster the node cannot tell: the rest of the quota may be held by other nodes' leases.
+  const onlyHeld = !leased && s.used + credits <= limit;
   return new ApiError(
     "QUOTA_EXCEEDED",
     onlyHeld

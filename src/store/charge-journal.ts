@@ -26,12 +26,14 @@ export { JournalClosedError, truncateTornTail } from "./journal.js";
 export const CHARGE_CODEC: JournalCodec<ChargeRecord> = {
   prefix: "charges-",
   name: "charge journal",
-  encode: (r) => `${r.seq}\t${r.orgId}\t${r.credits}\t${r.period}${r.idem ? `\t${JSON.stringify(r.idem)}` : ""}`,
+  encode: (r) => `${r.seq}\t${r.orgId}\t${r.credits}\t${r.period}${r.idem ? `\t${JSON.stringify(r.idem)}` : r.adjust ? "\tadj" : ""}`,
   decode(line) {
     const [seq, orgId, credits, period, idem] = line.split("\t");
     const rec: ChargeRecord = { seq: Number(seq), orgId: orgId ?? "", credits: Number(credits), period: period ?? "" };
     if (!Number.isSafeInteger(rec.seq) || !rec.orgId || !Number.isSafeInteger(rec.credits) || !PERIOD_ID.test(rec.period)) return null;
-    if (idem !== undefined) {
+    if (idem === "adj") {
+      rec.adjust = true;
+    } else if (idem !== undefined) {
       const answer = parseStoredAnswer(idem);
       if (!answer) return null;
       rec.idem = answer;
@@ -72,8 +74,9 @@ export class ChargeJournal extends AppendJournal<ChargeRecord> {
    * when that write failed (nothing of the batch counts then).
    * @throws JournalClosedError after close() (the service is stopping): the caller answers 503.
    */
-  append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void, idem?: StoredAnswer): number {
-    return this.appendRecord(idem ? { orgId, credits, period, idem } : { orgId, credits, period }, onWritten).seq;
+  append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void, idem?: StoredAnswer, adjust = false): number {
+    const fields = idem ? { orgId, credits, period, idem } : adjust ? { orgId, credits, period, adjust: true as const } : { orgId, credits, period };
+    return this.appendRecord(fields, onWritten).seq;
   }
 }
 

@@ -116,6 +116,8 @@ export interface ChargeRecord {
    * debit (credits may be 0), so the debit and the stored answer are durable together.
    */
   idem?: StoredAnswer;
+  /** An operator's usage adjustment (POST /v1/admin/orgs/{id}/usage/adjust), not an admitted call. */
+  adjust?: true;
 }
 
 /**

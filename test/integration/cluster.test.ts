@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
-import { admin, api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { admin, api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
 
 /**
@@ -18,6 +18,8 @@ const nodeEnv = (id: string): Record<string, string> => ({
   FS_NODE_ID: id,
   FS_CLUSTER_CACHE_MS: "300",
   FS_LEASE_CREDITS: "200",
+  FS_ENABLE_METER: "true",
+  FS_TRUSTED_PROXIES: "127.0.0.1,::1",
 });
 
 beforeAll(async () => {
@@ -103,6 +105,105 @@ describe("a cluster of three nodes on PostgreSQL", () => {
     for (let i = 0; i < 3; i++) expect(await ipCall(i, key)).toBe(200);
     expect((await admin(nodes[0]!, "POST", `/v1/admin/keys/${keyId}/disable`)).status).toBe(200);
     for (const i of [1, 2]) await expect.poll(() => ipCall(i, key), { timeout: 5000, interval: 50 }).toBe(403);
+  });
+
+  it("counts distinct accounts and meter budgets exactly with callers on different nodes", async () => {
+    const site = await createBeaconProject(nodes[0]!, "pro");
+    // Six accounts sign up on one session at once, two per node: the counts they see are 0..5, each once.
+    const resolves = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        api(nodes[i % 3]!, "POST", "/v1/sessions/resolve", { key: site.secretKey, body: { observation_type: "auth.signup", external_user_id: `user-${i}`, session_id: "s_shared_cluster_session_1", ip: "73.15.20.30" } }),
+      ),
+    );
+    expect(resolves.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(resolves.map((r) => r.body.data.correlation.accounts_sharing_session).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    // 30 meter calls at once against max 7, spread over the nodes: exactly 7 allowed.
+    const meters = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => api(nodes[i % 3]!, "POST", "/v1/meter", { key: site.secretKey, body: { resource: "api/search", identity: { user_id: "u-cluster" }, limit: { max: 7, window: "1h" } } })),
+    );
+    expect(meters.every((m) => m.status === 200)).toBe(true);
+    expect(meters.filter((m) => m.body.data.action === "allow")).toHaveLength(7);
+  });
+
+  it("kill -9 of a node mid-load, then restart: never over quota, nothing answered lost", async () => {
+    const { orgId, key } = await createOrgWithKey(nodes[0]!, "free");
+    const pre = FREE_QUOTA - 900;
+    expect((await admin(nodes[0]!, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits: pre, reason: "test" })).status).toBe(200);
+    await expect.poll(() => usedOf(orgId, key), { timeout: 10_000 }).toBe(pre);
+    let answered = 0;
+    let attempted = 0;
+    const round = async (targets: number[]): Promise<number[]> => {
+      const statuses = await Promise.all(
+        Array.from({ length: 24 }, (_, j) => ipCall(targets[(attempted + j) % targets.length]!, key).catch(() => -1)),
+      );
+      attempted += statuses.length;
+      answered += statuses.filter((s) => s === 200).length;
+      return statuses;
+    };
+    for (let r = 0; r < 5; r++) await round([0, 1, 2]);
+    // Node b dies with calls in flight and credits of its lease unspent.
+    const inFlight = round([1, 1, 0, 2]);
+    await nodes[1]!.kill9();
+    await inFlight;
+    for (let r = 0; r < 5; r++) await round([0, 2]);
+    await nodes[1]!.restart();
+    // Until every node refuses: b's replayed charges ship and its unused lease comes back.
+    let streak = 0;
+    while (streak < 60) {
+      const statuses = await round([0, 1, 2]);
+      streak = statuses.every((s) => s === 429) ? streak + statuses.length : 0;
+    }
+    await expect.poll(() => usedOf(orgId, key), { timeout: 10_000 }).toBe(FREE_QUOTA);
+    expect(answered).toBeLessThanOrEqual(FREE_QUOTA - pre);
+    expect(answered).toBeGreaterThan(0);
+    expect(attempted).toBeGreaterThan(FREE_QUOTA - pre);
+    // Ledger and leases agree: every node's lease is down to what it shipped.
+    const leases = await sql<{ granted: string; used: string }>("SELECT granted, used FROM fs_leases WHERE org_id = $1", [orgId]);
+    const used = leases.reduce((n, l) => n + Number(l.used), 0);
+    expect(used).toBe(FREE_QUOTA - pre);
+  });
+
+  it("PostgreSQL stopped mid-load: paid plans and the beacon go on, free orgs spend their lease then 503, resolve 503; all catches up after", async () => {
+    const paid = await createBeaconProject(nodes[0]!, "pro");
+    const free = await createOrgWithKey(nodes[0]!, "free");
+    // Both orgs seen on node a before the outage (keys cached; the free org holds a lease).
+    expect(await ipCall(0, paid.secretKey)).toBe(200);
+    expect(await ipCall(0, free.key)).toBe(200);
+    const h = await api(nodes[0]!, "POST", "/v1/handshake", { key: paid.publishableKey, body: {} });
+    expect(h.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300)); // the first charges shipped
+    await db.stop("immediate");
+    // Credits the paid org was answered for: one /v1/ip call, the handshake, then what follows.
+    let paidCredits = 1 + Number(h.body.metadata.credits ?? 0);
+    try {
+      for (let i = 0; i < 50; i++) {
+        expect(await ipCall(0, paid.secretKey)).toBe(200);
+        paidCredits++;
+      }
+      // The free org spends what its lease holds (at most FS_LEASE_CREDITS), then 503 with Retry-After.
+      let freeOk = 0;
+      let last: Response | null = null;
+      for (let i = 0; i < 400; i++) {
+        last = await fetch(`${nodes[0]!.url}/v1/ip/8.8.8.8`, { headers: { authorization: `Bearer ${free.key}` } });
+        await last.arrayBuffer();
+        if (last.status !== 200) break;
+        freeOk++;
+      }
+      expect(freeOk).toBeLessThan(200);
+      expect(last!.status).toBe(503);
+      expect(last!.headers.get("retry-after")).toBe("1");
+      // Resolve needs a committed binding: 503, uncharged.
+      const r = await api(nodes[0]!, "POST", "/v1/sessions/resolve", { key: paid.secretKey, body: { observation_type: "auth.login", external_user_id: "u-1", session_id: h.body.data.session_id } });
+      expect(r.status).toBe(503);
+      // The beacon is never refused.
+      const c = await api(nodes[0]!, "POST", "/v1/collect", { key: paid.publishableKey, body: { token: h.body.data.token, session_id: h.body.data.session_id, signals: {} } });
+      expect(c.status).toBe(200);
+      paidCredits += Number(c.body.metadata.credits ?? 0);
+    } finally {
+      await db.start();
+    }
+    // Catch-up: the paid org's debits waited in the journal and are all in the ledger now.
+    await expect.poll(() => usedOf(paid.orgId, paid.secretKey), { timeout: 20_000 }).toBe(paidCredits);
   });
 
   it("keeps every node's progress and leases in PostgreSQL", async () => {

@@ -25,6 +25,9 @@ export class OrderedShipper<R> {
   /** Called with how many sends failed in a row, for the log. */
   onRetry: ((failures: number, err: string) => void) | undefined;
   private failures = 0;
+  /** Highest sequence number the store acknowledged, and who waits for one. */
+  private acked: number;
+  private waiters: Array<{ seq: number; done: () => void }> = [];
 
   constructor(
     private readonly send: (batch: ShipBatch<R>) => Promise<{ outcome: ShipOutcome; reason?: string }>,
@@ -32,6 +35,20 @@ export class OrderedShipper<R> {
     private readonly retryMs: number,
   ) {
     this.sentUpTo = startSeq;
+    this.acked = startSeq;
+  }
+
+  /** Resolves once the store acknowledged every record up to `seq`, or after `timeoutMs`. */
+  whenShipped(seq: number, timeoutMs: number): Promise<void> {
+    if (this.acked >= seq) return Promise.resolve();
+    return new Promise((resolve) => {
+      const w = { seq, done: resolve };
+      this.waiters.push(w);
+      setTimeout(() => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        resolve();
+      }, timeoutMs).unref();
+    });
   }
 
   /** Records newly journaled, up to `upToSeq`. */
@@ -69,6 +86,12 @@ export class OrderedShipper<R> {
     this.inFlight--;
     if (outcome === "ok") {
       this.failures = 0;
+      if (batch.upToSeq > this.acked) this.acked = batch.upToSeq;
+      if (this.waiters.length > 0) {
+        const ready = this.waiters.filter((w) => w.seq <= this.acked);
+        this.waiters = this.waiters.filter((w) => w.seq > this.acked);
+        for (const w of ready) w.done();
+      }
       return;
     }
     this.failures++;

@@ -21,10 +21,37 @@ export const MAX_NODES = 64;
 
 /** Records the node (or sees it again) and returns its index, 0..MAX_NODES-1. */
 export function registerNode(sql: SyncPg, nodeId: string): number {
-  const idx = Number(sql.value("INSERT INTO fs_nodes (node_id) VALUES ($1) ON CONFLICT (node_id) DO UPDATE SET seen_at = now() RETURNING idx", [nodeId]));
-  if (!(idx >= 0 && idx < MAX_NODES)) throw new Error(`node ${nodeId} has index ${idx}: a database serves at most ${MAX_NODES} node ids (delete unused rows of fs_nodes)`);
-  return idx;
+  // A known node keeps its index; a new one takes the lowest free, under a lock so two new nodes
+  // starting together cannot take the same.
+  try {
+    sql.run([
+      { sql: "BEGIN" },
+      { sql: "SELECT pg_advisory_xact_lock($1)", params: [NODES_LOCK] },
+      { sql: "UPDATE fs_nodes SET seen_at = now() WHERE node_id = $1", params: [nodeId] },
+      {
+        sql: `INSERT INTO fs_nodes (node_id, idx)
+              SELECT $1, (SELECT min(i) FROM generate_series(0, ${MAX_NODES - 1}) AS i WHERE i NOT IN (SELECT idx FROM fs_nodes))
+              WHERE NOT EXISTS (SELECT 1 FROM fs_nodes WHERE node_id = $1)`,
+        params: [nodeId],
+      },
+      { sql: "COMMIT" },
+    ]);
+  } catch (err) {
+    try {
+      sql.query("ROLLBACK");
+    } catch {
+      // the connection is gone: nothing was written
+    }
+    if ((err as { code?: string }).code === "23502") {
+      throw new Error(`no node index left for ${nodeId}: a database serves at most ${MAX_NODES} node ids (delete the rows of fs_nodes no node uses any more)`);
+    }
+    throw err;
+  }
+  return Number(sql.value("SELECT idx FROM fs_nodes WHERE node_id = $1", [nodeId]));
 }
+
+/** The advisory lock under which a new node takes its index. */
+const NODES_LOCK = 0x66730003;
 
 /**
  * Observation sequence numbers of node `idx`: microseconds since the epoch rounded to a
@@ -53,7 +80,8 @@ function leaseLock(orgId: string, period: string): Statement {
 export function shippedChargeStatements(nodeId: string, records: readonly ChargeRecord[]): Statement[] {
   const sums = new Map<string, { orgId: string; period: string; credits: number }>();
   for (const r of records) {
-    if (r.credits === 0) continue;
+    // Adjustments change usage but were never admitted against a lease.
+    if (r.credits === 0 || r.adjust) continue;
     const k = `${r.orgId}\t${r.period}`;
     const s = sums.get(k);
     if (s) s.credits += r.credits;

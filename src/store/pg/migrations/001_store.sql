@@ -37,7 +37,7 @@ CREATE TABLE fs_leases (
 -- `idx` (0-63) makes each node's observation sequence numbers distinct (src/store/pg/cluster.ts).
 CREATE TABLE fs_nodes (
   node_id text PRIMARY KEY,
-  idx int GENERATED ALWAYS AS IDENTITY (MINVALUE 0 START WITH 0) UNIQUE,
+  idx int NOT NULL UNIQUE CHECK (idx >= 0 AND idx < 64),
   started_at timestamptz NOT NULL DEFAULT now(),
   seen_at timestamptz NOT NULL DEFAULT now()
 );

@@ -29,6 +29,7 @@ function env(id: string): Record<string, string> {
     STRIPE_API_PROTOCOL: "http",
     STRIPE_TIMEOUT_MS: "700",
     FS_OVERAGE_REPORT_MS: "150",
+    FS_PUBLIC_URL: "https://fs.example.com",
   };
 }
 

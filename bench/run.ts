@@ -10,6 +10,7 @@
  * Flags: --only micro|http; --scenarios a,b (HTTP scenarios to run besides hello); --duration S (seconds per HTTP measurement, default 10);
  * --rounds N (interleaved rounds, default 3); --warmup S (default 3); --connections N (default 100);
  * --ablate a,b serves an ablated build with those parts cut out (HTTP only; bench/http/ablate.ts).
+ * --store postgres runs the service on a real PostgreSQL started for the run (docs/cluster.md).
  * FS_POOL_THREADS sets the service's pool threads (default 1). Exits 0 when targets are missed
  * (targets are not tests); exits 1 when a benchmark crashed or the HTTP run was not clean.
  */
@@ -33,6 +34,7 @@ interface Flags {
   connections: number;
   scenarios: string[] | undefined;
   ablate: CutName[] | undefined;
+  store: "lmdb" | "postgres";
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -46,6 +48,7 @@ function parseFlags(argv: string[]): Flags {
       connections: { type: "string", default: "100" },
       scenarios: { type: "string" },
       ablate: { type: "string" },
+      store: { type: "string", default: "lmdb" },
     },
   });
   const num = (name: string, v: string, min: number, integer: boolean): number => {
@@ -61,6 +64,7 @@ function parseFlags(argv: string[]): Flags {
     usage((err as Error).message);
   }
   if (ablate && values.only !== "http") usage("--ablate needs --only http");
+  if (values.store !== "lmdb" && values.store !== "postgres") usage(`--store takes lmdb or postgres, got ${values.store}`);
   return {
     only: (values.only as Flags["only"]) ?? null,
     durationS: num("duration", values.duration, 1, false),
@@ -69,11 +73,12 @@ function parseFlags(argv: string[]): Flags {
     connections: num("connections", values.connections, 1, true),
     scenarios: values.scenarios?.split(",").map((s) => s.trim()).filter(Boolean),
     ablate,
+    store: values.store as Flags["store"],
   };
 }
 
 function usage(problem: string): never {
-  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N] [--scenarios a,b] [--ablate a,b]\n`);
+  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N] [--scenarios a,b] [--ablate a,b] [--store lmdb|postgres]\n`);
   process.exit(2);
 }
 
@@ -122,7 +127,7 @@ async function main(): Promise<void> {
   if (flags.only !== "micro") {
     console.log("=== http ===");
     try {
-      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads, only: flags.scenarios, ablate: flags.ablate });
+      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads, only: flags.scenarios, ablate: flags.ablate, store: flags.store });
       console.log(`\n${result.markdown}`);
       sections.unshift(result.markdown);
       if (!result.clean) failed.push("http (see Problems)");

@@ -9,7 +9,7 @@
  * scenario could reach at its current CPU cost (bench/README.md, "Reading the results").
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 
 /** CPU microseconds spent during one run. */
@@ -20,6 +20,8 @@ export interface CpuSpent {
   frontUs: number;
   /** The load generator. */
   generatorUs: number;
+  /** PostgreSQL (its postmaster and every backend), when the service runs on it (--store postgres). */
+  dbUs?: number;
 }
 
 /** A reading to subtract from a later one. */
@@ -28,6 +30,7 @@ export interface CpuReading {
   front: number;
   self: number;
   children: number;
+  db?: number;
 }
 
 const TICK_US = clockTickUs();
@@ -53,7 +56,7 @@ function statTimes(path: string): { own: number; children: number } {
 }
 
 /** The CPU times now, or null where /proc cannot be read (not Linux, or the server is gone). */
-export function readCpu(serverPid: number): CpuReading | null {
+export function readCpu(serverPid: number, dbPid?: number): CpuReading | null {
   try {
     const self = statTimes("/proc/self/stat");
     return {
@@ -61,10 +64,31 @@ export function readCpu(serverPid: number): CpuReading | null {
       front: statTimes(`/proc/${serverPid}/task/${serverPid}/stat`).own,
       self: self.own,
       children: self.children,
+      db: dbPid === undefined ? undefined : treeTimes(dbPid),
     };
   } catch {
     return null;
   }
+}
+
+/**
+ * A process and its live children (PostgreSQL's postmaster and its backends): their own CPU,
+ * plus what exited children left in the postmaster's cutime/cstime.
+ */
+function treeTimes(pid: number): number {
+  const root = statTimes(`/proc/${pid}/stat`);
+  let sum = root.own + root.children;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const text = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[1]) === pid) sum += statTimes(`/proc/${entry}/stat`).own;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum;
 }
 
 /**
@@ -77,6 +101,7 @@ export function cpuSpent(before: CpuReading | null, after: CpuReading | null, ge
     serverUs: after.server - before.server,
     frontUs: after.front - before.front,
     generatorUs: generator === "child" ? after.children - before.children : after.self - before.self,
+    dbUs: before.db !== undefined && after.db !== undefined ? after.db - before.db : undefined,
   };
 }
 

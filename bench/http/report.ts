@@ -80,13 +80,15 @@ export function markdownTable(rows: Row[]): string {
 }
 
 /** Median CPU µs per response of a series (server, its main thread, generator), or null without /proc. */
-export function cpuPerResponse(s: Series): { server: number; front: number; generator: number } | null {
+export function cpuPerResponse(s: Series): { server: number; front: number; generator: number; db: number | null } | null {
   const runs = s.runs.filter((r) => r.cpu !== undefined && r.requests > 0);
   if (runs.length === 0) return null;
+  const withDb = runs.filter((r) => r.cpu!.dbUs !== undefined);
   return {
     server: median(runs.map((r) => r.cpu!.serverUs / r.requests)),
     front: median(runs.map((r) => r.cpu!.frontUs / r.requests)),
     generator: median(runs.map((r) => r.cpu!.generatorUs / r.requests)),
+    db: withDb.length > 0 ? median(withDb.map((r) => r.cpu!.dbUs! / r.requests)) : null,
   };
 }
 
@@ -96,9 +98,11 @@ export function cpuPerResponse(s: Series): { server: number; front: number; gene
  * run has CPU figures (no /proc).
  */
 export function cpuTable(rows: Row[], cores: number): string {
+  // On PostgreSQL (--store postgres) the database shares the cores too: a column of its own, counted in the ceiling.
+  const db = rows.some((r) => cpuPerResponse(r.series)?.db != null);
   const lines = [
-    "| scenario | generator | service µs | of which main thread | generator µs | ceiling, all cores busy | ceiling, main thread busy | target |",
-    "|---|---|--:|--:|--:|--:|--:|--:|",
+    `| scenario | generator | service µs | of which main thread | generator µs |${db ? " PostgreSQL µs |" : ""} ceiling, all cores busy | ceiling, main thread busy | target |`,
+    `|---|---|--:|--:|--:|${db ? "--:|" : ""}--:|--:|--:|`,
   ];
   let measured = 0;
   for (const r of rows) {
@@ -109,7 +113,8 @@ export function cpuTable(rows: Row[], cores: number): string {
     const ceiling = (rps: number): string => (base === null || !Number.isFinite(rps) ? "–" : (rps / base).toFixed(2));
     lines.push(
       `| ${r.series.scenario} | ${r.series.generator} | ${c.server.toFixed(1)} | ${c.front.toFixed(1)} | ${c.generator.toFixed(1)} | ` +
-        `${ceiling((cores * 1e6) / (c.server + c.generator))} | ${ceiling(1e6 / c.front)} | ${r.series.target === undefined ? "–" : `≥ ${r.series.target}`} |`,
+        (db ? `${c.db === null ? "–" : c.db.toFixed(1)} | ` : "") +
+        `${ceiling((cores * 1e6) / (c.server + c.generator + (c.db ?? 0)))} | ${ceiling(1e6 / c.front)} | ${r.series.target === undefined ? "–" : `≥ ${r.series.target}`} |`,
     );
   }
   return measured > 0 ? lines.join("\n") : "";

@@ -20,6 +20,7 @@ import { cpuTable, markdownTable, toRows, type Row, type Series } from "./report
 import { scenarios } from "./scenarios/index.js";
 import type { Prepared, Scenario } from "./scenarios/types.js";
 import { startHello, startService, type ServerProcess } from "./servers.js";
+import { startPostgres } from "../lib/postgres.js";
 
 /** How the runner measures. */
 export interface HttpBenchOptions {
@@ -36,6 +37,11 @@ export interface HttpBenchOptions {
   only?: string[];
   /** Serve an ablated build with these parts cut out instead of the real one (ablate.ts). */
   ablate?: CutName[];
+  /**
+   * The service's store: `lmdb` (default, embedded) or `postgres`: a real PostgreSQL started for
+   * the run (durable commits), the service one node of a cluster on it (docs/cluster.md).
+   */
+  store?: "lmdb" | "postgres";
 }
 
 /** The outcome: the markdown report, and whether everything ran cleanly (targets aside). */
@@ -70,8 +76,11 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     ablated?.cleanup();
     throw err;
   });
-  const service = await startService({ datasetsFrom: dataDir, poolThreads: opts.poolThreads, root: ablated?.root }).catch(async (err: unknown) => {
+  const pg = opts.store === "postgres" ? await startPostgres({ durable: true }) : null;
+  const databaseUrl = pg ? await pg.createDatabase("fs_bench") : undefined;
+  const service = await startService({ datasetsFrom: dataDir, poolThreads: opts.poolThreads, root: ablated?.root, databaseUrl }).catch(async (err: unknown) => {
     await hello.stop();
+    await pg?.destroy();
     ablated?.cleanup();
     throw err;
   });
@@ -123,9 +132,10 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     for (let round = 1; round <= opts.rounds; round++) {
       for (const g of generators) {
         for (const a of armed) {
-          const before = readCpu(a.server.pid);
+          const dbPid = a.server === service ? pg?.pid() : undefined;
+          const before = readCpu(a.server.pid, dbPid);
           const m = await g.run(load(a, opts.durationS));
-          m.cpu = cpuSpent(before, readCpu(a.server.pid), g.runsIn);
+          m.cpu = cpuSpent(before, readCpu(a.server.pid, dbPid), g.runsIn);
           const s = series.find((x) => x.scenario === a.scenario.name && x.generator === g.name)!;
           s.runs.push(m);
           const { unexpected } = account(a, m);
@@ -160,6 +170,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     }
     service.cleanup();
     ablated?.cleanup();
+    await pg?.destroy();
   }
   problems.push(...logProblems(service.output()));
 
@@ -167,7 +178,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
   notes.push(...generatorNotes(rows));
   const missed = rows.filter((r) => r.verdict === "MISSED").map((r) => `${r.series.scenario} (${r.series.generator}) ${r.ratio!.toFixed(2)} < ${r.series.target}`);
   const markdown = [
-    `## HTTP: service vs uWS hello world (${new Date().toISOString()})`,
+    `## HTTP: service${pg ? " (FS_STORE=postgres)" : ""} vs uWS hello world (${new Date().toISOString()})`,
     "",
     ...(ablated ? [`**ABLATED BUILD, not the product**: cut ${opts.ablate!.join(", ")} (bench/http/ablate.ts); its answers are wrong on purpose.`, ""] : []),
     ...contextLines(opts, generators, dataDir).map((l) => `- ${l}`),

@@ -108,9 +108,10 @@ export const SERVICE_NODE_FLAGS = ["--max-semi-space-size=64"];
 /**
  * Starts `node dist/src/main.js` (with SERVICE_NODE_FLAGS) on a fresh temporary DATA_DIR whose `datasets` links to
  * `datasetsFrom/datasets` (a DATA_DIR with a built IP dataset), with its own admin token. `root`
- * is the checkout whose dist/ runs (default this one; an ablated build, ablate.ts).
+ * is the checkout whose dist/ runs (default this one; an ablated build, ablate.ts); `databaseUrl`
+ * runs it on PostgreSQL (FS_STORE=postgres).
  */
-export async function startService(opts: { datasetsFrom: string; poolThreads: number; root?: string }): Promise<ServiceProcess> {
+export async function startService(opts: { datasetsFrom: string; poolThreads: number; root?: string; databaseUrl?: string }): Promise<ServiceProcess> {
   const root = opts.root ?? REPO_ROOT;
   const dataDir = mkdtempSync(join(tmpdir(), "fs-bench-"));
   symlinkSync(join(opts.datasetsFrom, "datasets"), join(dataDir, "datasets"));
@@ -130,6 +131,7 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
         FS_LOG_LEVEL: "info",
         // The meter is a preview, off by default; the benchmark measures it.
         FS_ENABLE_METER: "true",
+        ...(opts.databaseUrl ? { FS_STORE: "postgres", DATABASE_URL: opts.databaseUrl, FS_NODE_ID: "bench" } : {}),
       },
       adminToken,
       root,

@@ -136,7 +136,7 @@ async function main(): Promise<void> {
   journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
   const obsShipper = new OrderedShipper<[ObservationRecord, string]>(async (b) => {
-    const { pages, sessions } = groupObservations(b.records.map((r) => r[0]), b.records.map((r) => r[1]));
+    const { pages, sessions } = groupObservations(b.records.map((r) => r[0]), b.records.map((r) => r[1]), cluster !== undefined);
     const ack = await store.send({ op: "observations.apply", pages, sessions, upToSeq: b.upToSeq, afterSeq: b.afterSeq });
     if (!ack.ok) return shipFailed("observations", b.upToSeq, ack.message);
     applied.observations = Math.max(applied.observations, b.upToSeq);

@@ -1,14 +1,25 @@
 import type { ObservationRecord, SessionRecord } from "./records.js";
 import type { ObservationPage, SessionDelta } from "./records.js";
 
-/** Pages and session deltas of a batch of journaled observations (records and their lines, same order). */
-export function groupObservations(records: readonly ObservationRecord[], lines: readonly string[]): { pages: ObservationPage[]; sessions: SessionDelta[] } {
+/**
+ * Pages and session deltas of a batch of journaled observations (records and their lines, same
+ * order). One page per project and batch; with `pagePerObservation` (a cluster: the nodes'
+ * batches interleave in time, so pages of several lines would overlap and the listing, which
+ * walks pages by their first sequence number, could not order them) one page per observation.
+ */
+export function groupObservations(
+  records: readonly ObservationRecord[],
+  lines: readonly string[],
+  pagePerObservation = false,
+): { pages: ObservationPage[]; sessions: SessionDelta[] } {
   const pages = new Map<string, { first: number; parts: string[] }>();
+  const single: ObservationPage[] = [];
   const sessions = new Map<string, SessionDelta>();
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
     const page = pages.get(r.project_id);
-    if (page) page.parts.push(lines[i]!);
+    if (pagePerObservation) single.push({ project_id: r.project_id, first_seq: r.seq, text: lines[i]! });
+    else if (page) page.parts.push(lines[i]!);
     else pages.set(r.project_id, { first: r.seq, parts: [lines[i]!] });
     const key = `${r.project_id}\t${r.session_id}`;
     const last = { id: r.id, kind: r.kind, score: r.score, decision: r.decision, reasons: r.reasons };
@@ -23,7 +34,7 @@ export function groupObservations(records: readonly ObservationRecord[], lines: 
     }
   }
   return {
-    pages: [...pages].map(([project_id, p]) => ({ project_id, first_seq: p.first, text: p.parts.join("") })),
+    pages: pagePerObservation ? single : [...pages].map(([project_id, p]) => ({ project_id, first_seq: p.first, text: p.parts.join("") })),
     sessions: [...sessions.values()],
   };
 }

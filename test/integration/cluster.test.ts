@@ -206,6 +206,29 @@ describe("a cluster of three nodes on PostgreSQL", () => {
     await expect.poll(() => usedOf(paid.orgId, paid.secretKey), { timeout: 20_000 }).toBe(paidCredits);
   });
 
+  it("lists the observations of every node together, newest first, in pages", async () => {
+    const site = await createBeaconProject(nodes[0]!, "pro");
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await api(nodes[i % 3]!, "POST", "/v1/collect", { key: site.publishableKey, body: { action: `a${i}`, page: "/" } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      ids.push(r.body.data.observation_id);
+    }
+    // Listed on one node once shipped (FS_LEDGER_FLUSH_MS): all six, in the order they were made.
+    const list = async (): Promise<string[]> => {
+      const seen: string[] = [];
+      let cursor: string | null = "";
+      while (cursor !== null) {
+        const r = await api(nodes[2]!, "GET", `/v1/projects/${site.projectId}/observations?limit=4${cursor ? `&cursor=${cursor}` : ""}`, { key: site.secretKey });
+        expect(r.status).toBe(200);
+        seen.push(...r.body.data.items.map((o: { id: string }) => o.id));
+        cursor = r.body.data.next_cursor;
+      }
+      return seen;
+    };
+    await expect.poll(list, { timeout: 10_000 }).toEqual([...ids].reverse());
+  });
+
   it("keeps every node's progress and leases in PostgreSQL", async () => {
     const rows = await sql<{ node_id: string }>("SELECT node_id FROM fs_nodes ORDER BY node_id");
     expect(rows.map((r) => r.node_id)).toEqual(["a", "b", "c"]);

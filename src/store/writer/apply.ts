@@ -25,6 +25,8 @@ export class IntentApplier {
 
   /** Meta keys of this node's journals: each node of a cluster ships its own (docs/cluster.md). */
   private readonly chargesSeqKey: string;
+  /** In a cluster, one observation page per observation (observation-pages.ts groupObservations). */
+  private readonly clustered: boolean;
   private readonly observationsSeqKey: string;
 
   /**
@@ -38,6 +40,7 @@ export class IntentApplier {
     nodeId: string | null = null,
     private readonly onCharges: ((records: ChargeRecord[]) => void) | null = null,
   ) {
+    this.clustered = nodeId !== null;
     this.chargesSeqKey = nodeId === null ? "journal_applied_seq" : `journal_applied_seq:${nodeId}`;
     this.observationsSeqKey = nodeId === null ? "observations_applied_seq" : `observations_applied_seq:${nodeId}`;
     this.bindings = new BindingIndex(dbs, bindingRetentionMs);
@@ -324,7 +327,7 @@ export class IntentApplier {
     const applied = this.appliedObservationSeq();
     const keep = records.map((r, i) => i).filter((i) => records[i]!.seq > applied);
     if (keep.length === 0) return;
-    const { pages, sessions } = groupObservations(keep.map((i) => records[i]!), keep.map((i) => lines[i]!));
+    const { pages, sessions } = groupObservations(keep.map((i) => records[i]!), keep.map((i) => lines[i]!), this.clustered);
     this.applyObservationBatch(pages, sessions, records[keep[keep.length - 1]!]!.seq);
   }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
-import { admin, api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { admin, api, createBeaconProject, createOrgWithKey, startServer, type ApiResponse, type TestServer } from "./helpers/server.js";
 import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
 
 /**
@@ -219,7 +219,7 @@ describe("a cluster of three nodes on PostgreSQL", () => {
       const seen: string[] = [];
       let cursor: string | null = "";
       while (cursor !== null) {
-        const r = await api(nodes[2]!, "GET", `/v1/projects/${site.projectId}/observations?limit=4${cursor ? `&cursor=${cursor}` : ""}`, { key: site.secretKey });
+        const r: ApiResponse = await api(nodes[2]!, "GET", `/v1/projects/${site.projectId}/observations?limit=4${cursor ? `&cursor=${cursor}` : ""}`, { key: site.secretKey });
         expect(r.status).toBe(200);
         seen.push(...r.body.data.items.map((o: { id: string }) => o.id));
         cursor = r.body.data.next_cursor;

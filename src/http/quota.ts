@@ -4,6 +4,7 @@ import { JournalClosedError, type ChargeJournal } from "../store/charge-journal.
 import type { StateDbs } from "../store/state-env.js";
 import type { OrgRecord, StoredAnswer } from "../store/records.js";
 import { ApiError } from "./errors.js";
+import { LocalQuotaCells, type QuotaCell, type QuotaCells } from "./admission/cells.js";
 
 interface OrgStanding {
   orgId: string;
@@ -11,13 +12,14 @@ interface OrgStanding {
   period: string;
   /** Epoch ms when this period's usage resets. */
   end: number;
-  /** Credits charged in this period (as journaled). */
-  used: number;
-  /** Credits held by calls in progress (hold), not yet charged or released. */
-  held: number;
   billing: BillingPeriodSource;
-  /** In a cluster, for a hard-stop plan: credits of this node's lease not yet charged or held. */
-  lease: number;
+  /**
+   * The period's counters (admission/cells.ts), shared by every front thread: `used`, credits
+   * charged (as journaled); `held`, credits held by calls in progress, not yet charged or
+   * released; `lease`, in a cluster for a hard-stop plan, credits of this node's lease not yet
+   * charged or held. Read and changed only under `cells.locked`.
+   */
+  c: QuotaCell;
 }
 
 /**
@@ -66,6 +68,8 @@ export class QuotaGate {
     private readonly leases: LeaseSource | null = null,
     /** In a cluster: resolves once the journal record `seq` is in the shared ledger (or a bound passed). */
     private readonly shipped: ((seq: number) => Promise<void>) | null = null,
+    /** The counters: this thread's own, or shared with the other front threads (FS_FRONT_THREADS). */
+    private readonly cells: QuotaCells = new LocalQuotaCells(),
   ) {}
 
   /**
@@ -82,10 +86,12 @@ export class QuotaGate {
     if (this.journal.isClosed) throw unavailable();
     const s = this.standing(orgId, nowMs);
     if (!s) return null;
-    if (!this.fits(s, credits, 0, nowMs)) throw quotaExceeded(s, credits, nowMs, this.leased(s));
-    s.held += credits;
-    if (this.leased(s)) s.lease -= credits;
-    return { credits, standing: s };
+    return this.cells.locked(s.c, () => {
+      if (!this.fits(s, credits, 0)) throw quotaExceeded(s, credits, nowMs, this.leased(s));
+      s.c.held += credits;
+      if (this.leased(s)) s.c.lease -= credits;
+      return { credits, standing: s };
+    });
   }
 
   /** Gives a hold's credits back. A hold already charged or released is left alone. */
@@ -93,8 +99,12 @@ export class QuotaGate {
     const s = hold.standing;
     if (!s) return;
     hold.standing = null;
-    s.held -= hold.credits;
-    if (this.leased(s)) s.lease += hold.credits;
+    // A hold of a period that has ended since: its counters started over, nothing to give back.
+    if (this.orgs.get(s.orgId) !== s) return;
+    this.cells.locked(s.c, () => {
+      s.c.held -= hold.credits;
+      if (this.leased(s)) s.c.lease += hold.credits;
+    });
   }
 
   /**
@@ -108,24 +118,39 @@ export class QuotaGate {
    */
   charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError, seq?: number) => void, hold: Hold | null = null, idem?: StoredAnswer): void {
     const s = this.standing(orgId, nowMs);
-    const held = hold !== null && hold.standing !== null && hold.standing === s ? hold.credits : 0;
-    if (hold !== null) this.release(hold); // its credits become part of this debit, or go back
+    const own = hold !== null && hold.standing !== null && hold.standing === s;
+    if (hold !== null && !own) this.release(hold); // a hold of another period covers nothing
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
-    if (!neverBlock && credits > held && !this.fits(s, credits - held, held, nowMs)) throw quotaExceeded(s, credits, nowMs, this.leased(s));
+    const leased = this.leased(s);
+    // Under the lock: the hold becomes part of this debit, the rest is checked, the debit counted.
+    this.cells.locked(s.c, () => {
+      const held = own ? hold!.credits : 0;
+      if (own) {
+        hold!.standing = null;
+        s.c.held -= held;
+        if (leased) s.c.lease += held;
+      }
+      if (!neverBlock && credits > held && !this.fits(s, credits - held, held)) throw quotaExceeded(s, credits, nowMs, leased);
+      s.c.used += credits;
+      // A beacon hit past the quota may take the lease below zero.
+      if (leased) s.c.lease -= credits;
+    });
+    const giveBack = (): void =>
+      this.cells.locked(s.c, () => {
+        s.c.used -= credits;
+        if (leased) s.c.lease += credits;
+      });
     try {
       const seq = this.journal.append(orgId, credits, s.period, (err) => {
         if (!err) return onCharged(undefined, seq);
-        s.used -= credits; // not durable, not charged: give the room back
-        if (this.leased(s)) s.lease += credits;
+        giveBack(); // not durable, not charged: give the room back
         onCharged(unavailable());
       }, idem);
     } catch (err) {
+      giveBack();
       if (err instanceof JournalClosedError) throw unavailable();
       throw err;
     }
-    s.used += credits;
-    // The released hold gave its credits back to the lease; the charge takes them (a beacon hit past the quota may take it below zero).
-    if (this.leased(s)) s.lease -= credits;
   }
 
   /**
@@ -138,7 +163,7 @@ export class QuotaGate {
     const s = this.orgs.get(orgId);
     const quota = s ? PLAN_RULES[s.plan].monthlyQuota : null;
     if (!s || quota === null) return undefined;
-    const remaining = Math.max(0, quota - s.used - s.held);
+    const remaining = Math.max(0, quota - s.c.used - s.c.held);
     const resetIn = Math.max(0, Math.ceil((s.end - nowMs) / 1000));
     return { "ratelimit-policy": policyHeader(s, quota), ratelimit: `"monthly";r=${remaining};t=${resetIn}` };
   }
@@ -197,8 +222,8 @@ export class QuotaGate {
     }
     // A cluster's other nodes see it once shipped: answer then, so what follows counts it.
     if (this.shipped) await this.shipped(seq);
-    s.used = Math.max(0, s.used + delta);
-    return { period: s.period, used: s.used, quota: PLAN_RULES[s.plan].monthlyQuota };
+    const used = this.cells.locked(s.c, () => (s.c.used = Math.max(0, s.c.used + delta)));
+    return { period: s.period, used, quota: PLAN_RULES[s.plan].monthlyQuota };
   }
 
   /**
@@ -208,23 +233,23 @@ export class QuotaGate {
    * synchronous grant from the shared store.
    * @throws ApiError NOT_READY (503) when the lease cannot grow because the shared store is away.
    */
-  private fits(s: OrgStanding, credits: number, ownHeld: number, nowMs: number): boolean {
+  private fits(s: OrgStanding, credits: number, ownHeld: number): boolean {
     const rule = PLAN_RULES[s.plan];
     if (!rule.hardStop || rule.monthlyQuota === null) return true;
-    if (!this.leases) return s.used + s.held + ownHeld + credits <= rule.monthlyQuota;
+    if (!this.leases) return s.c.used + s.c.held + ownHeld + credits <= rule.monthlyQuota;
     // The caller's own hold went back to the lease when it was released: the charge takes it again.
     const need = credits + ownHeld;
-    if (s.lease >= need) return true;
+    if (s.c.lease >= need) return true;
     if (Date.now() < this.leaseRetryAt) throw storeAway();
     let granted: number;
     try {
-      granted = this.leases.grant(s.orgId, s.period, rule.monthlyQuota, need - Math.max(0, s.lease));
+      granted = this.leases.grant(s.orgId, s.period, rule.monthlyQuota, need - Math.max(0, s.c.lease));
     } catch {
       this.leaseRetryAt = Date.now() + LEASE_RETRY_MS;
       throw storeAway();
     }
-    s.lease += granted;
-    return s.lease >= need;
+    s.c.lease += granted;
+    return s.c.lease >= need;
   }
 
   /** Whether the standing admits against a cluster lease. */
@@ -248,7 +273,7 @@ export class QuotaGate {
       s.end = p.end;
       return s;
     }
-    s = { orgId, plan, period: p.id, end: p.end, billing, used: this.dbs.usage.get(`${orgId}:${p.id}`)?.used ?? 0, held: 0, lease: 0 };
+    s = { orgId, plan, period: p.id, end: p.end, billing, c: this.cells.cell(orgId, p.id, () => this.dbs.usage.get(`${orgId}:${p.id}`)?.used ?? 0) };
     this.orgs.set(orgId, s);
     return s;
   }
@@ -294,7 +319,7 @@ function quotaExceeded(s: OrgStanding, credits: number, nowMs: number, leased = 
   const reset = s.end;
   const resetIn = Math.max(0, Math.ceil((reset - nowMs) / 1000));
   // In a cluster the node cannot tell: the rest of the quota may be held by other nodes' leases.
-  const onlyHeld = !leased && s.used + credits <= limit;
+  const onlyHeld = !leased && s.c.used + credits <= limit;
   return new ApiError(
     "QUOTA_EXCEEDED",
     onlyHeld
@@ -302,7 +327,7 @@ function quotaExceeded(s: OrgStanding, credits: number, nowMs: number, leased = 
       : `Monthly quota of ${limit} credits reached for plan ${s.plan}; it resets at ${new Date(reset).toISOString()}.`,
     {
       headers: { "retry-after": onlyHeld ? "1" : String(resetIn) },
-      metadata: { ratelimit: { limit, remaining: Math.max(0, limit - s.used - s.held), reset, reset_in_seconds: resetIn } },
+      metadata: { ratelimit: { limit, remaining: Math.max(0, limit - s.c.used - s.c.held), reset, reset_in_seconds: resetIn } },
     },
   );
 }

@@ -207,7 +207,7 @@ export function stripeWebhookPost(deps: AppDeps) {
       const ack = ackOrThrow(await deps.store.send({ op: "billing.event", event, nowMs: Date.now() }));
       const outcome = ack;
       // Plan and billing period take effect for the very next call.
-      if (outcome.org) deps.quota.setBilling(outcome.org.id, outcome.org.plan, outcome.org);
+      if (outcome.org) deps.peers.billing(outcome.org);
       deps.log.info("stripe event", { id: event.id, type: event.type, duplicate: outcome.duplicate, applied: outcome.applied, note: outcome.note });
       return { data: { received: true, id: event.id, type: event.type, duplicate: outcome.duplicate, applied: outcome.applied } };
     },

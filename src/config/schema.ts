@@ -60,6 +60,11 @@ export const envSchema = z.object({
   FS_BODY_BUFFER_PUBLIC_BYTES: positiveInt.max(1024 * 1024 * 1024).default(8 * 1024 * 1024),
   /** The same for routes that need a secret or admin key (checked before the body is read). Example: 67108864. */
   FS_BODY_BUFFER_BYTES: positiveInt.max(4 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  /**
+   * Front threads: each runs the HTTP server (routing, validation, authentication, admission,
+   * answers) on the same port, the kernel spreading connections over them. Default 1. Example: 2.
+   */
+  FS_FRONT_THREADS: positiveInt.max(16).default(1),
   /** Scoring pool threads. Example: 3. Default: cores - 1, at least 1. */
   FS_POOL_THREADS: positiveInt.max(256).default(defaultPoolThreads),
   /** Tasks that may wait in the pool queue before requests get 503 OVERLOADED. Example: 1024. */

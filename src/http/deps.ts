@@ -16,6 +16,7 @@ import type { Authenticator } from "./auth.js";
 import type { QuotaGate } from "./quota.js";
 import type { ServiceMetrics } from "./metrics.js";
 import type { IdempotencyKeys } from "./idempotency.js";
+import type { FrontPeers } from "./peers.js";
 
 /** Services the route handlers use. Built once in main.ts. */
 export interface AppDeps {
@@ -56,4 +57,8 @@ export interface AppDeps {
   idempotency: IdempotencyKeys;
   /** Prometheus metrics (GET /metrics). */
   metrics: ServiceMetrics;
+  /** Changes to cached keys, projects and plans, applied here and on every other front thread. */
+  peers: FrontPeers;
+  /** Which front thread this is (0: the main thread's) of how many (FS_FRONT_THREADS). */
+  front: { index: number; threads: number };
 }

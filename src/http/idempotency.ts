@@ -4,6 +4,7 @@ import type { ChargeJournal } from "../store/charge-journal.js";
 import { IDEMPOTENCY_TTL_MS, type StoredAnswer } from "../store/records.js";
 import type { StateDbs } from "../store/state-env.js";
 import { ApiError } from "./errors.js";
+import type { ClaimTable } from "./admission/claims.js";
 import type { Route } from "./route.js";
 
 /**
@@ -28,12 +29,19 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 export class IdempotencyKeys {
   /** Keys with a request running now: scope \0 key -> fingerprint. */
   private readonly running = new Map<string, string>();
-  /** Answers journaled by this process that the writer may not have applied yet, oldest first. */
+  /** Answers journaled by this thread that the writer may not have applied yet, oldest first. */
   private readonly recent = new Map<string, { answer: StoredAnswer; seq: number }>();
+  /** Keys this thread claimed in the shared table (several front threads), until their answer is applied. */
+  private readonly shared = new Set<string>();
 
+  /**
+   * @param claims with several front threads, the keys running on any of them (ClaimTable): a
+   *   key stays claimed there until its answer is in the store, where every thread finds it.
+   */
   constructor(
     private readonly dbs: Pick<StateDbs, "idempotency">,
     private readonly journal: ChargeJournal,
+    private readonly claims: ClaimTable | null = null,
   ) {}
 
   /** The request's fingerprint: method, path, query and the body's bytes. */
@@ -56,14 +64,21 @@ export class IdempotencyKeys {
       if (stored.fingerprint !== fingerprint) throw reused(key);
       return { kind: "replay", answer: stored };
     }
-    if (this.running.has(id)) throw new ApiError("IDEMPOTENCY_KEY_IN_USE", `A request with Idempotency-Key '${key}' is still being processed; retry once it has been answered.`);
+    if (this.running.has(id)) throw inUse(key);
+    if (this.claims) {
+      const taken = this.claims.take(id);
+      if (taken === "in-use") throw inUse(key);
+      if (taken === "claimed") this.shared.add(id);
+    }
     this.running.set(id, fingerprint);
     return { kind: "claimed", scope, key, fingerprint };
   }
 
   /** The request of a claim ended without a stored answer (an error, or the client left). */
   release(claim: Extract<Claim, { kind: "claimed" }>): void {
-    this.running.delete(`${claim.scope}\0${claim.key}`);
+    const id = `${claim.scope}\0${claim.key}`;
+    this.running.delete(id);
+    this.giveShared(id);
   }
 
   /**
@@ -73,7 +88,10 @@ export class IdempotencyKeys {
   store(answer: StoredAnswer, onWritten: (err?: Error) => void): void {
     const seq = this.journal.append(answer.scope, 0, periodOf(answer.created_ms), (err) => {
       if (!err) this.remember(answer, seq);
-      else this.running.delete(`${answer.scope}\0${answer.key}`);
+      else {
+        this.running.delete(`${answer.scope}\0${answer.key}`);
+        this.giveShared(`${answer.scope}\0${answer.key}`);
+      }
       onWritten(err);
     }, answer);
   }
@@ -90,13 +108,23 @@ export class IdempotencyKeys {
     for (const [id, r] of this.recent) {
       if (r.seq > seq) break;
       this.recent.delete(id);
+      this.giveShared(id);
     }
+  }
+
+  private giveShared(id: string): void {
+    if (!this.shared.delete(id)) return;
+    this.claims!.give(id);
   }
 
   private lookup(id: string, scope: string, key: string, nowMs: number): StoredAnswer | undefined {
     const answer = this.recent.get(id)?.answer ?? this.dbs.idempotency.get([scope, key]);
     return answer && answer.created_ms > nowMs - IDEMPOTENCY_TTL_MS ? answer : undefined;
   }
+}
+
+function inUse(key: string): ApiError {
+  return new ApiError("IDEMPOTENCY_KEY_IN_USE", `A request with Idempotency-Key '${key}' is still being processed; retry once it has been answered.`);
 }
 
 function reused(key: string): ApiError {

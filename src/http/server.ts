@@ -7,11 +7,17 @@ import { mountStatic, type BeaconAsset } from "./static.js";
 
 export interface RunningServer {
   port: number;
+  /** Stops accepting connections; open ones are still answered. */
   close(): void;
+  /** Closes every connection too (a front thread's last step: a worker must end with no socket open). */
+  closeAll(): void;
 }
 
-/** Creates the one uWS app, mounts the routing table and listens. */
-export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null): Promise<RunningServer> {
+/**
+ * Creates this front thread's uWS app, mounts the routing table and listens on `port` (default
+ * PORT). Several threads listen on one port (uWS sets SO_REUSEPORT on Linux).
+ */
+export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null, port = deps.config.PORT): Promise<RunningServer> {
   const app = App();
   mountStatic(app, deps, beaconAsset);
   mountDashboard(app, deps);
@@ -25,14 +31,15 @@ export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null): Promise<
     testClock: deps.config.FS_TEST_CLOCK,
   });
   return new Promise((resolve, reject) => {
-    app.listen(deps.config.HOST, deps.config.PORT, (socket) => {
+    app.listen(deps.config.HOST, port, (socket) => {
       if (!socket) {
-        reject(new Error(`cannot listen on ${deps.config.HOST}:${deps.config.PORT}`));
+        reject(new Error(`cannot listen on ${deps.config.HOST}:${port}`));
         return;
       }
       resolve({
         port: us_socket_local_port(socket),
         close: () => us_listen_socket_close(socket),
+        closeAll: () => app.close(),
       });
     });
   });

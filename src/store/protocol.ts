@@ -32,9 +32,10 @@ export interface StoreOps {
    * `records` are sums per org and period (see LedgerForwarder); every journal record up to
    * `upToSeq` is included. With `afterSeq` (the last sequence number of the previous batch), a
    * batch that does not continue what was applied is refused (CONFLICT): an earlier one failed
-   * and must be applied first (front/shipper.ts).
+   * and must be applied first (front/shipper.ts). `journal` names the front thread's journal the
+   * records come from ("" or absent: the first thread's; `f1`, `f2`...: journal/f1/...).
    */
-  "charges.apply": { req: { records: ChargeRecord[]; upToSeq: number; afterSeq?: number }; ack: {} };
+  "charges.apply": { req: { records: ChargeRecord[]; upToSeq: number; afterSeq?: number; journal?: string }; ack: {} };
   /** The org's standing in the period of `nowMs`, and its overage reporting state. */
   "usage.get": { req: { orgId: string; nowMs: number }; ack: { org: OrgRecord; usage: UsageStanding; overage: OverageState } };
   /**
@@ -56,7 +57,7 @@ export interface StoreOps {
    * as pages of journal lines plus what they change in each session (see observation-pages.ts).
    * A batch at or below the applied sequence number is skipped whole.
    */
-  "observations.apply": { req: { pages: ObservationPage[]; sessions: SessionDelta[]; upToSeq: number; afterSeq?: number }; ack: {} };
+  "observations.apply": { req: { pages: ObservationPage[]; sessions: SessionDelta[]; upToSeq: number; afterSeq?: number; journal?: string }; ack: {} };
   /** Store `value` under the secret's name unless one is there; answers with the stored one. */
   "secret.ensure": { req: { name: SecretName; value: string }; ack: { value: string } };
   /** The demo org's page settings stored at first start (null when the store has none). */
@@ -143,11 +144,19 @@ export interface WriterReady {
   metersMigrated: number;
   /** Windows of merged accounts folded into their cluster's at this start (after a kill between commits). */
   budgetsRepaired: number;
+  /** Every front thread's journals ("" the first's, `f1`...): the sequence numbers to continue after. */
+  journals: Record<string, { journalSeq: number; observationSeq: number }>;
   /** On PostgreSQL: this node's index in the cluster (pg/cluster.ts) and the migrations applied at this start. */
   cluster: { nodeIndex: number; migrated: number[] } | null;
 }
 
 export type WriterMessage = AckBatch | WriterReady;
+
+/** Main -> writer: the port of another front thread, whose intents the writer takes from now on. */
+export interface WriterPort {
+  kind: "port";
+  port: import("node:worker_threads").MessagePort;
+}
 
 /** Settings handed to the writer thread through workerData. */
 export interface WriterData {
@@ -160,6 +169,8 @@ export interface WriterData {
   observationRetentionMs?: number;
   /** FS_LOG_LEVEL: the writer logs every write it refuses, with the reason. */
   logLevel?: "error" | "warn" | "info" | "debug";
+  /** FS_FRONT_THREADS: the writer replays and keeps one journal per front thread. */
+  frontThreads?: number;
   /** FS_STORE=postgres: the shared store; absent for the embedded LMDB store. */
   postgres?: PgSettings;
 }

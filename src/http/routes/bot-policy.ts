@@ -72,7 +72,7 @@ export function botPolicyPut(deps: AppDeps) {
           patch: { bot_policy: body, bot_policy_updated_at: new Date().toISOString() },
         }),
       );
-      deps.beacon.projects.remember(ack.project);
+      deps.peers.project(ack.project);
       return { data: policyView(ack.project), credits: 0 };
     },
   });

@@ -37,6 +37,7 @@ export function readyz(deps: AppDeps) {
           datasets: { ip: "ip-20261120T221500Z-1a2b3c4d" },
           writer: "alive",
           pool: { threads: 2, ip_dataset: "ip-20261120T221500Z-1a2b3c4d" },
+          front: { thread: 1, threads: 2 },
           memory: { rss_bytes: 187_400_192 },
         },
       },
@@ -65,6 +66,7 @@ export function readyz(deps: AppDeps) {
           datasets: { ip: ipVersion },
           writer: "alive",
           pool: { threads: deps.pool.threads, ip_dataset: pool!.ipDatasetVersion },
+          front: { thread: deps.front.index, threads: deps.front.threads },
           memory: { rss_bytes: process.memoryUsage.rss() },
         },
       };

@@ -17,5 +17,11 @@ export const readyzResponse = z.object({
     threads: z.number().int().min(1),
     ip_dataset: z.string().describe("Version of the IP dataset build the answering pool thread has open."),
   }),
+  front: z
+    .object({
+      thread: z.number().int().min(0).describe("The front thread that answered (0 is the main thread's)."),
+      threads: z.number().int().min(1).describe("Front threads serving the port (FS_FRONT_THREADS)."),
+    })
+    .describe("Which front thread answered: several share the port, the kernel spreading connections over them."),
   memory: z.object({ rss_bytes: z.number().int().min(0) }),
 });

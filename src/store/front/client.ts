@@ -1,8 +1,8 @@
-import { Worker } from "node:worker_threads";
+import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../config/index.js";
 import { TurnBatcher } from "../../shared/turn-batcher.js";
-import { PROTOCOL_VERSION, type Ack, type AckBatch, type AckOf, type IntentBatch, type IntentOf, type Op, type WriterData, type WriterMessage, type WriterReady } from "../protocol.js";
+import { PROTOCOL_VERSION, type Ack, type AckBatch, type AckOf, type IntentBatch, type IntentOf, type Op, type WriterData, type WriterMessage, type WriterPort, type WriterReady } from "../protocol.js";
 
 /** Intents sent in one message at most (TurnBatcher). */
 const CHUNK = 16;
@@ -20,7 +20,7 @@ export class StoreClient {
   private pending = new Map<number, (ack: Ack) => void>();
   private readonly outbox = new TurnBatcher<IntentBatch["items"][number]>(CHUNK, (items) => {
     const batch: IntentBatch = { kind: "intents", items };
-    this.worker.postMessage(batch);
+    this.channel.postMessage(batch);
   });
   private alive = false;
   private exitHandlers: Array<(err: Error) => void> = [];
@@ -42,17 +42,46 @@ export class StoreClient {
   /** On PostgreSQL: this node's index and the migrations applied at this start (see WriterReady). */
   cluster: WriterReady["cluster"] = null;
 
-  private constructor(private readonly worker: Worker) {}
+  /** Journal sequence numbers per front thread's journal (WriterReady.journals). */
+  journals: WriterReady["journals"] = {};
+
+  private constructor(
+    private readonly channel: Worker | MessagePort,
+    private readonly worker: Worker | null,
+  ) {}
+
+  /**
+   * Another front thread's client (FS_FRONT_THREADS): over `port`, one end of a channel whose
+   * other end main handed to the writer (`connectFront`). Closing it does not stop the writer.
+   */
+  static overPort(port: MessagePort): StoreClient {
+    const client = new StoreClient(port, null);
+    client.alive = true;
+    port.on("message", (msg: AckBatch) => {
+      if (msg.commit.intents > 0) client.onCommit?.(msg.commit);
+      client.onAcks(msg.items);
+    });
+    port.once("close", () => client.die(new Error("store writer port closed")));
+    return client;
+  }
+
+  /** A new channel to the writer for another front thread: returns the thread's end. */
+  connectFront(): MessagePort {
+    if (!this.worker) throw new Error("only the writer's own client hands out ports");
+    const { port1, port2 } = new MessageChannel();
+    this.worker.postMessage({ kind: "port", port: port2 } satisfies WriterPort, [port2]);
+    return port1;
+  }
 
   /** Starts the writer thread and resolves once it reports ready. */
   static start(
     stateDir: string,
     journalDir: string,
-    opts: Pick<WriterData, "bindingRetentionMs" | "observationRetentionMs" | "logLevel" | "postgres"> = {},
+    opts: Pick<WriterData, "bindingRetentionMs" | "observationRetentionMs" | "logLevel" | "postgres" | "frontThreads"> = {},
   ): Promise<StoreClient> {
     const data: WriterData = { protocolVersion: PROTOCOL_VERSION, stateDir, journalDir, ...opts };
     const worker = new Worker(WRITER_ENTRY, { workerData: data });
-    const client = new StoreClient(worker);
+    const client = new StoreClient(worker, worker);
     return new Promise((resolve, reject) => {
       worker.on("message", (msg: WriterMessage) => {
         if (msg.kind === "ready") {
@@ -65,9 +94,10 @@ export class StoreClient {
           client.metersMigrated = msg.metersMigrated;
           client.budgetsRepaired = msg.budgetsRepaired;
           client.cluster = msg.cluster;
+          client.journals = msg.journals;
           resolve(client);
         } else {
-          client.onCommit?.(msg.commit);
+          if (msg.commit.intents > 0) client.onCommit?.(msg.commit);
           client.onAcks(msg.items);
         }
       });
@@ -107,6 +137,12 @@ export class StoreClient {
    */
   async close(keepLeases = false): Promise<void> {
     if (!this.alive) return;
+    if (!this.worker) {
+      // Another front thread's client: the writer goes on for the others.
+      this.alive = false;
+      (this.channel as MessagePort).close();
+      return;
+    }
     await this.send({ op: "shutdown", keepLeases });
     this.alive = false;
     await this.worker.terminate();

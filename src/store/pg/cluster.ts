@@ -53,17 +53,21 @@ export function registerNode(sql: SyncPg, nodeId: string): number {
 /** The advisory lock under which a new node takes its index. */
 const NODES_LOCK = 0x66730003;
 
+/** Journals whose observation numbers can be told apart: 64 nodes of up to 16 front threads. */
+export const SEQ_STRIDE = 1024;
+
 /**
- * Observation sequence numbers of node `idx`: microseconds since the epoch rounded to a
- * multiple of MAX_NODES, plus the node's index, and always above the previous one. So the
- * numbers of different nodes never collide (their residues differ) and listing them in order
- * interleaves the nodes' observations by time (to within the clocks' skew).
+ * Observation sequence numbers of journal `idx` (0..SEQ_STRIDE-1: node index x 16 + front
+ * thread): microseconds since the epoch rounded down to a multiple of SEQ_STRIDE, plus `idx`, and
+ * always above the previous one. So the numbers of different journals never collide (their
+ * residues differ) and listing them in order interleaves the journals' observations by time (to
+ * within a millisecond and the clocks' skew).
  */
 export function observationSeqs(idx: number, now: () => number = Date.now): (prev: number) => number {
   return (prev) => {
     const micros = now() * 1000;
-    const t = micros - (micros % MAX_NODES) + idx;
-    return Math.max(t, prev + MAX_NODES);
+    const t = micros - (micros % SEQ_STRIDE) + idx;
+    return Math.max(t, prev + SEQ_STRIDE);
   };
 }
 

@@ -25,8 +25,11 @@ export class IntentApplier {
 
   /** Meta keys of this node's journals: each node of a cluster ships its own (docs/cluster.md). */
   private readonly chargesSeqKey: string;
-  /** In a cluster, one observation page per observation (observation-pages.ts groupObservations). */
-  private readonly clustered: boolean;
+  /**
+   * One observation page per observation (observation-pages.ts groupObservations): in a cluster,
+   * or with several front threads, whose journals' batches overlap in time.
+   */
+  pagePerObservation: boolean;
   private readonly observationsSeqKey: string;
 
   /**
@@ -40,7 +43,7 @@ export class IntentApplier {
     nodeId: string | null = null,
     private readonly onCharges: ((records: ChargeRecord[]) => void) | null = null,
   ) {
-    this.clustered = nodeId !== null;
+    this.pagePerObservation = nodeId !== null;
     this.chargesSeqKey = nodeId === null ? "journal_applied_seq" : `journal_applied_seq:${nodeId}`;
     this.observationsSeqKey = nodeId === null ? "observations_applied_seq" : `observations_applied_seq:${nodeId}`;
     this.bindings = new BindingIndex(dbs, bindingRetentionMs);
@@ -70,8 +73,9 @@ export class IntentApplier {
     ping: () => OK,
     shutdown: () => OK,
     "charges.apply": (i) => {
-      if (i.afterSeq !== undefined && i.afterSeq > this.appliedSeq()) return conflict(`charges after ${i.afterSeq} do not continue the ledger (at ${this.appliedSeq()}): an earlier batch comes first`);
-      this.applyCharges(i.records, i.upToSeq);
+      const j = i.journal ?? "";
+      if (i.afterSeq !== undefined && i.afterSeq > this.appliedSeq(j)) return conflict(`charges after ${i.afterSeq} do not continue the ledger (at ${this.appliedSeq(j)}): an earlier batch comes first`);
+      this.applyCharges(i.records, i.upToSeq, Date.now(), j);
       return OK;
     },
     "usage.get": (i) => {
@@ -111,8 +115,9 @@ export class IntentApplier {
       return { ok: true, project: next };
     },
     "observations.apply": (i) => {
-      if (i.afterSeq !== undefined && i.afterSeq > this.appliedObservationSeq()) return conflict(`observations after ${i.afterSeq} do not continue the store (at ${this.appliedObservationSeq()}): an earlier batch comes first`);
-      this.applyObservationBatch(i.pages, i.sessions, i.upToSeq);
+      const j = i.journal ?? "";
+      if (i.afterSeq !== undefined && i.afterSeq > this.appliedObservationSeq(j)) return conflict(`observations after ${i.afterSeq} do not continue the store (at ${this.appliedObservationSeq(j)}): an earlier batch comes first`);
+      this.applyObservationBatch(i.pages, i.sessions, i.upToSeq, j);
       return OK;
     },
     "secret.ensure": (i) => {
@@ -207,9 +212,9 @@ export class IntentApplier {
     return removed;
   }
 
-  /** Highest journal sequence number whose charge is in the ledger. */
-  appliedSeq(): number {
-    const v = this.dbs.meta.get(this.chargesSeqKey);
+  /** Highest sequence number of charge journal `journal` ("" the first front thread's) whose charge is in the ledger. */
+  appliedSeq(journal = ""): number {
+    const v = this.dbs.meta.get(seqKey(this.chargesSeqKey, journal));
     return typeof v === "number" ? v : 0;
   }
 
@@ -222,8 +227,8 @@ export class IntentApplier {
    * every record up to `upToSeq`, all newer than anything applied: applied whole or, if already
    * applied, not at all.
    */
-  applyCharges(records: ChargeRecord[], upToSeq?: number, nowMs = Date.now()): void {
-    let applied = this.appliedSeq();
+  applyCharges(records: ChargeRecord[], upToSeq?: number, nowMs = Date.now(), journal = ""): void {
+    let applied = this.appliedSeq(journal);
     const start = applied;
     const day = utcDay(nowMs);
     const fresh: ChargeRecord[] = [];
@@ -249,12 +254,12 @@ export class IntentApplier {
       this.dbs.usageDaily.putSync(key, Math.max(0, prev + credits));
     }
     this.dailyDelta.clear();
-    if (applied !== start) this.dbs.meta.putSync(this.chargesSeqKey, applied);
+    if (applied !== start) this.dbs.meta.putSync(seqKey(this.chargesSeqKey, journal), applied);
   }
 
   /** Highest observation-journal sequence number stored. */
-  appliedObservationSeq(): number {
-    const v = this.dbs.meta.get(this.observationsSeqKey);
+  appliedObservationSeq(journal = ""): number {
+    const v = this.dbs.meta.get(seqKey(this.observationsSeqKey, journal));
     return typeof v === "number" ? v : 0;
   }
 
@@ -262,8 +267,8 @@ export class IntentApplier {
    * Stores a batch of journaled observations (pages) and merges its session deltas. A batch
    * whose `upToSeq` is at or below the applied sequence number was stored already: skipped whole.
    */
-  applyObservationBatch(pages: ObservationPage[], sessions: SessionDelta[], upToSeq: number): void {
-    if (upToSeq <= this.appliedObservationSeq()) return;
+  applyObservationBatch(pages: ObservationPage[], sessions: SessionDelta[], upToSeq: number, journal = ""): void {
+    if (upToSeq <= this.appliedObservationSeq(journal)) return;
     for (const p of pages) this.dbs.observations.putSync([p.project_id, p.first_seq], p.text);
     for (const d of sessions) {
       const key: [string, string] = [d.project_id, d.session_id];
@@ -271,7 +276,7 @@ export class IntentApplier {
       this.dbs.sessions.putSync(key, mergeSession(prev, d));
       if (!prev) this.dbs.sessionProjects.putSync(d.session_id, d.project_id);
     }
-    this.dbs.meta.putSync(this.observationsSeqKey, upToSeq);
+    this.dbs.meta.putSync(seqKey(this.observationsSeqKey, journal), upToSeq);
   }
 
   private pageCursor: [string, number] | null = null;
@@ -323,12 +328,12 @@ export class IntentApplier {
    * Replay: observations read back from the journal (records and their lines), of which those
    * past the applied sequence number are stored as one batch.
    */
-  applyObservations(records: ObservationRecord[], lines: string[]): void {
-    const applied = this.appliedObservationSeq();
+  applyObservations(records: ObservationRecord[], lines: string[], journal = ""): void {
+    const applied = this.appliedObservationSeq(journal);
     const keep = records.map((r, i) => i).filter((i) => records[i]!.seq > applied);
     if (keep.length === 0) return;
-    const { pages, sessions } = groupObservations(keep.map((i) => records[i]!), keep.map((i) => lines[i]!), this.clustered);
-    this.applyObservationBatch(pages, sessions, records[keep[keep.length - 1]!]!.seq);
+    const { pages, sessions } = groupObservations(keep.map((i) => records[i]!), keep.map((i) => lines[i]!), this.pagePerObservation);
+    this.applyObservationBatch(pages, sessions, records[keep[keep.length - 1]!]!.seq, journal);
   }
 
   /**
@@ -430,6 +435,11 @@ const CHALLENGE_PRUNE_GRACE_MS = 5 * 60_000;
 /** Credits used beyond the included quota of a plan that bills overage (pro, business); 0 otherwise. */
 export function overageFor(used: number, quota: number | null, hardStop: boolean): number {
   return quota === null || hardStop ? 0 : Math.max(0, used - quota);
+}
+
+/** The meta key of a journal's applied sequence number: the first front thread's is the base key. */
+function seqKey(base: string, journal: string): string {
+  return journal === "" ? base : `${base}/${journal}`;
 }
 
 /** YYYY-MM-DD of an epoch ms, in UTC. */

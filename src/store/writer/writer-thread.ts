@@ -7,12 +7,14 @@
  * environment's commit is flushed to disk before it returns, the meter windows' environment's
  * reaches the kernel (it survives a killed process; see meters-env.ts and docs/architecture.md, "Durability").
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { IntentApplier } from "./apply.js";
 import { listSegments, pruneSegments, readSegment, truncateTornTail } from "../charge-journal.js";
 import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments, readJournalSegment } from "../journal.js";
 import { OBSERVATION_CODEC } from "../observation-journal.js";
-import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterReady } from "../protocol.js";
+import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterPort, type WriterReady } from "../protocol.js";
 import { markMetersClean, migrateLegacyMeters, prepareMetersDir, unmarkMetersClean } from "./meters-env.js";
 import { flushToDisk, openPgState, openState, stateTransaction, type StateDbs } from "../state-env.js";
 import { KvStore } from "../pg/kv.js";
@@ -65,8 +67,15 @@ const applier = new IntentApplier(dbs, data.bindingRetentionMs, nodeId, kv ? (re
 // A kill between a batch's two commits (state first, then meters) can leave a merged account's
 // windows under its old budget: fold them into the cluster's before serving.
 const budgetsRepaired = pg ? 0 : repairBudgets(); // PostgreSQL commits state and meters together
-const replayed = replayJournal();
-const observationsReplayed = replayObservations();
+// Several front threads (FS_FRONT_THREADS): one journal each, observations one page each.
+if ((data.frontThreads ?? 1) > 1) applier.pagePerObservation = true;
+const journals = journalDirs(data.journalDir, data.frontThreads ?? 1);
+let replayed = 0;
+let observationsReplayed = 0;
+for (const j of journals) {
+  replayed += replayJournal(j);
+  observationsReplayed += replayObservations(j);
+}
 // Every charge this node admitted is shipped now: what its leases hold beyond them goes back.
 if (pg) pg.run([returnLeasesStatement(nodeId!)]);
 
@@ -74,53 +83,65 @@ if (pg) pg.run([returnLeasesStatement(nodeId!)]);
  * Applies every journaled charge the ledger does not have yet (the process may have been killed
  * after answering and before the writer committed), then prunes applied segments.
  */
-function replayJournal(): number {
-  const before = applier.appliedSeq();
+function replayJournal(j: JournalDir): number {
+  const before = applier.appliedSeq(j.id);
   let count = 0;
-  for (const seg of listSegments(data.journalDir)) {
+  for (const seg of listSegments(j.dir)) {
     truncateTornTail(seg.path);
     const records = readSegment(seg.path).filter((r) => r.seq > before);
     if (records.length === 0) continue;
-    stateTransaction(dbs, () => applier.applyCharges(records));
+    stateTransaction(dbs, () => applier.applyCharges(records, undefined, Date.now(), j.id));
     count += records.length;
   }
-  pruneSegments(data.journalDir, applier.appliedSeq());
+  pruneSegments(j.dir, applier.appliedSeq(j.id));
   return count;
 }
 
 /** Same for observations: each answered hit is in the journal; store the ones LMDB lacks. */
-function replayObservations(): number {
-  const before = applier.appliedObservationSeq();
+function replayObservations(j: JournalDir): number {
+  const before = applier.appliedObservationSeq(j.id);
   let count = 0;
-  for (const seg of listJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix)) {
+  for (const seg of listJournalSegments(j.dir, OBSERVATION_CODEC.prefix)) {
     truncateTornTail(seg.path);
     const records = readJournalSegment(seg.path, OBSERVATION_CODEC);
     const fresh = records.filter((r) => r.seq > before).length;
     if (fresh === 0) continue;
     // The lines as stored: re-encoding gives the same text (the codec is JSON.stringify of the record).
-    stateTransaction(dbs, () => applier.applyObservations(records, records.map((r) => `${OBSERVATION_CODEC.encode(r)}\n`)));
+    stateTransaction(dbs, () => applier.applyObservations(records, records.map((r) => `${OBSERVATION_CODEC.encode(r)}\n`), j.id));
     count += fresh;
   }
-  pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
+  pruneJournalSegments(j.dir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq(j.id));
   return count;
 }
 
-let queue: IntentBatch["items"] = [];
+/** Intents waiting for the next commit, each with the port to acknowledge it on. */
+let queue: Array<{ item: IntentBatch["items"][number]; from: MessagePort }> = [];
 let scheduled = false;
+/** Every front thread's port: the first thread's (parentPort) and those main hands over (WriterPort). */
+const fronts: MessagePort[] = [port];
 
-port.on("message", (msg: IntentBatch) => {
-  for (const item of msg.items) queue.push(item);
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(commitQueued);
-  }
-});
+function listenTo(from: MessagePort): void {
+  from.on("message", (msg: IntentBatch | WriterPort) => {
+    if (msg.kind === "port") {
+      fronts.push(msg.port);
+      listenTo(msg.port);
+      return;
+    }
+    for (const item of msg.items) queue.push({ item, from });
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(commitQueued);
+    }
+  });
+}
+listenTo(port);
 
 function commitQueued(): void {
   scheduled = false;
-  const items = queue;
+  const queued = queue;
   queue = [];
-  if (items.length === 0) return;
+  if (queued.length === 0) return;
+  const items = queued.map((q) => q.item);
   // Commits after a clean stop's flush (keep-alive requests still arriving) are not flushed:
   // the environment is not clean any more.
   if (metersCleanMarked) {
@@ -130,10 +151,19 @@ function commitQueued(): void {
   commits++;
   const started = performance.now();
   const acks = applyIsolated(items);
-  const out: AckBatch = { kind: "acks", items: acks, commit: { intents: items.length, ms: performance.now() - started } };
+  const commit = { intents: items.length, ms: performance.now() - started };
+  // Each front thread gets the acknowledgements of its intents, and every other one an empty
+  // batch: it learns that a commit happened, so its next read sees it (read snapshots).
+  const send = (): void => {
+    for (const front of fronts) {
+      const mine: AckBatch["items"] = [];
+      for (let i = 0; i < queued.length; i++) if (queued[i]!.from === front) mine.push(acks[i]!);
+      if (mine.length > 0 || fronts.length > 1) front.postMessage({ kind: "acks", items: mine, commit: mine.length > 0 ? commit : { intents: 0, ms: 0 } } satisfies AckBatch);
+    }
+  };
   const shutdown = items.find((item) => item.intent.op === "shutdown");
-  if (shutdown) return closeMeters(() => port!.postMessage(out), shutdown.intent.op === "shutdown" && shutdown.intent.keepLeases === true);
-  port!.postMessage(out);
+  if (shutdown) return closeMeters(send, shutdown.intent.op === "shutdown" && shutdown.intent.keepLeases === true);
+  send();
   maybePrune();
 }
 
@@ -294,8 +324,10 @@ function maybePrune(): void {
   if (now - lastPrune < 10_000) return;
   lastPrune = now;
   try {
-    pruneSegments(data.journalDir, applier.appliedSeq());
-    pruneJournalSegments(data.journalDir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq());
+    for (const j of journals) {
+      pruneSegments(j.dir, applier.appliedSeq(j.id));
+      pruneJournalSegments(j.dir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq(j.id));
+    }
     dbs.root.transactionSync(() => applier.pruneIdempotency(now));
   } catch (err) {
     applier.reset();
@@ -306,9 +338,12 @@ function maybePrune(): void {
 const ready: WriterReady = {
   kind: "ready",
   protocolVersion: PROTOCOL_VERSION,
-  journalSeq: lastJournalSeq(),
+  journalSeq: lastJournalSeq(journals[0]!),
   replayed,
   observationSeq: lastSeqOf(data.journalDir, OBSERVATION_CODEC, applier.appliedObservationSeq()),
+  journals: Object.fromEntries(
+    journals.map((j) => [j.id, { journalSeq: lastJournalSeq(j), observationSeq: lastSeqOf(j.dir, OBSERVATION_CODEC, applier.appliedObservationSeq(j.id)) }]),
+  ),
   observationsReplayed,
   metersDiscarded: metersDir.discarded,
   metersMigrated,
@@ -318,12 +353,30 @@ const ready: WriterReady = {
 port.postMessage(ready);
 
 /** The highest sequence number anywhere in the journal or the ledger, so the front continues after it. */
-function lastJournalSeq(): number {
-  let max = applier.appliedSeq();
-  for (const seg of listSegments(data.journalDir)) {
+function lastJournalSeq(j: JournalDir): number {
+  let max = applier.appliedSeq(j.id);
+  for (const seg of listSegments(j.dir)) {
     const recs = readSegment(seg.path);
     const last = recs[recs.length - 1];
     if (last && last.seq > max) max = last.seq;
   }
   return max;
+}
+
+/** One front thread's journals: charges and observations, in `dir`. */
+interface JournalDir {
+  /** "" for the first front thread (DATA_DIR/state/journal), `f1`, `f2`... for the others. */
+  id: string;
+  dir: string;
+}
+
+/**
+ * The journals to replay and keep: the first front thread's, each `f<n>` folder beside it (from
+ * this run's threads, or left by an earlier run with more), and those of this run's threads.
+ */
+function journalDirs(root: string, threads: number): JournalDir[] {
+  const ids = new Set<string>();
+  for (let i = 1; i < threads; i++) ids.add(`f${i}`);
+  if (existsSync(root)) for (const e of readdirSync(root, { withFileTypes: true })) if (e.isDirectory() && /^f\d+$/.test(e.name)) ids.add(e.name);
+  return [{ id: "", dir: root }, ...[...ids].sort().map((id) => ({ id, dir: join(root, id) }))];
 }

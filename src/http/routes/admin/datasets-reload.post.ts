@@ -21,7 +21,13 @@ export function adminDatasetsReloadPost(deps: AppDeps) {
       example: { response: { loaded: "ip-20261121T040000Z-5e6f7a8b", previous: "ip-20261120T221500Z-1a2b3c4d", changed: true } },
     },
     handle() {
-      return { data: switchOrExplain(() => deps.ipDatasets.reload()) };
+      return {
+        data: switchOrExplain(() => {
+          const r = deps.ipDatasets.reload();
+          deps.peers.datasets(); // every other front thread loads it too
+          return r;
+        }),
+      };
     },
   });
 }

@@ -23,7 +23,7 @@ export function adminKeyDisablePost(deps: AppDeps) {
     async handle({ snap, nowMs }) {
       const keyId = snap.params[0]!;
       const ack = ackOrThrow(await deps.store.send({ op: "key.disable", keyId, nowMs }));
-      deps.auth.rememberKey(ack.key);
+      deps.peers.key(ack.key);
       return { data: publicKey(ack.key) };
     },
   });

@@ -47,7 +47,7 @@ export function adminKeysPost(deps: AppDeps) {
         disabled_at: null,
       };
       ackOrThrow(await deps.store.send({ op: "key.create", key }));
-      deps.auth.rememberKey(key);
+      deps.peers.key(key);
       return { status: 201, data: { ...publicKey(key), key: plain } };
     },
   });

@@ -24,7 +24,7 @@ export function adminOrgPatch(deps: AppDeps) {
     async handle({ body, snap }) {
       const orgId = snap.params[0]!;
       const ack = ackOrThrow(await deps.store.send({ op: "org.update", orgId, patch: body }));
-      deps.quota.setPlan(orgId, ack.org.plan);
+      deps.peers.plan(orgId, ack.org.plan);
       return { data: publicOrg(ack.org) };
     },
   });

@@ -31,7 +31,7 @@ export function adminProjectPatch(deps: AppDeps) {
       const [orgId, projectId] = snap.params as [string, string];
       const ack = ackOrThrow(await deps.store.send({ op: "project.update", orgId, projectId, patch: { allowed_origins: body.allowed_origins } }));
       const p = ack.project;
-      deps.beacon.projects.remember(p);
+      deps.peers.project(p);
       return { data: { id: p.id, org_id: p.org_id, name: p.name, allowed_origins: p.allowed_origins ?? [] } };
     },
   });

@@ -1,0 +1,103 @@
+import { BroadcastChannel } from "node:worker_threads";
+import type { Plan } from "../shared/plans.js";
+import type { KeyRecord, OrgRecord, ProjectRecord } from "../store/records.js";
+import type { StateDbs } from "../store/state-env.js";
+import type { IpDatasetHolder } from "../datasets/holder.js";
+import type { Authenticator } from "./auth.js";
+import type { ProjectDirectory } from "./projects.js";
+import type { QuotaGate } from "./quota.js";
+
+/** A change one front thread made that the others' caches must take. */
+export type PeerMessage =
+  | { kind: "key"; key: KeyRecord }
+  | { kind: "project"; project: ProjectRecord }
+  | { kind: "plan"; orgId: string; plan: Plan }
+  | { kind: "billing"; org: OrgRecord }
+  | { kind: "datasets" };
+
+/** The caches a front thread keeps of records the store holds. */
+export interface PeerCaches {
+  auth: Pick<Authenticator, "rememberKey">;
+  projects: Pick<ProjectDirectory, "remember">;
+  quota: Pick<QuotaGate, "setPlan" | "setBilling">;
+  readDbs: Pick<StateDbs, "root">;
+  ipDatasets: Pick<IpDatasetHolder, "reload">;
+}
+
+/** The channel every front thread of the process listens on. */
+const CHANNEL = "fraudscore-front-peers";
+
+/**
+ * Keeps the front threads' caches in step (FS_FRONT_THREADS > 1). A route that changes a key,
+ * a project or an org's plan applies the committed record to its own thread's caches, as with
+ * one thread, and announces it on a BroadcastChannel; every other thread applies it on receipt,
+ * which happens within its next event-loop turn. With one thread nothing is sent.
+ */
+export class FrontPeers {
+  private readonly channel: BroadcastChannel | null;
+
+  constructor(
+    shared: boolean,
+    private readonly caches: PeerCaches,
+  ) {
+    this.channel = shared ? new BroadcastChannel(CHANNEL) : null;
+    if (this.channel) {
+      this.channel.onmessage = (event) => this.apply((event as { data: PeerMessage }).data);
+      this.channel.unref();
+    }
+  }
+
+  /** A key was created or changed (disabled): every thread serves the committed record. */
+  key(key: KeyRecord): void {
+    this.announce({ kind: "key", key });
+  }
+
+  project(project: ProjectRecord): void {
+    this.announce({ kind: "project", project });
+  }
+
+  plan(orgId: string, plan: Plan): void {
+    this.announce({ kind: "plan", orgId, plan });
+  }
+
+  billing(org: OrgRecord): void {
+    this.announce({ kind: "billing", org });
+  }
+
+  /** Every thread loads the IP dataset build `current` names (SIGHUP, or the admin reload). */
+  datasets(): void {
+    this.channel?.postMessage({ kind: "datasets" } satisfies PeerMessage);
+  }
+
+  close(): void {
+    this.channel?.close();
+  }
+
+  private announce(msg: PeerMessage): void {
+    this.apply(msg);
+    this.channel?.postMessage(msg);
+  }
+
+  private apply(msg: PeerMessage): void {
+    const c = this.caches;
+    // A record another thread had committed: read snapshots older than its commit go.
+    c.readDbs.root.resetReadTxn();
+    switch (msg.kind) {
+      case "key":
+        return c.auth.rememberKey(msg.key);
+      case "project":
+        return c.projects.remember(msg.project);
+      case "plan":
+        return c.quota.setPlan(msg.orgId, msg.plan);
+      case "billing":
+        return c.quota.setBilling(msg.org.id, msg.org.plan, msg.org);
+      case "datasets":
+        try {
+          c.ipDatasets.reload();
+        } catch {
+          // The thread that was asked logs the failure; this one keeps serving the old build.
+        }
+        return;
+    }
+  }
+}

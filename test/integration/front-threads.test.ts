@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request } from "node:http";
+import { admin, api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+
+/**
+ * Several front threads on one port (FS_FRONT_THREADS=4, more than this machine's cores): each a
+ * uWS app of its own, the kernel spreading connections over them. Every call here opens a new
+ * connection, so calls land on different threads.
+ */
+const THREADS = 4;
+let server!: TestServer;
+
+beforeAll(async () => {
+  server = await startServer({ FS_FRONT_THREADS: String(THREADS), FS_ENABLE_METER: "true" });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  server?.cleanup();
+});
+
+/** A request on a connection of its own (node:http without an agent). */
+function fresh(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const req = request(server.url + path, { method: init.method ?? "GET", headers: { connection: "close", ...init.headers }, agent: false }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (d: string) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null, headers: res.headers }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(init.body);
+  });
+}
+
+const ip = (key: string) => fresh("/v1/ip/8.8.8.8", { headers: { authorization: `Bearer ${key}` } });
+
+describe("several front threads on one port", () => {
+  it("answers from every thread (readyz names the one that answered)", async () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 80 && seen.size < THREADS; i++) {
+      const r = await fresh("/readyz");
+      expect(r.status).toBe(200);
+      expect(r.body.data.front.threads).toBe(THREADS);
+      seen.add(r.body.data.front.thread);
+    }
+    expect(seen.size).toBeGreaterThan(1);
+  });
+
+  it("the free-plan hard stop is exact across threads: with 9,990 of 10,000 used, 10 of 100 concurrent calls succeed", async () => {
+    const { orgId, key } = await createOrgWithKey(server, "free");
+    expect((await admin(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits: 9_990, reason: "test" })).status).toBe(200);
+    const answers = await Promise.all(Array.from({ length: 100 }, () => ip(key)));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(90);
+    await expect.poll(async () => (await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.data.used, { timeout: 5000 }).toBe(10_000);
+  });
+
+  it("a key disabled on one thread is refused by every thread at once", async () => {
+    const { key, keyId } = await createOrgWithKey(server, "pro");
+    // Every thread has it cached.
+    const before = await Promise.all(Array.from({ length: 24 }, () => ip(key)));
+    expect(before.every((r) => r.status === 200)).toBe(true);
+    expect((await admin(server, "POST", `/v1/admin/keys/${keyId}/disable`)).status).toBe(200);
+    const after = await Promise.all(Array.from({ length: 24 }, () => ip(key)));
+    expect(after.map((r) => r.status)).toEqual(Array(24).fill(403));
+  });
+
+  it("an Idempotency-Key sent to several threads at once runs once and is charged once", async () => {
+    const { orgId, key } = await createOrgWithKey(server, "pro", ["sessions"]);
+    const body = JSON.stringify({ email: "ann@example.com" });
+    const calls = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        fresh("/v1/email", { method: "POST", body, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": "same-key-1" } }),
+      ),
+    );
+    // Each answer is the first (200), a replay of it (200, Idempotent-Replayed), or "in use" (409).
+    expect(calls.every((c) => c.status === 200 || c.status === 409)).toBe(true);
+    const first = calls.filter((c) => c.status === 200 && c.headers["idempotent-replayed"] !== "true");
+    expect(first).toHaveLength(1);
+    const credits = first[0]!.body.metadata.credits as number;
+    await expect.poll(async () => (await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.data.used, { timeout: 5000 }).toBe(credits);
+  });
+
+  it("kill -9 with every thread charging: after a restart the ledger holds every answered charge", async () => {
+    const { orgId, key } = await createOrgWithKey(server, "pro");
+    let answered = 0;
+    const load = (async () => {
+      for (let round = 0; round < 400; round++) {
+        const rs = await Promise.all(Array.from({ length: 16 }, () => ip(key).catch(() => null)));
+        answered += rs.filter((r) => r?.status === 200).length;
+        if (rs.some((r) => r === null)) return;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 700));
+    await server.kill9();
+    await load;
+    await server.restart();
+    const used = (await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.data.used as number;
+    expect(answered).toBeGreaterThan(0);
+    // Answered charges are all there; calls cut by the kill may be charged too, never more than sent.
+    expect(used).toBeGreaterThanOrEqual(answered);
+    expect(used).toBeLessThanOrEqual(answered + 16);
+    // A clean stop with every thread's connections closed exits 0; the next start is clean.
+    await server.stop();
+    expect(server.exitCode()).toBe(0);
+    await server.restart();
+    expect(server.output()).not.toMatch(/replayed charge journal/);
+  });
+
+  it("lists the observations every thread journaled, newest first", async () => {
+    const site = await createBeaconProject(server, "pro");
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await fresh("/v1/collect", { method: "POST", body: JSON.stringify({ action: `a${i}`, page: "/" }), headers: { authorization: `Bearer ${site.publishableKey}`, "content-type": "application/json" } });
+      expect(r.status).toBe(200);
+      ids.push(r.body.data.observation_id);
+    }
+    const list = async (): Promise<string[]> =>
+      (await api(server, "GET", `/v1/projects/${site.projectId}/observations?limit=50`, { key: site.secretKey })).body.data.items.map((o: { id: string }) => o.id);
+    await expect.poll(list, { timeout: 5000 }).toEqual([...ids].reverse());
+  });
+});

@@ -207,10 +207,11 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     ],
     log: createLogger(config.FS_LOG_LEVEL, "access"),
     accessLogSample: config.FS_ACCESS_LOG_SAMPLE,
+    thread: setup.index,
   });
   activateMetrics(metrics);
   const auth = new Authenticator(readDbs, setup.adminTokenHash);
-  const peers = new FrontPeers(setup.threads > 1, { auth, projects, quota, readDbs, ipDatasets });
+  const peers = new FrontPeers(setup.threads, { auth, projects, quota, readDbs, ipDatasets, metrics });
   const deps: AppDeps = {
     config,
     log,

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Histogram, Registry, type Metric } from "prom-client";
+import { AggregatorRegistry, collectDefaultMetrics, Gauge, Histogram, Registry, type Metric, type MetricObjectWithValues, type MetricValue } from "prom-client";
 import type { IpDatasetHolder } from "../datasets/holder.js";
 import { coverageOf } from "../datasets/coverage.js";
 import type { Logger } from "../shared/log.js";
@@ -34,7 +34,12 @@ export interface MetricsSources {
   log: Logger;
   /** Share of answers written to the access log, 0 (none) to 1 (all). */
   accessLogSample: number;
+  /** The front thread's index: the process's own metrics are collected by thread 0 only. */
+  thread?: number;
 }
+
+/** Every front thread's metrics as JSON, this thread's first (several front threads: peers.ts). */
+export type MetricsGatherer = (own: MetricObjectWithValues<MetricValue<string>>[]) => Promise<Array<MetricObjectWithValues<MetricValue<string>>[]>>;
 
 /** One route, method and status: bucket counts (not cumulative), sum and count. */
 interface LatencySeries {
@@ -96,15 +101,20 @@ export class ServiceMetrics {
   private readonly sample: number;
   private readonly access: Logger;
 
+  /** Set with several front threads: how to reach the others' metrics (GET /metrics sums them). */
+  gather: MetricsGatherer | null = null;
+
   constructor(sources: MetricsSources) {
     const r = this.registry;
-    collectDefaultMetrics({ register: r });
+    // Memory, CPU and event-loop figures are the process's: counted once, on the first thread.
+    if ((sources.thread ?? 0) === 0) collectDefaultMetrics({ register: r });
     this.sample = sources.accessLogSample;
     this.access = sources.log;
     r.registerMetric(this.requests as unknown as Metric);
     const { pool, store, ipDatasets, journals } = sources;
-    const gauge = (name: string, help: string, collect: (this: Gauge<string>) => void, labelNames: string[] = []): Metric =>
-      new Gauge({ name, help, labelNames, registers: [r], collect });
+    // Across front threads (GET /metrics on any of them) a gauge is summed unless it says otherwise.
+    const gauge = (name: string, help: string, collect: (this: Gauge<string>) => void, labelNames: string[] = [], aggregator: "sum" | "first" | "max" | "average" = "sum"): Metric =>
+      new Gauge({ name, help, labelNames, registers: [r], collect, aggregator });
     gauge("fs_pool_queue_depth", "Scoring tasks waiting for a pool thread.", function () {
       this.set(pool.stats().queued);
     });
@@ -113,7 +123,7 @@ export class ServiceMetrics {
     });
     gauge("fs_pool_utilization_ratio", "Share of the pool threads' capacity spent running tasks since start.", function () {
       this.set(pool.stats().utilization);
-    });
+    }, [], "average");
     gauge("fs_pool_tasks_completed", "Scoring tasks the pool completed since start.", function () {
       this.set(pool.stats().completed);
     });
@@ -130,6 +140,7 @@ export class ServiceMetrics {
         }
       },
       ["phase", "quantile"],
+      "max",
     );
     const commitSize = new Histogram({ name: "fs_writer_commit_intents", help: "Intents applied per writer commit.", buckets: BATCH_BUCKETS, registers: [r] });
     const commitTime = new Histogram({ name: "fs_writer_commit_seconds", help: "Time the writer thread took to apply and commit one batch.", buckets: COMMIT_BUCKETS, registers: [r] });
@@ -160,11 +171,12 @@ export class ServiceMetrics {
         }
       },
       ["family"],
+      "first",
     );
     gauge("fs_dataset_built_timestamp_seconds", "When the IP dataset in service was built (Unix time).", function () {
       const t = Date.parse(ipDatasets.get().meta.built_at);
       if (Number.isFinite(t)) this.set(t / 1000);
-    });
+    }, [], "first");
   }
 
   /** One answer: its latency in the histogram, and a line in the access log if sampled. */
@@ -177,9 +189,11 @@ export class ServiceMetrics {
     }
   }
 
-  /** The Prometheus text exposition. */
-  text(): Promise<string> {
-    return this.registry.metrics();
+  /** The Prometheus text exposition: this thread's, or every front thread's summed. */
+  async text(): Promise<string> {
+    if (!this.gather) return this.registry.metrics();
+    const all = await this.gather(await this.registry.getMetricsAsJSON());
+    return AggregatorRegistry.aggregate(all).metrics();
   }
 
   get contentType(): string {

@@ -6,6 +6,7 @@ import type { IpDatasetHolder } from "../datasets/holder.js";
 import type { Authenticator } from "./auth.js";
 import type { ProjectDirectory } from "./projects.js";
 import type { QuotaGate } from "./quota.js";
+import type { ServiceMetrics } from "./metrics.js";
 
 /** A change one front thread made that the others' caches must take. */
 export type PeerMessage =
@@ -13,7 +14,11 @@ export type PeerMessage =
   | { kind: "project"; project: ProjectRecord }
   | { kind: "plan"; orgId: string; plan: Plan }
   | { kind: "billing"; org: OrgRecord }
-  | { kind: "datasets" };
+  | { kind: "datasets" }
+  | { kind: "metrics?"; id: string }
+  | { kind: "metrics!"; id: string; metrics: MetricsJson };
+
+type MetricsJson = Awaited<ReturnType<ServiceMetrics["registry"]["getMetricsAsJSON"]>>;
 
 /** The caches a front thread keeps of records the store holds. */
 export interface PeerCaches {
@@ -22,7 +27,11 @@ export interface PeerCaches {
   quota: Pick<QuotaGate, "setPlan" | "setBilling">;
   readDbs: Pick<StateDbs, "root">;
   ipDatasets: Pick<IpDatasetHolder, "reload">;
+  metrics: ServiceMetrics;
 }
+
+/** How long GET /metrics waits for the other threads' metrics before answering with what came. */
+const GATHER_MS = 1000;
 
 /** The channel every front thread of the process listens on. */
 const CHANNEL = "fraudscore-front-peers";
@@ -35,16 +44,52 @@ const CHANNEL = "fraudscore-front-peers";
  */
 export class FrontPeers {
   private readonly channel: BroadcastChannel | null;
+  private readonly waiting = new Map<string, (m: MetricsJson) => void>();
+  private nextId = 0;
 
+  /** `threads`: the front threads of the process; with one, nothing is sent. */
   constructor(
-    shared: boolean,
+    private readonly threads: number,
     private readonly caches: PeerCaches,
   ) {
-    this.channel = shared ? new BroadcastChannel(CHANNEL) : null;
+    this.channel = threads > 1 ? new BroadcastChannel(CHANNEL) : null;
     if (this.channel) {
-      this.channel.onmessage = (event) => this.apply((event as { data: PeerMessage }).data);
+      this.channel.onmessage = (event) => this.receive((event as { data: PeerMessage }).data);
       this.channel.unref();
+      // GET /metrics on any thread answers for all of them.
+      caches.metrics.gather = (own) => this.gatherMetrics(own);
     }
+  }
+
+  /** This thread's metrics and every other thread's (those that answer within GATHER_MS). */
+  private gatherMetrics(own: MetricsJson): Promise<MetricsJson[]> {
+    const id = `${process.pid}:${Math.random().toString(36).slice(2)}:${this.nextId++}`;
+    const all: MetricsJson[] = [own];
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        resolve(all);
+      };
+      const timer = setTimeout(done, GATHER_MS);
+      this.waiting.set(id, (m) => {
+        all.push(m);
+        if (all.length === this.threads) done();
+      });
+      this.channel!.postMessage({ kind: "metrics?", id } satisfies PeerMessage);
+    });
+  }
+
+  private receive(msg: PeerMessage): void {
+    if (msg.kind === "metrics?") {
+      void this.caches.metrics.registry.getMetricsAsJSON().then((metrics) => this.channel?.postMessage({ kind: "metrics!", id: msg.id, metrics } satisfies PeerMessage));
+      return;
+    }
+    if (msg.kind === "metrics!") {
+      this.waiting.get(msg.id)?.(msg.metrics);
+      return;
+    }
+    this.apply(msg);
   }
 
   /** A key was created or changed (disabled): every thread serves the committed record. */
@@ -73,12 +118,12 @@ export class FrontPeers {
     this.channel?.close();
   }
 
-  private announce(msg: PeerMessage): void {
+  private announce(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" }>): void {
     this.apply(msg);
     this.channel?.postMessage(msg);
   }
 
-  private apply(msg: PeerMessage): void {
+  private apply(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" }>): void {
     const c = this.caches;
     // A record another thread had committed: read snapshots older than its commit go.
     c.readDbs.root.resetReadTxn();

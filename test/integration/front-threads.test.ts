@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "node:http";
-import { admin, api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { ADMIN_TOKEN, admin, api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Several front threads on one port (FS_FRONT_THREADS=4, more than this machine's cores): each a
@@ -33,6 +33,21 @@ function fresh(path: string, init: { method?: string; headers?: Record<string, s
   });
 }
 
+/** Answered GET /readyz calls, from GET /metrics (on whichever thread the connection reaches). */
+async function readyzCount(): Promise<number> {
+  const r = await new Promise<string>((resolve, reject) => {
+    const req = request(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, connection: "close" }, agent: false }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (d: string) => (text += d));
+      res.on("end", () => resolve(text));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+  const m = /^fs_http_request_duration_seconds_count\{[^}]*route="\/readyz"[^}]*status="200"[^}]*\} (\d+)/m.exec(r);
+  return m ? Number(m[1]) : 0;
+}
+
 const ip = (key: string) => fresh("/v1/ip/8.8.8.8", { headers: { authorization: `Bearer ${key}` } });
 
 describe("several front threads on one port", () => {
@@ -45,6 +60,13 @@ describe("several front threads on one port", () => {
       seen.add(r.body.data.front.thread);
     }
     expect(seen.size).toBeGreaterThan(1);
+  });
+
+  it("GET /metrics on any thread counts the answers of every thread", async () => {
+    const before = await readyzCount();
+    for (let i = 0; i < 40; i++) expect((await fresh("/readyz")).status).toBe(200);
+    // Each scrape lands on some thread; it sums all of them (the scrape's own readyz calls aside).
+    expect((await readyzCount()) - before).toBeGreaterThanOrEqual(40);
   });
 
   it("the free-plan hard stop is exact across threads: with 9,990 of 10,000 used, 10 of 100 concurrent calls succeed", async () => {

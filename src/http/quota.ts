@@ -63,7 +63,7 @@ export class QuotaGate {
    *   instead of the org's whole quota.
    */
   constructor(
-    private readonly dbs: Pick<StateDbs, "orgs" | "usage">,
+    private readonly dbs: { orgs: Pick<StateDbs["orgs"], "get">; usage: Pick<StateDbs["usage"], "get"> },
     private readonly journal: ChargeJournal,
     private readonly leases: LeaseSource | null = null,
     /** In a cluster: resolves once the journal record `seq` is in the shared ledger (or a bound passed). */

@@ -108,10 +108,11 @@ export const SERVICE_NODE_FLAGS = ["--max-semi-space-size=64"];
 /**
  * Starts `node dist/src/main.js` (with SERVICE_NODE_FLAGS) on a fresh temporary DATA_DIR whose `datasets` links to
  * `datasetsFrom/datasets` (a DATA_DIR with a built IP dataset), with its own admin token. `root`
- * is the checkout whose dist/ runs (default this one; an ablated build, ablate.ts); `databaseUrl`
- * runs it on PostgreSQL (FS_STORE=postgres).
+ * is the checkout whose dist/ runs (default this one; an ablated build, ablate.ts; another commit's
+ * build, variants.ts); `databaseUrl` runs it on PostgreSQL (FS_STORE=postgres); `env` is added
+ * last (a variant's settings).
  */
-export async function startService(opts: { datasetsFrom: string; poolThreads: number; root?: string; databaseUrl?: string }): Promise<ServiceProcess> {
+export async function startService(opts: { datasetsFrom: string; poolThreads: number; root?: string; databaseUrl?: string; env?: Record<string, string>; name?: string }): Promise<ServiceProcess> {
   const root = opts.root ?? REPO_ROOT;
   const dataDir = mkdtempSync(join(tmpdir(), "fs-bench-"));
   symlinkSync(join(opts.datasetsFrom, "datasets"), join(dataDir, "datasets"));
@@ -119,7 +120,7 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
   const cleanup = (): void => rmSync(dataDir, { recursive: true, force: true });
   try {
     const server = await launch(
-      "service",
+      opts.name ?? "service",
       [...SERVICE_NODE_FLAGS, join(root, "dist/src/main.js")],
       {
         PATH: process.env.PATH ?? "",
@@ -132,6 +133,8 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
         // The meter is a preview, off by default; the benchmark measures it.
         FS_ENABLE_METER: "true",
         ...(opts.databaseUrl ? { FS_STORE: "postgres", DATABASE_URL: opts.databaseUrl, FS_NODE_ID: "bench" } : {}),
+        // A variant's own environment (--variant name:ENV=value) comes last and wins.
+        ...opts.env,
       },
       adminToken,
       root,

@@ -111,7 +111,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
         const built = refBuilds.get(v.ref) ?? buildRef(v.ref, log);
         refBuilds.set(v.ref, built);
         root = built.root;
-        describe = `${v.ref} = ${built.commit.slice(0, 7)} (${gitSubject(built.commit)}), built in a temporary worktree (node_modules ${built.modules})`;
+        describe = `${built.commit.startsWith(v.ref) ? "" : `${v.ref} = `}${built.commit.slice(0, 7)} (${gitSubject(built.commit)}), built in a temporary worktree (node_modules ${built.modules})`;
       }
       if (opts.ablate?.length) {
         const copy = ablatedCopies.get(root) ?? ablatedBuild(opts.ablate, root);
@@ -263,12 +263,12 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     "",
     markdownTable(rows),
     "",
-    ...(variants.length > 1 ? ["Variants side by side (wrk and autocannon ratios to the same hello world, service CPU per response; the last column compares each variant with the first):", "", variantTable(rows, served.map((s) => s.variant!)), ""] : []),
+    ...(variants.length > 1 ? ["Variants side by side: ratio to the same hello world (service and main-thread CPU µs per response); the last two columns put the last variant against the first (req/s, service CPU per response):", "", variantTable(rows, served.map((s) => s.variant!)), ""] : []),
     missed.length ? `**MISSED** targets: ${missed.join("; ")}` : "All targets met.",
     "",
     ...cpuSection(rows),
     ...notes.map((n) => `- ${n}`),
-    ...(problems.length ? ["", "**Problems**", "", ...problems.map((p) => `- ${p}`)] : ["- no problems: every response had the expected status, both servers stopped cleanly"]),
+    ...(problems.length ? ["", "**Problems**", "", ...problems.map((p) => `- ${p}`)] : [`- no problems: every response had the expected status, ${services.length > 1 ? "every server" : "both servers"} stopped cleanly`]),
     "",
   ].join("\n");
   return { markdown, clean: problems.length === 0 };

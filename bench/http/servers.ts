@@ -106,6 +106,15 @@ export interface ServiceProcess extends ServerProcess {
 export const SERVICE_NODE_FLAGS = ["--max-semi-space-size=64"];
 
 /**
+ * Extra Node flags for every service process, from BENCH_SERVICE_NODE_FLAGS in the runner's
+ * environment (space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the
+ * service under load (Node refuses --cpu-prof in NODE_OPTIONS).
+ */
+export function extraNodeFlags(value = process.env.BENCH_SERVICE_NODE_FLAGS): string[] {
+  return (value ?? "").split(/\s+/).filter(Boolean);
+}
+
+/**
  * Starts `node dist/src/main.js` (with SERVICE_NODE_FLAGS) on a fresh temporary DATA_DIR whose `datasets` links to
  * `datasetsFrom/datasets` (a DATA_DIR with a built IP dataset), with its own admin token. `root`
  * is the checkout whose dist/ runs (default this one; an ablated build, ablate.ts; another commit's
@@ -121,7 +130,7 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
   try {
     const server = await launch(
       opts.name ?? "service",
-      [...SERVICE_NODE_FLAGS, join(root, "dist/src/main.js")],
+      [...SERVICE_NODE_FLAGS, ...extraNodeFlags(), join(root, "dist/src/main.js")],
       {
         PATH: process.env.PATH ?? "",
         PORT: "0",

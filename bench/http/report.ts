@@ -122,15 +122,15 @@ export function cpuTable(rows: Row[], cores: number): string {
 
 /**
  * Variants side by side (variants.ts): one line per scenario and generator, a cell per variant
- * (ratio to hello world; service and main-thread µs per response where /proc gave them), and the
- * last variant against the first as factors: req/s, and service CPU per response.
+ * (ratio to hello world; service and main-thread µs per response where /proc gave them), then each
+ * variant against the one before it as factors: req/s, and service CPU per response.
  */
 export function variantTable(rows: Row[], variants: string[]): string {
   const byName = new Map(rows.map((r) => [`${r.series.scenario}|${r.series.generator}`, r]));
-  const [first, last] = [variants[0]!, variants[variants.length - 1]!];
+  const pairs = variants.slice(1).map((v, i) => [variants[i]!, v] as const);
   const lines = [
-    `| scenario | generator | ${variants.map((v) => `@${v}`).join(" | ")} | @${last} / @${first} req/s | @${last} / @${first} service µs |`,
-    `|---|---|${variants.map(() => "--:|").join("")}--:|--:|`,
+    `| scenario | generator | ${variants.map((v) => `@${v}`).join(" | ")} | ${pairs.map(([a, b]) => `@${b} / @${a} req/s | @${b} / @${a} service µs`).join(" | ")} |`,
+    `|---|---|${variants.map(() => "--:|").join("")}${pairs.map(() => "--:|--:|").join("")}`,
   ];
   const seen = new Set<string>();
   for (const r of rows) {
@@ -138,19 +138,20 @@ export function variantTable(rows: Row[], variants: string[]): string {
     const key = `${scenario}|${r.series.generator}`;
     if (variant === undefined || seen.has(key)) continue;
     seen.add(key);
-    const cells = variants.map((v) => byName.get(`${scenario}@${v}|${r.series.generator}`));
+    const rowOf = (v: string): Row | undefined => byName.get(`${scenario}@${v}|${r.series.generator}`);
     const cell = (x: Row | undefined): string => {
       if (!x) return "–";
       const c = cpuPerResponse(x.series);
       return `${x.ratio === null ? "–" : x.ratio.toFixed(2)}${c ? ` (${c.server.toFixed(1)} µs, main ${c.front.toFixed(1)})` : ""}`;
     };
-    const a = cells[0];
-    const b = cells[cells.length - 1];
-    const ca = a && cpuPerResponse(a.series);
-    const cb = b && cpuPerResponse(b.series);
-    lines.push(
-      `| ${scenario} | ${r.series.generator} | ${cells.map(cell).join(" | ")} | ${a && b ? (b.rps / a.rps).toFixed(2) : "–"} | ${ca && cb ? (cb.server / ca.server).toFixed(2) : "–"} |`,
-    );
+    const factors = pairs.map(([va, vb]) => {
+      const a = rowOf(va);
+      const b = rowOf(vb);
+      const ca = a && cpuPerResponse(a.series);
+      const cb = b && cpuPerResponse(b.series);
+      return `${a && b ? (b.rps / a.rps).toFixed(2) : "–"} | ${ca && cb ? (cb.server / ca.server).toFixed(2) : "–"}`;
+    });
+    lines.push(`| ${scenario} | ${r.series.generator} | ${variants.map((v) => cell(rowOf(v))).join(" | ")} | ${factors.join(" | ")} |`);
   }
   return lines.join("\n");
 }

@@ -263,7 +263,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     "",
     markdownTable(rows),
     "",
-    ...(variants.length > 1 ? ["Variants side by side: ratio to the same hello world (service and main-thread CPU µs per response); the last two columns put the last variant against the first (req/s, service CPU per response):", "", variantTable(rows, served.map((s) => s.variant!)), ""] : []),
+    ...(variants.length > 1 ? ["Variants side by side: ratio to the same hello world (service and main-thread CPU µs per response); then each variant against the one before it, as factors of req/s and of service CPU per response:", "", variantTable(rows, served.map((s) => s.variant!)), ""] : []),
     missed.length ? `**MISSED** targets: ${missed.join("; ")}` : "All targets met.",
     "",
     ...cpuSection(rows),

@@ -73,7 +73,7 @@ describe("bench variants: rows", () => {
     expect(variantOrder(["hello"], 2)).toEqual(["hello"]);
   });
 
-  it("are ratios to the same hello world, side by side with the last variant against the first", () => {
+  it("are ratios to the same hello world, side by side, each variant against the one before it", () => {
     const run = (rps: number, serverUs: number, frontUs: number): Measurement => ({
       requests: rps * 5,
       rps,
@@ -98,5 +98,9 @@ describe("bench variants: rows", () => {
     // 21k / 29k req/s = 0.72; 76 / 51 µs = 1.49.
     expect(table).toContain("| check | wrk | 0.29 (51.0 µs, main 30.5) | 0.21 (76.0 µs, main 40.5) | 0.72 | 1.49 |");
     expect(table).not.toContain("| hello |");
+    // Three variants: each against the one before it.
+    const three = variantTable(toRows([...rows.map((r) => r.series), series("check@next", [run(25_000, 60, 35)])], "hello"), ["base", "HEAD", "next"]);
+    expect(three).toContain("| @base | @HEAD | @next | @HEAD / @base req/s | @HEAD / @base service µs | @next / @HEAD req/s | @next / @HEAD service µs |");
+    expect(three).toContain("| check | wrk | 0.29 (51.0 µs, main 30.5) | 0.21 (76.0 µs, main 40.5) | 0.25 (60.0 µs, main 35.0) | 0.72 | 1.49 | 1.19 | 0.79 |");
   });
 });

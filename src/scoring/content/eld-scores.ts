@@ -6,8 +6,9 @@
  * n-gram's scores are an object with integer keys walked with `for...in` (string keys turned back
  * into array indices), the n-gram set is an object, the per-language scores are copied and walked
  * with `for...in` too, and every call builds a LanguageResult with closures. Here each database
- * entry is turned once, on first use, into a packed Int32Array of (language, score) pairs, the
- * n-grams of a text go into a reused Set, and the scores into a reused Float64Array.
+ * entry is turned once, on first use, into a packed Int32Array of (language, score) pairs that
+ * remembers which call last counted it (eld's n-gram set, without a set), and the scores go into a
+ * reused Float64Array.
  *
  * Kept identical to eld, step for step: the same separator regular expression (eld's own,
  * imported from its module), lower-casing, byte encoding through eld's dictionary, the same
@@ -40,22 +41,35 @@ const LANGS = Object.keys(LANG_CODES).length;
 /** eld subtracts this from every stored score to make its database smaller; it adds it back per n-gram. */
 const BASE_NGRAM_SCORE = 53;
 
-/** Database entries met so far, packed as [language, score + BASE_NGRAM_SCORE, ...]; bounded by the database's size. */
-const packed = new Map<string, Int32Array>();
-const EMPTY = new Int32Array(0);
+/** A database entry, packed: [language, score + BASE_NGRAM_SCORE, ...], and the call that last counted it. */
+interface Packed {
+  pairs: Int32Array;
+  seen: number;
+}
+/** Database entries met so far; bounded by the database's size (n-grams it does not hold are not kept). */
+const packed = new Map<string, Packed>();
 const scores = new Float64Array(LANGS);
-const grams = new Set<string>();
+let call = 0;
 
-function entryOf(gram: string): Int32Array | undefined {
+function entryOf(gram: string): Packed | undefined {
   let e = packed.get(gram);
   if (e !== undefined) return e;
   const o = NGRAMS[gram];
   if (o === undefined) return undefined;
   const pairs: number[] = [];
   for (const lang in o) pairs.push(Number(lang), o[lang as unknown as number]! + BASE_NGRAM_SCORE);
-  e = pairs.length ? Int32Array.from(pairs) : EMPTY;
+  e = { pairs: Int32Array.from(pairs), seen: 0 };
   packed.set(gram, e);
   return e;
+}
+
+/** Adds a distinct n-gram's scores once per call (eld's n-gram set); n-grams the database lacks add nothing. */
+function count(gram: string): void {
+  const e = entryOf(gram);
+  if (e === undefined || e.seen === call) return;
+  e.seen = call;
+  const p = e.pairs;
+  for (let i = 0; i < p.length; i += 2) scores[p[i]!]! += p[i + 1]!;
 }
 
 /** eld's strToUtf8Bytes: the words of `str`, each UTF-8 byte written as one character of eld's dictionary. */
@@ -101,20 +115,15 @@ function utf8Words(str: string): string[] {
 export function eldLanguage(input: string): string {
   const text = input.substring(0, 1000);
   const words = utf8Words(text.replace(separators, " ").trim().toLowerCase());
-  grams.clear();
+  call++;
+  scores.fill(0);
   for (let w = 0; w < words.length; w++) {
     const word = words[w]!;
     let len = word.length;
     if (len > 70) len = 70;
     let j: number;
-    for (j = 0; j + 4 < len; j += 3) grams.add((j === 0 ? " " : "") + word.substring(j, j + 4));
-    grams.add((j === 0 ? " " : "") + word.substring(len !== 3 ? len - 4 : 0) + " ");
-  }
-  scores.fill(0);
-  for (const gram of grams) {
-    const e = entryOf(gram);
-    if (e === undefined) continue;
-    for (let i = 0; i < e.length; i += 2) scores[e[i]!]! += e[i + 1]!;
+    for (j = 0; j + 4 < len; j += 3) count((j === 0 ? " " : "") + word.substring(j, j + 4));
+    count((j === 0 ? " " : "") + word.substring(len !== 3 ? len - 4 : 0) + " ");
   }
   let best = -1;
   let bestScore = 0;

@@ -11,6 +11,9 @@
  * --rounds N (interleaved rounds, default 3); --warmup S (default 3); --connections N (default 100);
  * --ablate a,b serves an ablated build with those parts cut out (HTTP only; bench/http/ablate.ts).
  * --store postgres runs the service on a real PostgreSQL started for the run (docs/cluster.md).
+ * --compare-ref [name=]REF (repeatable) builds REF in a temporary git worktree and measures it beside
+ * the current build in the same rounds; --variant name[:ENV=value,...] (repeatable) measures the
+ * current build with extra environment; rows are named scenario@variant (bench/http/variants.ts).
  * FS_POOL_THREADS sets the service's pool threads (default 1). Exits 0 when targets are missed
  * (targets are not tests); exits 1 when a benchmark crashed or the HTTP run was not clean.
  */
@@ -21,6 +24,7 @@ import { parseArgs } from "node:util";
 import { REPO_ROOT } from "../src/config/index.js";
 import { parseCuts, type CutName } from "./http/ablate.js";
 import { runHttpBench } from "./http/runner.js";
+import { parseVariantFlags, type VariantSpec } from "./http/variants.js";
 import { machineLine } from "./lib/context.js";
 
 const MICRO_DIR = join(REPO_ROOT, "dist/bench/micro");
@@ -35,6 +39,7 @@ interface Flags {
   scenarios: string[] | undefined;
   ablate: CutName[] | undefined;
   store: "lmdb" | "postgres";
+  variants: VariantSpec[];
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -49,6 +54,8 @@ function parseFlags(argv: string[]): Flags {
       scenarios: { type: "string" },
       ablate: { type: "string" },
       store: { type: "string", default: "lmdb" },
+      "compare-ref": { type: "string", multiple: true },
+      variant: { type: "string", multiple: true },
     },
   });
   const num = (name: string, v: string, min: number, integer: boolean): number => {
@@ -65,6 +72,13 @@ function parseFlags(argv: string[]): Flags {
   }
   if (ablate && values.only !== "http") usage("--ablate needs --only http");
   if (values.store !== "lmdb" && values.store !== "postgres") usage(`--store takes lmdb or postgres, got ${values.store}`);
+  let variants: VariantSpec[] = [];
+  try {
+    variants = parseVariantFlags(values["compare-ref"] ?? [], values.variant ?? []);
+  } catch (err) {
+    usage((err as Error).message);
+  }
+  if (variants.length && values.only !== "http") usage("--compare-ref and --variant need --only http");
   return {
     only: (values.only as Flags["only"]) ?? null,
     durationS: num("duration", values.duration, 1, false),
@@ -74,11 +88,12 @@ function parseFlags(argv: string[]): Flags {
     scenarios: values.scenarios?.split(",").map((s) => s.trim()).filter(Boolean),
     ablate,
     store: values.store as Flags["store"],
+    variants,
   };
 }
 
 function usage(problem: string): never {
-  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N] [--scenarios a,b] [--ablate a,b] [--store lmdb|postgres]\n`);
+  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N] [--scenarios a,b] [--ablate a,b] [--store lmdb|postgres] [--compare-ref [name=]REF]... [--variant name[:ENV=value,...]]...\n`);
   process.exit(2);
 }
 
@@ -127,7 +142,7 @@ async function main(): Promise<void> {
   if (flags.only !== "micro") {
     console.log("=== http ===");
     try {
-      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads, only: flags.scenarios, ablate: flags.ablate, store: flags.store });
+      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads, only: flags.scenarios, ablate: flags.ablate, store: flags.store, variants: flags.variants });
       console.log(`\n${result.markdown}`);
       sections.unshift(result.markdown);
       if (!result.clean) failed.push("http (see Problems)");

@@ -74,13 +74,16 @@ export function applyEdit(text: string, edit: Edit): string {
   return text.slice(0, at) + edit.replace + text.slice(at + edit.find.length);
 }
 
-/** A copy of dist/ with `cuts` applied, beside links to node_modules, data and beacon. */
-export function ablatedBuild(cuts: CutName[]): { root: string; cleanup(): void } {
+/**
+ * A copy of `from`'s dist/ (default this checkout's) with `cuts` applied, beside links to its
+ * node_modules, data and beacon.
+ */
+export function ablatedBuild(cuts: CutName[], from: string = REPO_ROOT): { root: string; cleanup(): void } {
   const root = mkdtempSync(join(tmpdir(), "fs-ablated-"));
   const cleanup = (): void => rmSync(root, { recursive: true, force: true });
   try {
-    cpSync(join(REPO_ROOT, "dist"), join(root, "dist"), { recursive: true });
-    for (const name of ["node_modules", "data", "beacon", "package.json"]) symlinkSync(join(REPO_ROOT, name), join(root, name));
+    cpSync(join(from, "dist"), join(root, "dist"), { recursive: true });
+    for (const name of ["node_modules", "data", "beacon", "package.json"]) symlinkSync(join(from, name), join(root, name));
     for (const cut of cuts) {
       for (const edit of CUTS[cut]) {
         const path = join(root, "dist/src", edit.file);

@@ -119,3 +119,45 @@ export function cpuTable(rows: Row[], cores: number): string {
   }
   return measured > 0 ? lines.join("\n") : "";
 }
+
+/**
+ * Variants side by side (variants.ts): one line per scenario and generator, a cell per variant
+ * (ratio to hello world; service and main-thread µs per response where /proc gave them), then each
+ * variant against the one before it as factors: req/s, and service CPU per response.
+ */
+export function variantTable(rows: Row[], variants: string[]): string {
+  const byName = new Map(rows.map((r) => [`${r.series.scenario}|${r.series.generator}`, r]));
+  const pairs = variants.slice(1).map((v, i) => [variants[i]!, v] as const);
+  const lines = [
+    `| scenario | generator | ${variants.map((v) => `@${v}`).join(" | ")} | ${pairs.map(([a, b]) => `@${b} / @${a} req/s | @${b} / @${a} service µs`).join(" | ")} |`,
+    `|---|---|${variants.map(() => "--:|").join("")}${pairs.map(() => "--:|--:|").join("")}`,
+  ];
+  const seen = new Set<string>();
+  for (const r of rows) {
+    const { scenario, variant } = splitVariantName(r.series.scenario);
+    const key = `${scenario}|${r.series.generator}`;
+    if (variant === undefined || seen.has(key)) continue;
+    seen.add(key);
+    const rowOf = (v: string): Row | undefined => byName.get(`${scenario}@${v}|${r.series.generator}`);
+    const cell = (x: Row | undefined): string => {
+      if (!x) return "–";
+      const c = cpuPerResponse(x.series);
+      return `${x.ratio === null ? "–" : x.ratio.toFixed(2)}${c ? ` (${c.server.toFixed(1)} µs, main ${c.front.toFixed(1)})` : ""}`;
+    };
+    const factors = pairs.map(([va, vb]) => {
+      const a = rowOf(va);
+      const b = rowOf(vb);
+      const ca = a && cpuPerResponse(a.series);
+      const cb = b && cpuPerResponse(b.series);
+      return `${a && b ? (b.rps / a.rps).toFixed(2) : "–"} | ${ca && cb ? (cb.server / ca.server).toFixed(2) : "–"}`;
+    });
+    lines.push(`| ${scenario} | ${r.series.generator} | ${variants.map((v) => cell(rowOf(v))).join(" | ")} | ${factors.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+/** Splits a row name `check@base` into scenario and variant (bench/http/variants.ts names them). */
+export function splitVariantName(name: string): { scenario: string; variant: string | undefined } {
+  const at = name.indexOf("@");
+  return at < 0 ? { scenario: name, variant: undefined } : { scenario: name.slice(0, at), variant: name.slice(at + 1) };
+}

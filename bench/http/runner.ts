@@ -16,11 +16,12 @@ import { ensureIpDataset, machineLine } from "../lib/context.js";
 import { autocannonGenerator, wrkGenerator, type Load, type LoadGenerator, type Measurement } from "./generators.js";
 import { ablatedBuild, type CutName } from "./ablate.js";
 import { cores, cpuSpent, readCpu } from "./cpu.js";
-import { cpuTable, markdownTable, toRows, type Row, type Series } from "./report.js";
+import { cpuTable, markdownTable, toRows, variantTable, type Row, type Series } from "./report.js";
 import { scenarios } from "./scenarios/index.js";
 import type { Prepared, Scenario } from "./scenarios/types.js";
-import { startHello, startService, type ServerProcess } from "./servers.js";
+import { startHello, startService, type ServerProcess, type ServiceProcess } from "./servers.js";
 import { startPostgres } from "../lib/postgres.js";
+import { buildRef, variantOrder, variantScenarioName, type RefBuild, type VariantSpec } from "./variants.js";
 
 /** How the runner measures. */
 export interface HttpBenchOptions {
@@ -42,6 +43,11 @@ export interface HttpBenchOptions {
    * the run (durable commits), the service one node of a cluster on it (docs/cluster.md).
    */
   store?: "lmdb" | "postgres";
+  /**
+   * Variants of the service to measure side by side in the same rounds (variants.ts): rows named
+   * `<scenario>@<variant>`. Absent or empty: the current build alone, rows unsuffixed.
+   */
+  variants?: VariantSpec[];
 }
 
 /** The outcome: the markdown report, and whether everything ran cleanly (targets aside). */
@@ -51,9 +57,27 @@ export interface HttpBenchResult {
   clean: boolean;
 }
 
+/** One service process the run measures: the current build, or a variant of it (variants.ts). */
+interface Served {
+  /** Row suffix; undefined in a run without variants. */
+  variant: string | undefined;
+  /** What it is, for the report: the commit, a worktree build, its extra environment. */
+  describe: string;
+  /** Its dist/ root (an ablated copy when --ablate). */
+  root: string;
+  env: Record<string, string>;
+  /** Whether it runs on the run's PostgreSQL. */
+  postgres: boolean;
+  service?: ServiceProcess;
+}
+
 interface Armed {
+  /** Row name: the scenario, suffixed `@<variant>` when the run has variants. */
+  name: string;
   scenario: Scenario;
   server: ServerProcess;
+  /** The variant's database is the run's PostgreSQL. */
+  postgres: boolean;
   prepared: Prepared;
   /** Responses with the expected status seen so far (verification, warm-up, runs). */
   expectedSeen: number;
@@ -71,35 +95,88 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
   const generators = [autocannonGenerator(), wrkGenerator()].filter((g): g is LoadGenerator => g !== null);
   if (generators.length === 1) notes.push("wrk not on PATH: autocannon only (apt-get install -y wrk)");
 
-  const ablated = opts.ablate?.length ? ablatedBuild(opts.ablate) : null;
+  const variants = opts.variants ?? [];
+  const refBuilds = new Map<string, RefBuild>();
+  const ablatedCopies = new Map<string, { root: string; cleanup(): void }>();
+  const cleanupBuilds = (): void => {
+    for (const a of ablatedCopies.values()) a.cleanup();
+    for (const b of refBuilds.values()) b.cleanup();
+  };
+  const served: Served[] = [];
+  try {
+    for (const v of variants.length ? variants : [{ name: undefined, env: {} } as { name: string | undefined; ref?: string; env: Record<string, string> }]) {
+      let root = REPO_ROOT;
+      let describe = `current build (commit ${gitDescribe()})`;
+      if (v.ref !== undefined) {
+        const built = refBuilds.get(v.ref) ?? buildRef(v.ref, log);
+        refBuilds.set(v.ref, built);
+        root = built.root;
+        describe = `${built.commit.startsWith(v.ref) ? "" : `${v.ref} = `}${built.commit.slice(0, 7)} (${gitSubject(built.commit)}), built in a temporary worktree (node_modules ${built.modules})`;
+      }
+      if (opts.ablate?.length) {
+        const copy = ablatedCopies.get(root) ?? ablatedBuild(opts.ablate, root);
+        ablatedCopies.set(root, copy);
+        root = copy.root;
+      }
+      const envText = Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(" ");
+      if (envText) describe += ` with ${envText}`;
+      const store = v.env.FS_STORE ?? opts.store ?? "lmdb";
+      served.push({ variant: v.name, describe, root, env: v.env, postgres: store === "postgres" });
+    }
+  } catch (err) {
+    cleanupBuilds();
+    throw err;
+  }
+  const ablated = opts.ablate?.length ? true : null;
+
   const hello = await startHello().catch((err: unknown) => {
-    ablated?.cleanup();
+    cleanupBuilds();
     throw err;
   });
-  const pg = opts.store === "postgres" ? await startPostgres({ durable: true }) : null;
-  const databaseUrl = pg ? await pg.createDatabase("fs_bench") : undefined;
-  const service = await startService({ datasetsFrom: dataDir, poolThreads: opts.poolThreads, root: ablated?.root, databaseUrl }).catch(async (err: unknown) => {
+  const stopAll = async (): Promise<void> => {
     await hello.stop();
+    for (const s of served) {
+      await s.service?.stop();
+      s.service?.cleanup();
+    }
     await pg?.destroy();
-    ablated?.cleanup();
+    cleanupBuilds();
+  };
+  let pg: Awaited<ReturnType<typeof startPostgres>> | null = null;
+  try {
+    pg = served.some((s) => s.postgres) ? await startPostgres({ durable: true }) : null;
+    for (const [i, s] of served.entries()) {
+      const databaseUrl = s.postgres ? await pg!.createDatabase(i === 0 ? "fs_bench" : `fs_bench_${i}`) : undefined;
+      s.service = await startService({ datasetsFrom: dataDir, poolThreads: opts.poolThreads, root: s.root, databaseUrl, env: s.env, name: s.variant === undefined ? "service" : `service@${s.variant}` });
+    }
+  } catch (err) {
+    await stopAll();
     throw err;
-  });
+  }
+  const services = served.map((s) => s.service!);
   const series: Series[] = [];
   try {
-    const armed: Armed[] = [];
+    /** Armed scenarios in groups: hello alone, then each service scenario once per variant. */
+    const groups: Armed[][] = [];
     for (const scenario of scenarios) {
       if (opts.only && scenario.name !== BASELINE && !opts.only.includes(scenario.name)) continue;
-      const server = scenario.server === "hello" ? hello : service;
-      try {
-        const prepared = await scenario.setup(server);
-        await verify(scenario, server, prepared);
-        armed.push({ scenario, server, prepared, expectedSeen: prepared.paths.length, loadRuns: 0 });
-        log(`verified ${scenario.name}: ${prepared.paths.length} path(s) answered ${scenario.expectedStatus} with the expected body`);
-      } catch (err) {
-        problems.push(`${scenario.name}: not measured: ${err instanceof Error ? err.message : String(err)}`);
-        log(`NOT MEASURED ${scenario.name}: ${err instanceof Error ? err.message : String(err)}`);
+      const targets = scenario.server === "hello" ? [{ server: hello as ServerProcess, variant: undefined as string | undefined, postgres: false }] : served.map((s) => ({ server: s.service! as ServerProcess, variant: s.variant, postgres: s.postgres }));
+      const group: Armed[] = [];
+      for (const { server, variant, postgres } of targets) {
+        const name = variantScenarioName(scenario.name, variant);
+        try {
+          const prepared = await scenario.setup(server);
+          await verify(scenario, server, prepared);
+          group.push({ name, scenario, server, postgres, prepared, expectedSeen: prepared.paths.length, loadRuns: 0 });
+          log(`verified ${name}: ${prepared.paths.length} path(s) answered ${scenario.expectedStatus} with the expected body`);
+        } catch (err) {
+          problems.push(`${name}: not measured: ${err instanceof Error ? err.message : String(err)}`);
+          log(`NOT MEASURED ${name}: ${err instanceof Error ? err.message : String(err)}`);
+        }
       }
+      if (group.length) groups.push(group);
     }
+    const armed = groups.flat();
 
     const load = (a: Armed, durationS: number): Load => ({
       url: a.server.url,
@@ -123,26 +200,27 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
       for (const a of armed) {
         const m = await generators[0]!.run(load(a, opts.warmupS));
         account(a, m);
-        log(`warm-up ${a.scenario.name}: ${Math.round(m.rps)} req/s (not counted)`);
+        log(`warm-up ${a.name}: ${Math.round(m.rps)} req/s (not counted)`);
         await pause();
       }
     }
 
-    for (const g of generators) for (const a of armed) series.push({ scenario: a.scenario.name, generator: g.name, target: a.scenario.target, runs: [], unexpected: 0, socketErrors: 0 });
+    for (const g of generators) for (const a of armed) series.push({ scenario: a.name, generator: g.name, target: a.scenario.target, runs: [], unexpected: 0, socketErrors: 0 });
     for (let round = 1; round <= opts.rounds; round++) {
       for (const g of generators) {
-        for (const a of armed) {
-          const dbPid = a.server === service ? pg?.pid() : undefined;
+        // Variants of a scenario run back to back, in reverse order every other round (variants.ts).
+        for (const a of groups.flatMap((group) => variantOrder(group, round))) {
+          const dbPid = a.postgres ? pg?.pid() : undefined;
           const before = readCpu(a.server.pid, dbPid);
           const m = await g.run(load(a, opts.durationS));
           m.cpu = cpuSpent(before, readCpu(a.server.pid, dbPid), g.runsIn);
-          const s = series.find((x) => x.scenario === a.scenario.name && x.generator === g.name)!;
+          const s = series.find((x) => x.scenario === a.name && x.generator === g.name)!;
           s.runs.push(m);
           const { unexpected } = account(a, m);
           s.unexpected += unexpected;
           s.socketErrors += m.socketErrors;
           log(
-            `round ${round}/${opts.rounds} ${g.name.padEnd(10)} ${a.scenario.name.padEnd(15)} ${String(Math.round(m.rps)).padStart(7)} req/s  ` +
+            `round ${round}/${opts.rounds} ${g.name.padEnd(10)} ${a.name.padEnd(15)} ${String(Math.round(m.rps)).padStart(7)} req/s  ` +
               `p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms${unexpected || m.socketErrors ? `  (${unexpected} unexpected statuses, ${m.socketErrors} socket errors)` : ""}`,
           );
           await pause();
@@ -158,21 +236,21 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     for (const a of armed) {
       if (!a.prepared.afterRuns || a.server.ended() || ablated) continue;
       const { ok, line } = await a.prepared.afterRuns(a.expectedSeen, a.loadRuns * opts.connections);
-      (ok ? notes : problems).push(`${a.scenario.name}: ${line}`);
+      (ok ? notes : problems).push(`${a.name}: ${line}`);
     }
   } finally {
     // hello.ts installs no signal handler, so SIGTERM ends it by signal; the service exits 0.
-    for (const [server, clean] of [[hello, ["exit 0", "signal SIGTERM"]], [service, ["exit 0"]]] as const) {
+    for (const [server, clean] of [[hello, ["exit 0", "signal SIGTERM"]] as const, ...services.map((s) => [s, ["exit 0"]] as const)]) {
       const before = server.ended();
       const how = await server.stop();
       if (before) problems.push(`${server.name} died during the run (${before})`);
       else if (!(clean as readonly string[]).includes(how)) problems.push(`${server.name} did not stop cleanly on SIGTERM (${how})`);
     }
-    service.cleanup();
-    ablated?.cleanup();
+    for (const s of services) s.cleanup();
     await pg?.destroy();
+    cleanupBuilds();
   }
-  problems.push(...logProblems(service.output()));
+  for (const s of services) problems.push(...logProblems(s.output()).map((p) => (services.length > 1 ? `${s.name}: ${p}` : p)));
 
   const rows = toRows(series, BASELINE);
   notes.push(...generatorNotes(rows));
@@ -181,15 +259,16 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     `## HTTP: service${pg ? " (FS_STORE=postgres)" : ""} vs uWS hello world (${new Date().toISOString()})`,
     "",
     ...(ablated ? [`**ABLATED BUILD, not the product**: cut ${opts.ablate!.join(", ")} (bench/http/ablate.ts); its answers are wrong on purpose.`, ""] : []),
-    ...contextLines(opts, generators, dataDir).map((l) => `- ${l}`),
+    ...contextLines(opts, generators, dataDir, served).map((l) => `- ${l}`),
     "",
     markdownTable(rows),
     "",
+    ...(variants.length > 1 ? ["Variants side by side: ratio to the same hello world (service and main-thread CPU µs per response); then each variant against the one before it, as factors of req/s and of service CPU per response:", "", variantTable(rows, served.map((s) => s.variant!)), ""] : []),
     missed.length ? `**MISSED** targets: ${missed.join("; ")}` : "All targets met.",
     "",
     ...cpuSection(rows),
     ...notes.map((n) => `- ${n}`),
-    ...(problems.length ? ["", "**Problems**", "", ...problems.map((p) => `- ${p}`)] : ["- no problems: every response had the expected status, both servers stopped cleanly"]),
+    ...(problems.length ? ["", "**Problems**", "", ...problems.map((p) => `- ${p}`)] : [`- no problems: every response had the expected status, ${services.length > 1 ? "every server" : "both servers"} stopped cleanly`]),
     "",
   ].join("\n");
   return { markdown, clean: problems.length === 0 };
@@ -247,12 +326,14 @@ function logProblems(output: string): string[] {
   return lines.length > 10 ? [...shown, `service log: ... ${lines.length - 10} more`] : shown;
 }
 
-function contextLines(opts: HttpBenchOptions, generators: LoadGenerator[], dataDir: string): string[] {
+function contextLines(opts: HttpBenchOptions, generators: LoadGenerator[], dataDir: string, served: Served[]): string[] {
   const dataset = currentIpDatasetDir(dataDir);
   return [
     machineLine(),
     `commit ${gitDescribe()}`,
     `service: dist/src/main.js, FS_POOL_THREADS=${opts.poolThreads}, dataset ${dataset ? basename(dataset) : "?"} (temporary DATA_DIR, datasets linked from ${dataDir})`,
+    ...served.filter((s) => s.variant !== undefined).map((s) => `variant \`${s.variant}\`: ${s.describe}`),
+    ...(served.length > 1 ? ["variants: one service process each, a scenario's variants measured back to back in every round, in reverse order every other round"] : []),
     `load: ${opts.connections} connections, pipelining 1, ${opts.durationS} s per run, ${opts.rounds} interleaved round(s) (medians shown), warm-up ${opts.warmupS} s per scenario (autocannon, not counted)`,
     `generators: ${generators.map((g) => `${g.version} (${g.settings})`).join("; ")}`,
     "generator, baseline and service share this machine's cores; compare ratios, not absolute req/s",
@@ -266,6 +347,15 @@ function gitDescribe(): string {
     return dirty ? `${head} + uncommitted changes` : head;
   } catch {
     return "unknown (not a git checkout)";
+  }
+}
+
+function gitSubject(commit: string): string {
+  try {
+    const subject = execFileSync("git", ["log", "-1", "--format=%s", commit], { cwd: REPO_ROOT, encoding: "utf8" }).trim();
+    return subject.length > 70 ? `${subject.slice(0, 67)}...` : subject;
+  } catch {
+    return "?";
   }
 }
 

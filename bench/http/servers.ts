@@ -106,12 +106,22 @@ export interface ServiceProcess extends ServerProcess {
 export const SERVICE_NODE_FLAGS = ["--max-semi-space-size=64"];
 
 /**
+ * Extra Node flags for every service process, from BENCH_SERVICE_NODE_FLAGS in the runner's
+ * environment (space-separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the
+ * service under load (Node refuses --cpu-prof in NODE_OPTIONS).
+ */
+export function extraNodeFlags(value = process.env.BENCH_SERVICE_NODE_FLAGS): string[] {
+  return (value ?? "").split(/\s+/).filter(Boolean);
+}
+
+/**
  * Starts `node dist/src/main.js` (with SERVICE_NODE_FLAGS) on a fresh temporary DATA_DIR whose `datasets` links to
  * `datasetsFrom/datasets` (a DATA_DIR with a built IP dataset), with its own admin token. `root`
- * is the checkout whose dist/ runs (default this one; an ablated build, ablate.ts); `databaseUrl`
- * runs it on PostgreSQL (FS_STORE=postgres).
+ * is the checkout whose dist/ runs (default this one; an ablated build, ablate.ts; another commit's
+ * build, variants.ts); `databaseUrl` runs it on PostgreSQL (FS_STORE=postgres); `env` is added
+ * last (a variant's settings).
  */
-export async function startService(opts: { datasetsFrom: string; poolThreads: number; root?: string; databaseUrl?: string }): Promise<ServiceProcess> {
+export async function startService(opts: { datasetsFrom: string; poolThreads: number; root?: string; databaseUrl?: string; env?: Record<string, string>; name?: string }): Promise<ServiceProcess> {
   const root = opts.root ?? REPO_ROOT;
   const dataDir = mkdtempSync(join(tmpdir(), "fs-bench-"));
   symlinkSync(join(opts.datasetsFrom, "datasets"), join(dataDir, "datasets"));
@@ -119,8 +129,8 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
   const cleanup = (): void => rmSync(dataDir, { recursive: true, force: true });
   try {
     const server = await launch(
-      "service",
-      [...SERVICE_NODE_FLAGS, join(root, "dist/src/main.js")],
+      opts.name ?? "service",
+      [...SERVICE_NODE_FLAGS, ...extraNodeFlags(), join(root, "dist/src/main.js")],
       {
         PATH: process.env.PATH ?? "",
         PORT: "0",
@@ -132,6 +142,8 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
         // The meter is a preview, off by default; the benchmark measures it.
         FS_ENABLE_METER: "true",
         ...(opts.databaseUrl ? { FS_STORE: "postgres", DATABASE_URL: opts.databaseUrl, FS_NODE_ID: "bench" } : {}),
+        // A variant's own environment (--variant name:ENV=value) comes last and wins.
+        ...opts.env,
       },
       adminToken,
       root,

@@ -16,7 +16,9 @@ import { spamProbability } from "../../src/scoring/content/classifier.js";
 import { coldEmailScore } from "../../src/scoring/content/cold-email.js";
 import { detectFlags } from "../../src/scoring/content/flags.js";
 import { fraudScore } from "../../src/scoring/content/fraud.js";
-import { detectLanguage } from "../../src/scoring/content/language.js";
+import { detectLanguage, LANGUAGE_WINDOW } from "../../src/scoring/content/language.js";
+import { eldLanguage } from "../../src/scoring/content/eld-scores.js";
+import { eld } from "eld/medium";
 import { decodeModel } from "../../src/scoring/content/model-file.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -33,6 +35,12 @@ const SEEDS = [
   "Selamat! Nomor Anda terpilih sebagai pemenang undian berhadiah mobil dan uang tunai Rp 100 juta. Segera hubungi kami dan kirim kode verifikasi yang masuk ke HP Anda untuk proses pencairan hadiah. Jangan beritahu siapa pun. Buruan sebelum hangus!",
 ];
 const MESSAGES = SEEDS.map((s) => (s + " " + s).slice(0, 300));
+/** What detectLanguage hands to eld: the first LANGUAGE_WINDOW characters, cut at a space. */
+const WINDOWS = MESSAGES.map((m) => {
+  const w = m.slice(0, LANGUAGE_WINDOW);
+  const cut = w.lastIndexOf(" ");
+  return cut > LANGUAGE_WINDOW / 2 ? w.slice(0, cut) : w;
+});
 
 function main(): Promise<void> | void {
   const model = loadContentModel();
@@ -45,6 +53,9 @@ function main(): Promise<void> | void {
     ["analyze (all of it)", () => { for (const m of MESSAGES) sink += model.analyze(m).spam_probability; }],
     ["spam_probability only", () => { for (const m of MESSAGES) sink += spamProbability(decoded, m); }],
     ["language only (eld)", () => { for (const m of MESSAGES) sink += detectLanguage(m)?.length ?? 0; }],
+    // The language step's eld call two ways on the same windows: eld-scores.ts (what runs) and eld.detect itself (what ran before; same answers).
+    ["eld step: eld-scores", () => { for (const w of WINDOWS) sink += eldLanguage(w).length; }],
+    ["eld step: eld.detect", () => { for (const w of WINDOWS) sink += eld.detect(w).language.length; }],
     ["flags only", () => { for (const m of MESSAGES) sink += detectFlags(m).length; }],
     ["cold_email only", () => { for (const m of MESSAGES) sink += coldEmailScore(m); }],
     ["fraud only", () => { MESSAGES.forEach((m, i) => (sink += fraudScore(m, flags[i]!))); }],

@@ -7,6 +7,7 @@ import type { Authenticator } from "./auth.js";
 import type { ProjectDirectory } from "./projects.js";
 import type { QuotaGate } from "./quota.js";
 import type { ServiceMetrics } from "./metrics.js";
+import type { DashboardSession, SessionLink } from "./dashboard/sessions.js";
 
 /** A change one front thread made that the others' caches must take. */
 export type PeerMessage =
@@ -15,6 +16,7 @@ export type PeerMessage =
   | { kind: "plan"; orgId: string; plan: Plan }
   | { kind: "billing"; org: OrgRecord }
   | { kind: "datasets" }
+  | { kind: "dashboard"; digest: string; session: DashboardSession | null }
   | { kind: "metrics?"; id: string }
   | { kind: "metrics!"; id: string; metrics: MetricsJson };
 
@@ -45,6 +47,7 @@ const CHANNEL = "fraudscore-front-peers";
 export class FrontPeers {
   private readonly channel: BroadcastChannel | null;
   private readonly waiting = new Map<string, (m: MetricsJson) => void>();
+  private dashboard: ((digest: string, session: DashboardSession | null) => void) | null = null;
   private nextId = 0;
 
   /** `threads`: the front threads of the process; with one, nothing is sent. */
@@ -80,7 +83,22 @@ export class FrontPeers {
     });
   }
 
+  /** Dashboard sessions shared with the other threads; null with one thread. */
+  sessionLink(): SessionLink | null {
+    if (!this.channel) return null;
+    return {
+      publish: (digest, session) => this.channel?.postMessage({ kind: "dashboard", digest, session } satisfies PeerMessage),
+      subscribe: (take) => {
+        this.dashboard = take;
+      },
+    };
+  }
+
   private receive(msg: PeerMessage): void {
+    if (msg.kind === "dashboard") {
+      this.dashboard?.(msg.digest, msg.session);
+      return;
+    }
     if (msg.kind === "metrics?") {
       void this.caches.metrics.registry.getMetricsAsJSON().then((metrics) => this.channel?.postMessage({ kind: "metrics!", id: msg.id, metrics } satisfies PeerMessage));
       return;
@@ -118,12 +136,12 @@ export class FrontPeers {
     this.channel?.close();
   }
 
-  private announce(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" }>): void {
+  private announce(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" | "dashboard" }>): void {
     this.apply(msg);
     this.channel?.postMessage(msg);
   }
 
-  private apply(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" }>): void {
+  private apply(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" | "dashboard" }>): void {
     const c = this.caches;
     // A record another thread had committed: read snapshots older than its commit go.
     c.readDbs.root.resetReadTxn();

@@ -25,7 +25,7 @@ function fresh(path: string, init: { method?: string; headers?: Record<string, s
     const req = request(server.url + path, { method: init.method ?? "GET", headers: { connection: "close", ...init.headers }, agent: false }, (res) => {
       let text = "";
       res.setEncoding("utf8").on("data", (d: string) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null, headers: res.headers }));
+      res.on("end", () => resolve({ status: res.statusCode!, body: text && /json/.test(String(res.headers["content-type"])) ? JSON.parse(text) : text, headers: res.headers }));
       res.on("error", reject);
     });
     req.on("error", reject);
@@ -128,6 +128,27 @@ describe("several front threads on one port", () => {
     expect(server.exitCode()).toBe(0);
     await server.restart();
     expect(server.output()).not.toMatch(/replayed charge journal/);
+  });
+
+  it("every thread's writer requests get their own answers (the threads' request ids overlap)", async () => {
+    const orgs = await Promise.all(Array.from({ length: 24 }, (_, i) => createOrgWithKey(server, i % 2 === 0 ? "free" : "business")));
+    const answers = await Promise.all(orgs.map((o) => fresh(`/v1/orgs/${o.orgId}/usage`, { headers: { authorization: `Bearer ${o.key}` } })));
+    expect(answers.map((a) => a.status)).toEqual(Array(24).fill(200));
+    expect(answers.map((a) => a.body.data.plan)).toEqual(orgs.map((_, i) => (i % 2 === 0 ? "free" : "business")));
+  });
+
+  it("a dashboard session signed in on one thread is known to every thread", async () => {
+    const { key } = await createOrgWithKey(server, "pro");
+    const login = await fresh("/dashboard/login", {
+      method: "POST",
+      body: new URLSearchParams({ key }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },
+    });
+    expect(login.status).toBe(303);
+    const cookie = String(login.headers["set-cookie"]).split(";")[0]!;
+    // Every page view on a new connection (any thread) finds the session.
+    const views = await Promise.all(Array.from({ length: 16 }, () => fresh("/dashboard", { headers: { cookie } })));
+    expect(views.map((v) => v.status)).toEqual(Array(16).fill(200));
   });
 
   it("lists the observations every thread journaled, newest first", async () => {

@@ -53,7 +53,7 @@ export interface Dashboard {
 }
 
 export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
-  const sessions = new SessionStore(deps.config.FS_DASHBOARD_IDLE_MINUTES * 60_000);
+  const sessions = new SessionStore(deps.config.FS_DASHBOARD_IDLE_MINUTES * 60_000, undefined, deps.peers.sessionLink());
   const limiter = new LoginLimiter();
   const routes = dashboardRoutes(deps);
   const publicHost = deps.config.FS_PUBLIC_URL ? new URL(deps.config.FS_PUBLIC_URL).host : "";
@@ -159,8 +159,8 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     const state = newState(res, req.getHeader("x-request-id"), "POST /dashboard/logout");
     const r = readReq(res, req);
     void readForm(res, state, r, deps)
-      .then((form) => {
-        const s = guard(r, form);
+      .then(async (form) => {
+        const s = await guard(r, form);
         const id = readCookie(r.cookie, cookieName(r.secure));
         if (s) sessions.destroy(id);
         redirect(res, state, "/dashboard/login?m=signed-out", sessionCookie(null, r.secure));
@@ -173,9 +173,21 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
    * without it), there is a session, and the form carries the session's CSRF token.
    * @returns the session, or null when signed out (the caller sends the browser to sign in)
    */
-  const guard = (r: Req, form: URLSearchParams): NonNullable<ReturnType<typeof signedIn>> | null => {
+  /**
+   * The signed-in session; with several front threads, looked up once more a moment later when
+   * the cookie names a session this thread does not know: the thread that created it (a sign-in
+   * answered a few milliseconds ago) may not have been heard yet.
+   */
+  const signedInSoon = async (r: Req, nowMs: number): Promise<ReturnType<typeof signedIn>> => {
+    const s = signedIn(r, nowMs);
+    if (s || deps.front.threads === 1 || readCookie(r.cookie, cookieName(r.secure)) === undefined) return s;
+    await new Promise((resolve) => setTimeout(resolve, SESSION_WAIT_MS));
+    return signedIn(r, Date.now());
+  };
+
+  const guard = async (r: Req, form: URLSearchParams): Promise<NonNullable<ReturnType<typeof signedIn>> | null> => {
     if (!sameOrigin(r.origin, r.referer, r.hosts)) throw new ApiError("FORBIDDEN", "This form was sent from another site, so nothing was changed. Use the dashboard's own pages.");
-    const s = signedIn(r, Date.now());
+    const s = await signedInSoon(r, Date.now());
     if (!s) return null;
     if (!csrfValid(s.session, form.get("csrf"))) throw new ApiError("FORBIDDEN", "This form is missing its security token or carries an old one, so nothing was changed. Reload the page and try again.");
     return s;
@@ -186,13 +198,21 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       const state = newState(res, req.getHeader("x-request-id"), `GET ${path}`);
       const r = readReq(res, req);
       const nowMs = Date.now();
-      const s = signedIn(r, nowMs);
+      void signedInSoon(r, nowMs).then((s) => show(res, state, r, s, nowMs, render), (err: unknown) => failPage(res, state, deps, err, null));
+    });
+  };
+
+  const show = (res: HttpResponse, state: ResponseState, r: Req, s: ReturnType<typeof signedIn>, nowMs: number, render: Page): void => {
+    {
       if (!s) {
         const stale = readCookie(r.cookie, cookieName(r.secure)) !== undefined;
         return redirect(res, state, stale ? "/dashboard/login?m=ended" : "/dashboard/login", stale ? sessionCookie(null, r.secure) : undefined);
       }
       s.viewer.flash = s.session.flash;
-      s.session.flash = null;
+      if (s.session.flash !== null) {
+        s.session.flash = null;
+        sessions.changed(readCookie(r.cookie, cookieName(r.secure)), nowMs);
+      }
       let query: URLSearchParams;
       try {
         query = new URLSearchParams(r.query);
@@ -203,7 +223,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
         (body) => (body === null ? html(res, state, 404, errorPage(404, "Not found", "There is no such page, or it belongs to another org.", s.viewer)) : html(res, state, 200, body)),
         (err: unknown) => failPage(res, state, deps, err, s.viewer),
       );
-    });
+    }
   };
 
   const postAction = (path: string, act: Action, back: (form: URLSearchParams) => string): void => {
@@ -212,7 +232,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       const r = readReq(res, req);
       void readForm(res, state, r, deps)
         .then(async (form) => {
-          const s = guard(r, form);
+          const s = await guard(r, form);
           if (!s) return redirect(res, state, "/dashboard/login?m=ended", sessionCookie(null, r.secure));
           const ctx = contextFor(r, s, Date.now(), form);
           let result: ActionResult;
@@ -222,13 +242,17 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
             const e = toApiError(err);
             if (e.code === "INTERNAL_ERROR") throw err;
             s.session.flash = { kind: "error", text: e.message };
+            sessions.changed(readCookie(r.cookie, cookieName(r.secure)), Date.now());
             return redirect(res, state, back(form));
           }
           if (result.endSession) {
             sessions.destroy(readCookie(r.cookie, cookieName(r.secure)));
             return redirect(res, state, result.redirect, sessionCookie(null, r.secure));
           }
-          if (result.flash) s.session.flash = result.flash;
+          if (result.flash) {
+            s.session.flash = result.flash;
+            sessions.changed(readCookie(r.cookie, cookieName(r.secure)), Date.now());
+          }
           redirect(res, state, result.redirect);
         })
         .catch((err: unknown) => failPage(res, state, deps, err, null));
@@ -262,6 +286,9 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
 }
 
 /** Per-answer state; `route` (`METHOD /path`) labels the answer in the metrics and the access log. */
+/** How long a thread waits, once, for a session another front thread may have just created. */
+const SESSION_WAIT_MS = 25;
+
 function newState(res: HttpResponse, requestId: string, route?: string): ResponseState {
   const state: ResponseState = { aborted: false, requestId: acceptRequestId(requestId), startedAt: performance.now(), route };
   res.onAborted(() => {

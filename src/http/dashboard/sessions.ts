@@ -31,14 +31,35 @@ export function cookieName(secure: boolean): string {
   return secure ? "__Host-fs_dash" : "fs_dash";
 }
 
+/**
+ * How the front threads (FS_FRONT_THREADS > 1) share dashboard sessions: a thread publishes a
+ * session it created or changed (or null once it ended), keyed by the cookie's digest, and takes
+ * what the others publish (FrontPeers). A browser's next request may reach any thread.
+ */
+export interface SessionLink {
+  publish(digest: string, session: DashboardSession | null): void;
+  subscribe(take: (digest: string, session: DashboardSession | null) => void): void;
+}
+
+/** A session's idle clock is shared with the other threads at most this often. */
+const TOUCH_SHARE_MS = 60_000;
+
 export class SessionStore {
   /** Keyed by the SHA-256 of the cookie value: a heap dump does not hand out live cookies. */
   private readonly sessions = new Map<string, DashboardSession>();
+  /** When each session's idle clock was last shared (SessionLink). */
+  private readonly shared = new Map<string, number>();
 
   constructor(
     private readonly idleMs: number,
     private readonly maxSessions = 10_000,
-  ) {}
+    private readonly link: SessionLink | null = null,
+  ) {
+    link?.subscribe((digest, session) => {
+      if (session) this.sessions.set(digest, session);
+      else this.sessions.delete(digest);
+    });
+  }
 
   /** A new session; returns the cookie value (shown to the browser only). */
   create(orgId: string, keyId: string, nowMs: number): { id: string; session: DashboardSession } {
@@ -52,7 +73,9 @@ export class SessionStore {
     }
     const id = randomBytes(32).toString("base64url");
     const session: DashboardSession = { orgId, keyId, csrf: randomBytes(32).toString("base64url"), createdAt: nowMs, lastSeen: nowMs, flash: null };
-    this.sessions.set(digest(id), session);
+    const d = digest(id);
+    this.sessions.set(d, session);
+    this.share(d, session, nowMs);
     return { id, session };
   }
 
@@ -67,21 +90,49 @@ export class SessionStore {
       return null;
     }
     s.lastSeen = nowMs;
+    if (this.link && nowMs - (this.shared.get(k) ?? 0) >= TOUCH_SHARE_MS) this.share(k, s, nowMs);
     return s;
   }
 
+  /** The session of a cookie value was changed (its flash message): the other threads take it. */
+  changed(id: string | undefined, nowMs: number): void {
+    if (!id || !this.link) return;
+    const k = digest(id);
+    const s = this.sessions.get(k);
+    if (s) this.share(k, s, nowMs);
+  }
+
   destroy(id: string | undefined): void {
-    if (id) this.sessions.delete(digest(id));
+    if (!id) return;
+    const k = digest(id);
+    this.sessions.delete(k);
+    this.shared.delete(k);
+    this.link?.publish(k, null);
   }
 
   /** Ends every session signed in with this key (it was disabled). */
   destroyForKey(keyId: string): void {
-    for (const [k, s] of this.sessions) if (s.keyId === keyId) this.sessions.delete(k);
+    for (const [k, s] of this.sessions) {
+      if (s.keyId !== keyId) continue;
+      this.sessions.delete(k);
+      this.shared.delete(k);
+      this.link?.publish(k, null);
+    }
+  }
+
+  private share(k: string, s: DashboardSession, nowMs: number): void {
+    if (!this.link) return;
+    this.shared.set(k, nowMs);
+    this.link.publish(k, { ...s });
   }
 
   /** Drops idle sessions; returns how many are left. */
   sweep(nowMs: number): number {
-    for (const [k, s] of this.sessions) if (nowMs - s.lastSeen >= this.idleMs) this.sessions.delete(k);
+    for (const [k, s] of this.sessions) {
+      if (nowMs - s.lastSeen < this.idleMs) continue;
+      this.sessions.delete(k);
+      this.shared.delete(k);
+    }
     return this.sessions.size;
   }
 

@@ -141,7 +141,8 @@ function commitQueued(): void {
   const queued = queue;
   queue = [];
   if (queued.length === 0) return;
-  const items = queued.map((q) => q.item);
+  // Ids are each front thread's own: number the batch's intents afresh for the commit.
+  const items = queued.map((q, i) => ({ id: i, intent: q.item.intent }));
   // Commits after a clean stop's flush (keep-alive requests still arriving) are not flushed:
   // the environment is not clean any more.
   if (metersCleanMarked) {
@@ -157,7 +158,7 @@ function commitQueued(): void {
   const send = (): void => {
     for (const front of fronts) {
       const mine: AckBatch["items"] = [];
-      for (let i = 0; i < queued.length; i++) if (queued[i]!.from === front) mine.push(acks[i]!);
+      for (let i = 0; i < queued.length; i++) if (queued[i]!.from === front) mine.push({ id: queued[i]!.item.id, ack: acks[i]!.ack });
       if (mine.length > 0 || fronts.length > 1) front.postMessage({ kind: "acks", items: mine, commit: mine.length > 0 ? commit : { intents: 0, ms: 0 } } satisfies AckBatch);
     }
   };

@@ -1,15 +1,55 @@
 import type { ZodType } from "zod";
 import { ApiError } from "./errors.js";
 
+/** Hand-written checks of hot request bodies (withFastPath), by schema. */
+const FAST = new WeakMap<object, (value: unknown) => unknown>();
+
+/**
+ * Registers a hand-written check for `schema`, run before it on every `validate`: `fast` returns
+ * exactly what `schema.parse(value)` would return (a new object, unknown keys dropped, in the
+ * schema's key order), or undefined for anything it is not sure of, which the schema then parses
+ * (and words the error of). So a fast path may accept less than the schema, never more, and never
+ * changes an answer or an error message; it saves zod's cost (~2.5 µs per body) on the common case.
+ * Each fast path has a differential test against its schema (test/unit/validate-fast.test.ts).
+ */
+export function withFastPath<S extends ZodType>(schema: S, fast: (value: unknown) => S["_output"] | undefined): S {
+  FAST.set(schema, fast);
+  return schema;
+}
+
+/** The fast path registered for `schema` (tests). */
+export function fastPathOf(schema: ZodType): ((value: unknown) => unknown) | undefined {
+  return FAST.get(schema);
+}
+
 /**
  * Parses untrusted input with a zod schema; a failure becomes 400 VALIDATION_ERROR whose message
  * names the failing field path (e.g. `body.expires_at: Invalid ISO datetime`).
  */
 export function validate<T>(schema: ZodType<T>, value: unknown, root: string): T {
+  const fast = FAST.get(schema);
+  if (fast !== undefined) {
+    const out = fast(value);
+    if (out !== undefined) return out as T;
+  }
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const path = [root, ...issue.path.map(String)].join(".");
   const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : "";
   throw new ApiError("VALIDATION_ERROR", `${path}: ${issue.message}${more}`);
+}
+
+/**
+ * True when none of `keys` is an own key of `v` holding undefined (zod keeps such a key in its
+ * output, JSON never makes one): fast paths decline those objects.
+ */
+export function noUndefinedKeys(v: Record<string, unknown>, keys: readonly string[]): boolean {
+  for (const k of keys) if (v[k] === undefined && k in v) return false;
+  return true;
+}
+
+/** A plain object (what JSON.parse makes for `{...}`), for fast paths. */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

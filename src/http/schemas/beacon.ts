@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { POLICY_KINDS, type PolicyKind } from "../../scoring/bot-policy.js";
 import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
+import { isPlainObject, noUndefinedKeys, withFastPath } from "../validate.js";
 
 /**
  * Beacon request bodies. Objects are not strict: a newer beacon may send fields an older service
@@ -27,7 +28,7 @@ const signals = z.object({
 });
 
 /** POST /v1/collect and POST /v1/report: one hit. */
-export const hitBody = z.object({
+const hitSchema = z.object({
   kind: z.enum(["page.view", "form.submit"]).optional(),
   action: z.string().min(1).max(64).refine(isCleanLine, UNSAFE_TEXT_MESSAGE).optional(),
   token: z.string().max(200).optional(),
@@ -35,8 +36,73 @@ export const hitBody = z.object({
   page: z.string().max(2048).optional(),
   signals: signals.optional(),
 });
+export const hitBody = withFastPath(hitSchema, hitBodyFast);
 
-export type HitBody = z.infer<typeof hitBody>;
+const HIT_KEYS = Object.keys(hitSchema.shape);
+const SIGNAL_KEYS = Object.keys(signals.shape);
+const TIMING_KEYS = ["elapsed_ms", "interactions", "rtt_ms"];
+const TELL = /^[a-z0-9_]{1,40}$/;
+const FP = /^[0-9a-f]{8,64}$/;
+
+/** An optional string of at most `max` characters: true when absent or valid. */
+function optString(v: unknown, max: number): boolean {
+  return v === undefined || (typeof v === "string" && v.length <= max);
+}
+
+/** An optional finite number in [min, max] (an integer when `int`): true when absent or valid. */
+function optNumber(v: unknown, min: number, max: number, int: boolean): boolean {
+  return v === undefined || (typeof v === "number" && Number.isFinite(v) && v >= min && v <= max && (!int || Number.isInteger(v)));
+}
+
+/**
+ * hitBody's fast path (validate.ts, withFastPath): what hitBody.parse returns for a valid hit, or
+ * undefined when the hit is not plainly valid (the schema then answers, with its own messages).
+ */
+function hitBodyFast(v: unknown): HitBody | undefined {
+  if (!isPlainObject(v) || !noUndefinedKeys(v, HIT_KEYS)) return undefined;
+  const { kind, action, token, session_id, page, signals: sig } = v;
+  if (kind !== undefined && kind !== "page.view" && kind !== "form.submit") return undefined;
+  if (action !== undefined && !(typeof action === "string" && action.length >= 1 && action.length <= 64 && isCleanLine(action))) return undefined;
+  if (!optString(token, 200) || !optString(session_id, 64) || !optString(page, 2048)) return undefined;
+  const out: HitBody = {};
+  if (kind !== undefined) out.kind = kind;
+  if (action !== undefined) out.action = action as string;
+  if (token !== undefined) out.token = token as string;
+  if (session_id !== undefined) out.session_id = session_id as string;
+  if (page !== undefined) out.page = page as string;
+  if (sig !== undefined) {
+    if (!isPlainObject(sig) || !noUndefinedKeys(sig, SIGNAL_KEYS)) return undefined;
+    const { tells, fp, timing, ua } = sig;
+    const s: NonNullable<HitBody["signals"]> = {};
+    if (tells !== undefined) {
+      if (!Array.isArray(tells) || tells.length > 32) return undefined;
+      for (const t of tells) if (typeof t !== "string" || !TELL.test(t)) return undefined;
+      s.tells = tells.slice() as string[];
+    }
+    if (fp !== undefined) {
+      if (typeof fp !== "string" || !FP.test(fp)) return undefined;
+      s.fp = fp;
+    }
+    if (timing !== undefined) {
+      if (!isPlainObject(timing) || !noUndefinedKeys(timing, TIMING_KEYS)) return undefined;
+      const { elapsed_ms, interactions, rtt_ms } = timing;
+      if (!optNumber(elapsed_ms, 0, 1e10, false) || !optNumber(interactions, 0, 1e9, true) || !optNumber(rtt_ms, 0, 600_000, false)) return undefined;
+      const t: NonNullable<NonNullable<HitBody["signals"]>["timing"]> = {};
+      if (elapsed_ms !== undefined) t.elapsed_ms = elapsed_ms as number;
+      if (interactions !== undefined) t.interactions = interactions as number;
+      if (rtt_ms !== undefined) t.rtt_ms = rtt_ms as number;
+      s.timing = t;
+    }
+    if (ua !== undefined) {
+      if (!optString(ua, 1024)) return undefined;
+      s.ua = ua as string;
+    }
+    out.signals = s;
+  }
+  return out;
+}
+
+export type HitBody = z.infer<typeof hitSchema>;
 
 /*
  * Response schemas of the beacon and observation routes: documentation and tests only (GET

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
+import { isPlainObject, withFastPath } from "../validate.js";
 import { textLine } from "./text.js";
 
 const id = (max: number) => textLine(max);
 
 /** POST /v1/sessions/resolve. The "at least one of" rule is a 422, checked in the route. */
-export const resolveBody = z.strictObject({
+const resolveSchema = z.strictObject({
   external_user_id: id(256),
   observation_type: z.enum(["auth.signup", "auth.login"]),
   session_id: id(128).optional(),
@@ -14,7 +15,55 @@ export const resolveBody = z.strictObject({
   ip: z.string().max(64).optional(),
   email: z.string().max(320).refine(isCleanLine, UNSAFE_TEXT_MESSAGE).optional(),
 });
-export type ResolveBody = z.infer<typeof resolveBody>;
+export const resolveBody = withFastPath(resolveSchema, resolveBodyFast);
+export type ResolveBody = z.infer<typeof resolveSchema>;
+
+const RESOLVE_KEYS = new Set(Object.keys(resolveSchema.shape));
+
+/** textLine(max)'s output for `v` (trimmed), or undefined when it is not one. */
+function line(v: unknown, max: number): string | undefined {
+  if (typeof v !== "string") return undefined;
+  const t = v.trim();
+  return t.length >= 1 && t.length <= max && isCleanLine(t) ? t : undefined;
+}
+
+/**
+ * resolveBody's fast path (validate.ts, withFastPath): what resolveBody.parse returns for a valid
+ * body, or undefined when it is not plainly valid (the schema then answers, with its own messages).
+ */
+function resolveBodyFast(v: unknown): ResolveBody | undefined {
+  if (!isPlainObject(v)) return undefined;
+  for (const k in v) if (!RESOLVE_KEYS.has(k) || v[k] === undefined) return undefined;
+  const { external_user_id, observation_type, session_id, fingerprint, ip, email } = v;
+  const user = line(external_user_id, 256);
+  if (user === undefined) return undefined;
+  if (observation_type !== "auth.signup" && observation_type !== "auth.login") return undefined;
+  const out: ResolveBody = { external_user_id: user, observation_type };
+  if (session_id !== undefined) {
+    const s = line(session_id, 128);
+    if (s === undefined) return undefined;
+    out.session_id = s;
+  }
+  if (fingerprint !== undefined) {
+    if (typeof fingerprint === "number") {
+      if (!Number.isFinite(fingerprint)) return undefined;
+      out.fingerprint = fingerprint;
+    } else {
+      const f = line(fingerprint, 512);
+      if (f === undefined) return undefined;
+      out.fingerprint = f;
+    }
+  }
+  if (ip !== undefined) {
+    if (typeof ip !== "string" || ip.length > 64) return undefined;
+    out.ip = ip;
+  }
+  if (email !== undefined) {
+    if (typeof email !== "string" || email.length > 320 || !isCleanLine(email)) return undefined;
+    out.email = email;
+  }
+  return out;
+}
 
 const WINDOW = /^([1-9]\d{0,6})(s|m|h|d)$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

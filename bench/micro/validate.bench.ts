@@ -1,0 +1,43 @@
+/**
+ * What validating a hot body costs (issue 19): POST /v1/collect's hit and POST
+ * /v1/sessions/resolve's body, the bench scenarios' shapes, through validate() (the hand-written
+ * fast path, validate.ts withFastPath) against zod's safeParse alone, the cost before it.
+ *
+ *   node dist/bench/micro/validate.bench.js
+ */
+import { Bench } from "tinybench";
+import { hitBody } from "../../src/http/schemas/beacon.js";
+import { resolveBody } from "../../src/http/schemas/sessions.js";
+import { validate } from "../../src/http/validate.js";
+import { machineLine, microRow } from "../lib/context.js";
+
+const CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
+const HIT = JSON.parse(
+  JSON.stringify({
+    kind: "page.view",
+    action: "pageview",
+    token: "v1.prj_8Hq2LmT7aZ3kXw9B.s_4mQx9TbV2kLr8ZpW3nYc0A.mhz3k2p0.Zk3pQ9xL2mT7aW4b",
+    session_id: "s_4mQx9TbV2kLr8ZpW3nYc0A",
+    page: "/products/1",
+    signals: { tells: [], fp: "00000001000abc", timing: { elapsed_ms: 801, interactions: 1, rtt_ms: 12 }, ua: CHROME },
+  }),
+) as unknown;
+const RESOLVE = JSON.parse(
+  JSON.stringify({ external_user_id: "user-1", observation_type: "auth.login", session_id: "s_bench00000000000000001", fingerprint: "fp1", ip: "73.15.1.2", email: "user-1@example.com" }),
+) as unknown;
+
+async function main(): Promise<void> {
+  if (JSON.stringify(validate(hitBody, HIT, "body")) !== JSON.stringify(hitBody.parse(HIT))) throw new Error("hit: the fast path differs from zod");
+  if (JSON.stringify(validate(resolveBody, RESOLVE, "body")) !== JSON.stringify(resolveBody.parse(RESOLVE))) throw new Error("resolve: the fast path differs from zod");
+  const bench = new Bench({ time: 1000, warmupTime: 250 });
+  bench
+    .add("collect hit: validate (fast path)", () => validate(hitBody, HIT, "body"))
+    .add("collect hit: zod safeParse (before)", () => hitBody.safeParse(HIT))
+    .add("resolve body: validate (fast path)", () => validate(resolveBody, RESOLVE, "body"))
+    .add("resolve body: zod safeParse (before)", () => resolveBody.safeParse(RESOLVE));
+  await bench.run();
+  console.log(machineLine());
+  console.table(bench.tasks.map(microRow));
+}
+
+void main();

@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import type { ZodType } from "zod";
+import { hitBody } from "../../src/http/schemas/beacon.js";
+import { resolveBody } from "../../src/http/schemas/sessions.js";
+import { fastPathOf, validate } from "../../src/http/validate.js";
+
+/**
+ * The hand-written fast paths of hot bodies (validate.ts, withFastPath) against their zod schemas:
+ * on valid bodies they must be taken and return what zod returns (same values, same key order);
+ * on thousands of mutated bodies, validate must answer exactly as zod alone (value or message).
+ */
+
+/** validate as it is without a fast path: zod's value, or the message of its VALIDATION_ERROR. */
+function viaZod(schema: ZodType, value: unknown): { ok: true; json: string } | { ok: false; message: string } {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return { ok: true, json: canonical(parsed.data) };
+  const issue = parsed.error.issues[0]!;
+  const path = ["body", ...issue.path.map(String)].join(".");
+  const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : "";
+  return { ok: false, message: `${path}: ${issue.message}${more}` };
+}
+
+function viaValidate(schema: ZodType, value: unknown): { ok: true; json: string } | { ok: false; message: string } {
+  try {
+    return { ok: true, json: canonical(validate(schema, value, "body")) };
+  } catch (err) {
+    return { ok: false, message: (err as Error).message };
+  }
+}
+
+/** JSON with key order kept, plus which keys hold undefined and where -0 is (JSON hides both). */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x) => (x === undefined ? "<undefined>" : Object.is(x, -0) ? "<-0>" : x));
+}
+
+const CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
+const HITS: unknown[] = [
+  {
+    kind: "page.view",
+    action: "pageview",
+    token: "v1.prj_8Hq2LmT7aZ3kXw9B.s_4mQx9TbV2kLr8ZpW3nYc0A.mhz3k2p0.Zk3pQ9xL2mT7aW4b",
+    session_id: "s_4mQx9TbV2kLr8ZpW3nYc0A",
+    page: "/products/1",
+    signals: { tells: ["webdriver", "cdp_runtime"], fp: "00000001000abc", timing: { elapsed_ms: 801.5, interactions: 1, rtt_ms: 12 }, ua: CHROME },
+  },
+  { signals: { ua: "x", timing: { rtt_ms: 0 }, tells: [] }, page: "/", action: "signup", kind: "form.submit", extra: { a: 1 } },
+  {},
+  { signals: {} },
+  { signals: { timing: {} } },
+];
+const RESOLVES: unknown[] = [
+  { external_user_id: "user-1", observation_type: "auth.login", session_id: "s_bench00000000000000001", fingerprint: "fp1", ip: "73.15.1.2", email: "user-1@example.com" },
+  { observation_type: "auth.signup", external_user_id: "  padded  ", fingerprint: 12.5 },
+  { external_user_id: "u", observation_type: "auth.signup", session_id: " s ", fingerprint: -0, email: "" },
+];
+
+/** Values a field may be replaced with: wrong types, edges of every bound, unsafe text. */
+const ODD: unknown[] = [
+  undefined, null, true, 0, -0, -1, 1.5, 1e9, 1e9 + 1, 1e10, 1e10 + 1, 600_000, 600_001, 2 ** 53, Number.MAX_VALUE, "", " ", "  x  ", "a",
+  "page.view", "form.submit", "auth.login", "auth.signup", "ok_tell", "BAD", "0123456789abcdef", "0123456", "x".repeat(40), "x".repeat(41),
+  "x".repeat(64), "x".repeat(65), "x".repeat(128), "x".repeat(129), " " + "x".repeat(128) + " ", "x".repeat(200), "x".repeat(201), "x".repeat(256), "x".repeat(257),
+  "x".repeat(320), "x".repeat(321), "x".repeat(512), "x".repeat(513), "x".repeat(1024), "x".repeat(1025), "x".repeat(2048), "x".repeat(2049),
+  "a\u0000b", "a\nb", "a\tb", "\u202eevil", "\ud800", "ok \ud83d\ude00", "\u00a0nbsp\u00a0", "\ufeffbom", [], ["ok"], ["ok", "BAD"], Array(33).fill("t"), Array(32).fill("t"),
+  {}, { a: 1 }, { elapsed_ms: 5 }, { interactions: 1.5 }, { tells: ["a"], fp: "deadbeef" },
+];
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** A copy of `base` with a few fields (top level or nested one level) replaced, removed or added. */
+function mutate(base: unknown, keys: string[], nested: Record<string, string[]>, r: () => number): unknown {
+  const out = structuredClone(base) as Record<string, unknown>;
+  const n = 1 + Math.floor(r() * 3);
+  for (let i = 0; i < n; i++) {
+    const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const value = pick(ODD);
+    const key = r() < 0.1 ? pick(["zz", "__proto__", "constructor"]) : pick(keys);
+    const parentKey = Object.keys(nested).find(() => r() < 0.4);
+    let target: Record<string, unknown> = out;
+    let k = key;
+    if (parentKey && typeof out[parentKey] === "object" && out[parentKey] !== null && !Array.isArray(out[parentKey])) {
+      target = out[parentKey] as Record<string, unknown>;
+      k = pick(nested[parentKey]!);
+      const deeper = target[k];
+      if (k === "timing" && typeof deeper === "object" && deeper !== null && r() < 0.6) {
+        target = deeper as Record<string, unknown>;
+        k = pick(["elapsed_ms", "interactions", "rtt_ms", "zz"]);
+      }
+    }
+    if (value === undefined && r() < 0.5) delete target[k];
+    else Object.defineProperty(target, k, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+describe("fast paths of hot bodies", () => {
+  it("are registered and taken for valid bodies, returning what zod returns", () => {
+    for (const [schema, bodies] of [[hitBody, HITS], [resolveBody, RESOLVES]] as const) {
+      const fast = fastPathOf(schema)!;
+      expect(fast).toBeTypeOf("function");
+      for (const b of bodies) {
+        const out = fast(b);
+        expect(out).toBeDefined();
+        expect(canonical(out)).toBe(viaZod(schema, b).ok ? (viaZod(schema, b) as { json: string }).json : "zod refused");
+        expect(out).not.toBe(b); // a new object, as zod's
+      }
+    }
+  });
+
+  it("answer exactly as zod does for mutated bodies (values and error messages)", () => {
+    const r = rng(19);
+    const cases: Array<[ZodType, unknown[], string[], Record<string, string[]>]> = [
+      [hitBody, HITS, ["kind", "action", "token", "session_id", "page", "signals"], { signals: ["tells", "fp", "timing", "ua", "zz"] }],
+      [resolveBody, RESOLVES, ["external_user_id", "observation_type", "session_id", "fingerprint", "ip", "email"], {}],
+    ];
+    let fastTaken = 0;
+    let total = 0;
+    for (const [schema, bases, keys, nested] of cases) {
+      const fast = fastPathOf(schema)!;
+      for (let i = 0; i < 6000; i++) {
+        const body = mutate(bases[i % bases.length], keys, nested, r);
+        const want = viaZod(schema, body);
+        const got = viaValidate(schema, body);
+        if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`differs for ${canonical(body)}: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
+        total++;
+        if (fast(body) !== undefined) fastTaken++;
+      }
+      for (const odd of ODD) expect(viaValidate(schema, odd)).toEqual(viaZod(schema, odd));
+    }
+    expect(fastTaken).toBeGreaterThan(total / 10); // the comparison covered the fast path, not only the fallback
+  });
+});

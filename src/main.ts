@@ -61,6 +61,12 @@ async function main(): Promise<void> {
     logLevel: config.FS_LOG_LEVEL,
     postgres: pg,
     frontThreads: threads,
+  }).catch((err: unknown) => {
+    // A node needs its database to start (migrations, replay): say which and why, once.
+    if (!pg) throw err;
+    const target = new URL(pg.url);
+    log.error("cannot open the store on PostgreSQL (DATABASE_URL); not starting", { host: target.host, database: target.pathname.slice(1), reason: err instanceof Error ? err.message : String(err) });
+    process.exit(1);
   });
   if (store.cluster) log.info("cluster store: PostgreSQL", { node_id: config.FS_NODE_ID, node_index: store.cluster.nodeIndex, migrations_applied: store.cluster.migrated });
   if (store.replayed > 0) log.warn("replayed charge journal after an unclean stop", { records: store.replayed });

@@ -1,35 +1,18 @@
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin, api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
-import { deliver, eventOf, invoiceObject, nowSeconds, startStripeServer, subscriptionObject, type TestStripeServer } from "./helpers/stripe-server.js";
+import { deliver, eventOf, invoiceObject, nowSeconds, startStripeServer, stripeEnv, subscriptionObject, TEST_WEBHOOK_SECRET, type TestStripeServer } from "./helpers/stripe-server.js";
 
 /**
  * Billing end to end: the real stripe SDK inside the service, pointed at a local Stripe-compatible
  * server; webhooks signed with the SDK's own test-header helper.
  */
 
-const SECRET = "whsec_test_secret";
+const SECRET = TEST_WEBHOOK_SECRET;
 const DAY = 86_400;
 let fake: TestStripeServer;
 let server: TestServer;
 
-function stripeEnv(fakePort: number, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    STRIPE_SECRET_KEY: "sk_test_fraudscore",
-    STRIPE_WEBHOOK_SECRET: SECRET,
-    STRIPE_PRICE_PRO: "price_pro",
-    STRIPE_PRICE_PRO_OVERAGE: "price_pro_overage",
-    STRIPE_PRICE_BUSINESS: "price_business",
-    STRIPE_PRICE_BUSINESS_OVERAGE: "price_business_overage",
-    STRIPE_API_HOST: "127.0.0.1",
-    STRIPE_API_PORT: String(fakePort),
-    STRIPE_API_PROTOCOL: "http",
-    STRIPE_TIMEOUT_MS: "700",
-    FS_OVERAGE_REPORT_MS: "150",
-    FS_PUBLIC_URL: "https://fs.example.com",
-    ...extra,
-  };
-}
 
 beforeAll(async () => {
   fake = await startStripeServer();

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { admin, api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
-import { deliver, eventOf, nowSeconds, startStripeServer, subscriptionObject, type TestStripeServer } from "./helpers/stripe-server.js";
+import { deliver, eventOf, nowSeconds, startStripeServer, stripeEnv, subscriptionObject, TEST_WEBHOOK_SECRET, type TestStripeServer } from "./helpers/stripe-server.js";
 
 /** Billing in a cluster: two nodes on one real PostgreSQL, the real stripe SDK against a local Stripe-compatible server. */
-const SECRET = "whsec_test_secret";
+const SECRET = TEST_WEBHOOK_SECRET;
 const DAY = 86_400;
 let db!: TestPostgres;
 let url!: string;
@@ -13,24 +13,7 @@ let fake!: TestStripeServer;
 const nodes: TestServer[] = [];
 
 function env(id: string): Record<string, string> {
-  return {
-    FS_STORE: "postgres",
-    DATABASE_URL: url,
-    FS_NODE_ID: id,
-    FS_CLUSTER_CACHE_MS: "300",
-    STRIPE_SECRET_KEY: "sk_test_fraudscore",
-    STRIPE_WEBHOOK_SECRET: SECRET,
-    STRIPE_PRICE_PRO: "price_pro",
-    STRIPE_PRICE_PRO_OVERAGE: "price_pro_overage",
-    STRIPE_PRICE_BUSINESS: "price_business",
-    STRIPE_PRICE_BUSINESS_OVERAGE: "price_business_overage",
-    STRIPE_API_HOST: "127.0.0.1",
-    STRIPE_API_PORT: String(fake.port),
-    STRIPE_API_PROTOCOL: "http",
-    STRIPE_TIMEOUT_MS: "700",
-    FS_OVERAGE_REPORT_MS: "150",
-    FS_PUBLIC_URL: "https://fs.example.com",
-  };
+  return stripeEnv(fake.port, { FS_STORE: "postgres", DATABASE_URL: url, FS_NODE_ID: id, FS_CLUSTER_CACHE_MS: "300" });
 }
 
 beforeAll(async () => {

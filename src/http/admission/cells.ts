@@ -8,6 +8,8 @@
  * front threads use at once: the lock is a compare-and-swap on the cell's lock word (Atomics),
  * so the hard stop is exact with any number of threads, with no message between them.
  */
+import { fnv1a } from "./hash.js";
+
 export interface QuotaCell {
   used: number;
   held: number;
@@ -55,16 +57,6 @@ export const DEFAULT_CAPACITY = 65_536;
 
 /** Lock attempts spun before the thread sleeps on the lock word (Atomics.wait) between attempts. */
 const SPINS = 64;
-
-/** 32-bit FNV-1a of a string's UTF-16 code units, with a seed. */
-function fnv(s: string, seed: number): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h | 0;
-}
 
 class SharedCell implements QuotaCell {
   constructor(
@@ -116,7 +108,7 @@ export class SharedQuotaCells implements QuotaCells {
   }
 
   cell(orgId: string, period: string, ledger: () => number): QuotaCell {
-    const p = fnv(period, 0x5bd1e995);
+    const p = fnv1a(period, 0x5bd1e995);
     const known = this.mine.get(orgId);
     const cell = known?.cell ?? new SharedCell(this.f64, this.slotOf(orgId));
     if (known && known.period === p && Atomics.load(this.i32, cell.slot * INTS + PERIOD) === p) return cell;
@@ -154,8 +146,8 @@ export class SharedQuotaCells implements QuotaCells {
 
   /** The org's slot: found by probing from its hash, or claimed at the first empty slot. */
   private slotOf(orgId: string): number {
-    let a = fnv(orgId, 0);
-    const b = fnv(orgId, 0x27d4eb2f);
+    let a = fnv1a(orgId, 0);
+    const b = fnv1a(orgId, 0x27d4eb2f);
     if (a === 0 && b === 0) a = 1; // (0, 0) marks an empty slot
     const start = (a >>> 0) % this.capacity;
     for (let n = 0; n < this.capacity; n++) {

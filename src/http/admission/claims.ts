@@ -8,16 +8,9 @@
  * taken by another key at the same moment (two running keys on one word of 65,536) leaves the
  * newcomer unguarded across threads, as with one thread it is guarded only within its own.
  */
-const DEFAULT_STRIPES = 65_536;
+import { fnv1a } from "./hash.js";
 
-function fnv(s: string, seed: number): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h | 0;
-}
+const DEFAULT_STRIPES = 65_536;
 
 export type ClaimOutcome = "claimed" | "in-use" | "unguarded";
 
@@ -47,8 +40,8 @@ export class ClaimTable {
   }
 
   private slot(id: string): { at: number; mark: number } {
-    const at = (fnv(id, 0) >>> 0) % this.words.length;
-    const mark = fnv(id, 0x2545f491) || 1;
+    const at = (fnv1a(id, 0) >>> 0) % this.words.length;
+    const mark = fnv1a(id, 0x2545f491) || 1;
     return { at, mark };
   }
 }

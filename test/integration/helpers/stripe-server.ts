@@ -1468,3 +1468,25 @@ export async function startStripeServer(options: StripeServerOptions = {}): Prom
   };
   return api;
 }
+
+/** The webhook signing secret the test servers are configured with (stripeEnv). */
+export const TEST_WEBHOOK_SECRET = "whsec_test_secret";
+
+/** Service environment with billing pointed at the local Stripe-compatible server on `port`. */
+export function stripeEnv(port: number, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    STRIPE_SECRET_KEY: "sk_test_fraudscore",
+    STRIPE_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+    STRIPE_PRICE_PRO: "price_pro",
+    STRIPE_PRICE_PRO_OVERAGE: "price_pro_overage",
+    STRIPE_PRICE_BUSINESS: "price_business",
+    STRIPE_PRICE_BUSINESS_OVERAGE: "price_business_overage",
+    STRIPE_API_HOST: "127.0.0.1",
+    STRIPE_API_PORT: String(port),
+    STRIPE_API_PROTOCOL: "http",
+    STRIPE_TIMEOUT_MS: "700",
+    FS_OVERAGE_REPORT_MS: "150",
+    FS_PUBLIC_URL: "https://fs.example.com",
+    ...extra,
+  };
+}

@@ -6,6 +6,8 @@ export interface Series {
   scenario: string;
   generator: string;
   target?: number;
+  /** Scenario.cpuTarget: service µs per response. */
+  cpuTarget?: number;
   runs: Measurement[];
   /** Responses without the expected status, over all rounds. */
   unexpected: number;
@@ -101,8 +103,8 @@ export function cpuTable(rows: Row[], cores: number): string {
   // On PostgreSQL (--store postgres) the database shares the cores too: a column of its own, counted in the ceiling.
   const db = rows.some((r) => cpuPerResponse(r.series)?.db != null);
   const lines = [
-    `| scenario | generator | service µs | of which main thread | generator µs |${db ? " PostgreSQL µs |" : ""} ceiling, all cores busy | ceiling, main thread busy | target |`,
-    `|---|---|--:|--:|--:|${db ? "--:|" : ""}--:|--:|--:|`,
+    `| scenario | generator | service µs | of which main thread | generator µs |${db ? " PostgreSQL µs |" : ""} ceiling, all cores busy | ceiling, main thread busy | target | service µs target |`,
+    `|---|---|--:|--:|--:|${db ? "--:|" : ""}--:|--:|--:|--:|`,
   ];
   let measured = 0;
   for (const r of rows) {
@@ -114,7 +116,7 @@ export function cpuTable(rows: Row[], cores: number): string {
     lines.push(
       `| ${r.series.scenario} | ${r.series.generator} | ${c.server.toFixed(1)} | ${c.front.toFixed(1)} | ${c.generator.toFixed(1)} | ` +
         (db ? `${c.db === null ? "–" : c.db.toFixed(1)} | ` : "") +
-        `${ceiling((cores * 1e6) / (c.server + c.generator + (c.db ?? 0)))} | ${ceiling(1e6 / c.front)} | ${r.series.target === undefined ? "–" : `≥ ${r.series.target}`} |`,
+        `${ceiling((cores * 1e6) / (c.server + c.generator + (c.db ?? 0)))} | ${ceiling(1e6 / c.front)} | ${r.series.target === undefined ? "–" : `≥ ${r.series.target}`} | ${r.series.cpuTarget === undefined ? "–" : `≤ ${r.series.cpuTarget}`} |`,
     );
   }
   return measured > 0 ? lines.join("\n") : "";

@@ -205,7 +205,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
       }
     }
 
-    for (const g of generators) for (const a of armed) series.push({ scenario: a.name, generator: g.name, target: a.scenario.target, runs: [], unexpected: 0, socketErrors: 0 });
+    for (const g of generators) for (const a of armed) series.push({ scenario: a.name, generator: g.name, target: a.scenario.target, cpuTarget: a.scenario.cpuTarget, runs: [], unexpected: 0, socketErrors: 0 });
     for (let round = 1; round <= opts.rounds; round++) {
       for (const g of generators) {
         // Variants of a scenario run back to back, in reverse order every other round (variants.ts).

@@ -16,7 +16,8 @@ const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KH
 export const collect: Scenario = {
   name: "collect",
   server: "service",
-  target: 0.5,
+  target: 0.45,
+  cpuTarget: 18,
   expectedStatus: 200,
   async setup(server) {
     const org = await call(server, "POST", "/v1/admin/orgs", server.adminToken, { name: "bench collect", plan: "free" });

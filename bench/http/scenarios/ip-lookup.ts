@@ -17,6 +17,7 @@ function ipScenario(name: string, query: string): Scenario {
   name,
   server: "service",
   target: 0.6,
+  cpuTarget: 9,
   expectedStatus: 200,
   async setup(server) {
     const org = await call(server, "POST", "/v1/admin/orgs", server.adminToken, { name: `bench ${name}`, plan: "pro" });

@@ -34,6 +34,8 @@ export interface Scenario {
   server: ServerName;
   /** Throughput target as a fraction of hello-world's req/s under the same generator; absent = none. */
   target?: number;
+  /** Target service CPU per response, µs (all threads, under wrk); absent = none. */
+  cpuTarget?: number;
   /** The status every response must have. */
   expectedStatus: number;
   /** Creates whatever the requests need (orgs, keys) and returns them. */

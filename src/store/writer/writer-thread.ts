@@ -153,13 +153,15 @@ function commitQueued(): void {
   const started = performance.now();
   const acks = applyIsolated(items);
   const commit = { intents: items.length, ms: performance.now() - started };
-  // Each front thread gets the acknowledgements of its intents, and every other one an empty
-  // batch: it learns that a commit happened, so its next read sees it (read snapshots).
+  // Each front thread with intents in the batch gets their acknowledgements. The others are not
+  // told: lmdb-js renews a reader's snapshot at its next event-loop turn (a timer resets it), so
+  // their next request reads this commit anyway, and a message per commit to every thread cost
+  // each of them a structured clone and a wake-up.
   const send = (): void => {
     for (const front of fronts) {
       const mine: AckBatch["items"] = [];
       for (let i = 0; i < queued.length; i++) if (queued[i]!.from === front) mine.push({ id: queued[i]!.item.id, ack: acks[i]!.ack });
-      if (mine.length > 0 || fronts.length > 1) front.postMessage({ kind: "acks", items: mine, commit: mine.length > 0 ? commit : { intents: 0, ms: 0 } } satisfies AckBatch);
+      if (mine.length > 0) front.postMessage({ kind: "acks", items: mine, commit } satisfies AckBatch);
     }
   };
   const shutdown = items.find((item) => item.intent.op === "shutdown");

@@ -11,17 +11,27 @@ const MEMO_MAX = 100_000;
  * up to six identifiers (~1.5 µs each), so recent ones are memoised in memory (never stored).
  */
 export class Pseudonymizer {
-  private memo = new Map<string, string>();
+  /** One memo per kind, so a lookup hashes only the value (a string fresh from the body), not a key joined for it. */
+  private memos = new Map<string, Map<string, string>>();
+  private size = 0;
 
   constructor(private readonly secret: string) {}
 
   hash(kind: string, value: string): string {
-    const k = `${kind}\u0000${value}`;
-    const known = this.memo.get(k);
+    let memo = this.memos.get(kind);
+    if (memo === undefined) {
+      memo = new Map();
+      this.memos.set(kind, memo);
+    }
+    const known = memo.get(value);
     if (known !== undefined) return known;
-    const h = createHash("sha256").update(this.secret).update("\u0000").update(k).digest("base64url").slice(0, 22);
-    if (this.memo.size >= MEMO_MAX) this.memo = new Map();
-    this.memo.set(k, h);
+    const h = createHash("sha256").update(this.secret).update("\u0000").update(`${kind}\u0000${value}`).digest("base64url").slice(0, 22);
+    if (this.size >= MEMO_MAX) {
+      this.memos = new Map([[kind, (memo = new Map())]]);
+      this.size = 0;
+    }
+    memo.set(value, h);
+    this.size++;
     return h;
   }
 }

@@ -7,7 +7,7 @@ import type { Authenticator } from "./auth.js";
 import type { ProjectDirectory } from "./projects.js";
 import type { QuotaGate } from "./quota.js";
 import type { ServiceMetrics } from "./metrics.js";
-import type { DashboardSession, SessionLink } from "./dashboard/sessions.js";
+import type { DashboardSession, LoginLink, SessionLink } from "./dashboard/sessions.js";
 
 /** A change one front thread made that the others' caches must take. */
 export type PeerMessage =
@@ -17,6 +17,7 @@ export type PeerMessage =
   | { kind: "billing"; org: OrgRecord }
   | { kind: "datasets" }
   | { kind: "dashboard"; digest: string; session: DashboardSession | null }
+  | { kind: "login"; address: string; nowMs: number; ok: boolean }
   | { kind: "metrics?"; id: string }
   | { kind: "metrics!"; id: string; metrics: MetricsJson };
 
@@ -48,6 +49,7 @@ export class FrontPeers {
   private readonly channel: BroadcastChannel | null;
   private readonly waiting = new Map<string, (m: MetricsJson) => void>();
   private dashboard: ((digest: string, session: DashboardSession | null) => void) | null = null;
+  private login: ((address: string, nowMs: number, ok: boolean) => void) | null = null;
   private nextId = 0;
 
   /** `threads`: the front threads of the process; with one, nothing is sent. */
@@ -94,9 +96,24 @@ export class FrontPeers {
     };
   }
 
+  /** Dashboard sign-in outcomes shared with the other threads (the sign-in limit); null with one thread. */
+  loginLink(): LoginLink | null {
+    if (!this.channel) return null;
+    return {
+      publish: (address, nowMs, ok) => this.channel?.postMessage({ kind: "login", address, nowMs, ok } satisfies PeerMessage),
+      subscribe: (take) => {
+        this.login = take;
+      },
+    };
+  }
+
   private receive(msg: PeerMessage): void {
     if (msg.kind === "dashboard") {
       this.dashboard?.(msg.digest, msg.session);
+      return;
+    }
+    if (msg.kind === "login") {
+      this.login?.(msg.address, msg.nowMs, msg.ok);
       return;
     }
     if (msg.kind === "metrics?") {
@@ -136,12 +153,12 @@ export class FrontPeers {
     this.channel?.close();
   }
 
-  private announce(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" | "dashboard" }>): void {
+  private announce(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" | "dashboard" | "login" }>): void {
     this.apply(msg);
     this.channel?.postMessage(msg);
   }
 
-  private apply(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" | "dashboard" }>): void {
+  private apply(msg: Exclude<PeerMessage, { kind: "metrics?" | "metrics!" | "dashboard" | "login" }>): void {
     const c = this.caches;
     // A record another thread had committed: read snapshots older than its commit go.
     c.readDbs.root.resetReadTxn();

@@ -163,4 +163,21 @@ describe("several front threads on one port", () => {
       (await api(server, "GET", `/v1/projects/${site.projectId}/observations?limit=50`, { key: site.secretKey })).body.data.items.map((o: { id: string }) => o.id);
     await expect.poll(list, { timeout: 5000 }).toEqual([...ids].reverse());
   });
+
+  // Last in this file: it leaves this address refused for the dashboard's sign-in window.
+  it("counts wrong dashboard keys from every thread towards one sign-in limit", async () => {
+    const { key } = await createOrgWithKey(server, "pro");
+    const signIn = (k: string) =>
+      fresh("/dashboard/login", { method: "POST", body: new URLSearchParams({ key: k }).toString(), headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url } });
+    const threads = new Set<number>();
+    for (let i = 0; i < 10; i++) {
+      expect((await signIn(`fs_live_${"x".repeat(43)}${i}`)).status).toBe(401);
+      threads.add((await fresh("/readyz")).body.data.front.thread);
+    }
+    expect(threads.size).toBeGreaterThan(1); // the wrong keys reached several threads
+    await new Promise((r) => setTimeout(r, 100)); // each thread takes the others' counts within a turn
+    // Ten wrong keys from this address in all: every thread refuses it now, even with the right key.
+    const after = await Promise.all(Array.from({ length: 12 }, () => signIn(key)));
+    expect(after.map((a) => a.status)).toEqual(Array(12).fill(429));
+  });
 });

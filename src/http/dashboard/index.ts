@@ -54,7 +54,7 @@ export interface Dashboard {
 
 export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   const sessions = new SessionStore(deps.config.FS_DASHBOARD_IDLE_MINUTES * 60_000, undefined, deps.peers.sessionLink());
-  const limiter = new LoginLimiter();
+  const limiter = new LoginLimiter(undefined, undefined, undefined, deps.peers.loginLink());
   const routes = dashboardRoutes(deps);
   const publicHost = deps.config.FS_PUBLIC_URL ? new URL(deps.config.FS_PUBLIC_URL).host : "";
   setInterval(() => sessions.sweep(Date.now()), 60_000).unref();

@@ -154,8 +154,20 @@ export function csrfValid(session: DashboardSession, token: string | null | unde
 }
 
 /**
+ * How the front threads share sign-in outcomes (FS_FRONT_THREADS > 1, peers.ts): each thread
+ * publishes its wrong keys and successes and applies the others'.
+ */
+export interface LoginLink {
+  publish(address: string, nowMs: number, ok: boolean): void;
+  subscribe(take: (address: string, nowMs: number, ok: boolean) => void): void;
+}
+
+/**
  * Wrong keys per client address: at most `max` failures in `windowMs`; beyond that sign-ins from
  * the address are refused until the window has passed. A success clears the address's count.
+ * With several front threads (`link`), every thread counts every thread's failures; one that
+ * arrives from another thread is counted within that thread's next event-loop turn, so sign-ins
+ * racing on several threads in that instant may pass the limit by the few in flight.
  */
 export class LoginLimiter {
   private readonly failures = new Map<string, { count: number; since: number }>();
@@ -164,7 +176,10 @@ export class LoginLimiter {
     private readonly max = 10,
     private readonly windowMs = 15 * 60_000,
     private readonly maxAddresses = 100_000,
-  ) {}
+    private readonly link: LoginLink | null = null,
+  ) {
+    link?.subscribe((address, nowMs, ok) => (ok ? this.clear(address) : this.count(address, nowMs)));
+  }
 
   /** Seconds until the address may try again; 0 when it may now. */
   retryAfter(address: string, nowMs: number): number {
@@ -178,6 +193,16 @@ export class LoginLimiter {
   }
 
   fail(address: string, nowMs: number): void {
+    this.count(address, nowMs);
+    this.link?.publish(address, nowMs, false);
+  }
+
+  succeed(address: string): void {
+    this.clear(address);
+    this.link?.publish(address, Date.now(), true);
+  }
+
+  private count(address: string, nowMs: number): void {
     const f = this.failures.get(address);
     if (f && nowMs - f.since < this.windowMs) {
       f.count++;
@@ -190,7 +215,7 @@ export class LoginLimiter {
     this.failures.set(address, { count: 1, since: nowMs });
   }
 
-  succeed(address: string): void {
+  private clear(address: string): void {
     this.failures.delete(address);
   }
 }

@@ -1,13 +1,15 @@
 /**
- * What validating a hot body costs (issue 19): POST /v1/collect's hit and POST
- * /v1/sessions/resolve's body, the bench scenarios' shapes, through validate() (the hand-written
- * fast path, validate.ts withFastPath) against zod's safeParse alone, the cost before it.
+ * What validating a hot body costs (issue 19): POST /v1/collect's hit, POST /v1/sessions/resolve's,
+ * POST /v1/check's and POST /v1/meter's bodies, the bench scenarios' shapes, through validate()
+ * (the hand-written fast path, validate.ts withFastPath) against zod's safeParse alone, the cost
+ * before it.
  *
  *   node dist/bench/micro/validate.bench.js
  */
 import { Bench } from "tinybench";
 import { hitBody } from "../../src/http/schemas/beacon.js";
-import { resolveBody } from "../../src/http/schemas/sessions.js";
+import { checkBody } from "../../src/http/schemas/check.js";
+import { meterBody, resolveBody } from "../../src/http/schemas/sessions.js";
 import { validate } from "../../src/http/validate.js";
 import { machineLine, microRow } from "../lib/context.js";
 
@@ -26,15 +28,36 @@ const RESOLVE = JSON.parse(
   JSON.stringify({ external_user_id: "user-1", observation_type: "auth.login", session_id: "s_bench00000000000000001", fingerprint: "fp1", ip: "73.15.1.2", email: "user-1@example.com" }),
 ) as unknown;
 
+/** bench/http/scenarios/check.ts's body: a 300-character message, an email, an IP, a UA, timing, an empty honeypot. */
+const CHECK = JSON.parse(
+  JSON.stringify({
+    form_id: "contact",
+    form_data: {
+      name: "Visitor",
+      message:
+        "Hello, I bought the walnut desk from your shop two weeks ago and one of the legs arrived with a crack along the grain. I have photos of the box and the damage. Could you send a replacement leg or tell me how to return the desk? My order number is 20931 and I am home most afternoons this week. Thank you, Jonas",
+    },
+    metadata: { email: "jonas.berg@example-shop.com", ip: "73.15.20.30", user_agent: CHROME, form_loaded_at: 1_763_677_140_000, honeypot_field: "" },
+  }),
+) as unknown;
+/** bench/http/scenarios/sessions.ts's meter body. */
+const METER = JSON.parse(JSON.stringify({ resource: "api/1", identity: { user_id: "meter-user-1" }, limit: { max: 10_000, window: "1s" } })) as unknown;
+
 async function main(): Promise<void> {
   if (JSON.stringify(validate(hitBody, HIT, "body")) !== JSON.stringify(hitBody.parse(HIT))) throw new Error("hit: the fast path differs from zod");
   if (JSON.stringify(validate(resolveBody, RESOLVE, "body")) !== JSON.stringify(resolveBody.parse(RESOLVE))) throw new Error("resolve: the fast path differs from zod");
+  if (JSON.stringify(validate(checkBody, CHECK, "body")) !== JSON.stringify(checkBody.parse(CHECK))) throw new Error("check: the fast path differs from zod");
+  if (JSON.stringify(validate(meterBody, METER, "body")) !== JSON.stringify(meterBody.parse(METER))) throw new Error("meter: the fast path differs from zod");
   const bench = new Bench({ time: 1000, warmupTime: 250 });
   bench
     .add("collect hit: validate (fast path)", () => validate(hitBody, HIT, "body"))
     .add("collect hit: zod safeParse (before)", () => hitBody.safeParse(HIT))
     .add("resolve body: validate (fast path)", () => validate(resolveBody, RESOLVE, "body"))
-    .add("resolve body: zod safeParse (before)", () => resolveBody.safeParse(RESOLVE));
+    .add("resolve body: zod safeParse (before)", () => resolveBody.safeParse(RESOLVE))
+    .add("check body: validate (fast path)", () => validate(checkBody, CHECK, "body"))
+    .add("check body: zod safeParse (before)", () => checkBody.safeParse(CHECK))
+    .add("meter body: validate (fast path)", () => validate(meterBody, METER, "body"))
+    .add("meter body: zod safeParse (before)", () => meterBody.safeParse(METER));
   await bench.run();
   console.log(machineLine());
   console.table(bench.tasks.map(microRow));

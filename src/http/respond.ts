@@ -23,6 +23,11 @@ export class RawJson {
   constructor(readonly json: string) {}
 }
 
+/** A number as JSON.stringify writes it (null for NaN and the infinities), for answers written by hand. */
+export function jsonNumber(x: number): string {
+  return Number.isFinite(x) ? `${x}` : "null";
+}
+
 /** A success that is not JSON (GET /metrics: the Prometheus text format), sent as is. */
 export class RawText {
   constructor(

@@ -267,7 +267,9 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
       releaseClaim(state, deps);
       return; // the client left before the work was charged: nothing to bill
     }
-    if (metadataJson !== undefined && metadata === undefined) metadataJson += `,"credits":${result.credits}`;
+    // Already serialised data or metadata: the credits are appended as text (renderData's quick path).
+    if (metadata === undefined && metadataJson !== undefined) metadataJson += `,"credits":${result.credits}`;
+    else if (metadata === undefined && result.data instanceof RawJson) metadataJson = `"credits":${result.credits}`;
     else metadata = { ...metadata, credits: result.credits };
     if (result.credits > 0) {
       // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.

@@ -53,3 +53,22 @@ export function noUndefinedKeys(v: Record<string, unknown>, keys: readonly strin
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
+
+/**
+ * True when every key of `v` is one of `keys` and holds a value (a strict object's unknown key is
+ * an error, and a key holding undefined is kept by zod): fast paths of strict objects decline others.
+ */
+export function onlyKnownKeys(v: Record<string, unknown>, keys: ReadonlySet<string>): boolean {
+  for (const k in v) if (!keys.has(k) || v[k] === undefined) return false;
+  return true;
+}
+
+/** An optional string of at most `max` characters: true when absent or valid (fast paths). */
+export function optString(v: unknown, max: number): boolean {
+  return v === undefined || (typeof v === "string" && v.length <= max);
+}
+
+/** An optional finite number in [min, max] (an integer when `int`): true when absent or valid (fast paths). */
+export function optNumber(v: unknown, min: number, max: number, int: boolean): boolean {
+  return v === undefined || (typeof v === "number" && Number.isFinite(v) && v >= min && v <= max && (!int || Number.isInteger(v)));
+}

@@ -109,6 +109,23 @@ export function confidenceOf(input: CheckInput): number {
   return round(Math.min(1, c), 3);
 }
 
+/** E-mail reasons that move the score: reason, rule, weight (in rule_matches order). */
+const EMAIL_RULES: ReadonlyArray<readonly [string, string, number]> = [
+  ["invalid_syntax", "email_invalid", FUSION_WEIGHTS.email_invalid],
+  ["disposable_domain", "email_disposable", FUSION_WEIGHTS.email_disposable],
+  ["no_mx", "email_no_mx", FUSION_WEIGHTS.email_no_mx],
+  ["possible_typo", "email_typo", FUSION_WEIGHTS.email_typo],
+  ["role_account", "email_role", FUSION_WEIGHTS.email_role],
+];
+
+/** IP flags that move the score: flag, rule, weight, strongest first (the IP's total is capped). */
+const IP_RULES: ReadonlyArray<readonly [keyof NonNullable<CheckInput["ip"]>, string, number]> = [
+  ["scanner", "ip_scanner", FUSION_WEIGHTS.ip_scanner],
+  ["proxy", "ip_proxy", FUSION_WEIGHTS.ip_proxy],
+  ["datacenter", "ip_datacenter", FUSION_WEIGHTS.ip_datacenter],
+  ["vpn", "ip_vpn", FUSION_WEIGHTS.ip_vpn],
+];
+
 /** Fuses the signals into the check result (all but `signals`, which the route adds). */
 export function fuseCheck(input: CheckInput): CheckResult {
   const W = FUSION_WEIGHTS;
@@ -136,30 +153,17 @@ export function fuseCheck(input: CheckInput): CheckResult {
   }
   let emailContribution = 0;
   if (input.email) {
-    const r = new Set(input.email.reasons);
-    const pairs: Array<[string, string, number]> = [
-      ["invalid_syntax", "email_invalid", W.email_invalid],
-      ["disposable_domain", "email_disposable", W.email_disposable],
-      ["no_mx", "email_no_mx", W.email_no_mx],
-      ["possible_typo", "email_typo", W.email_typo],
-      ["role_account", "email_role", W.email_role],
-    ];
-    for (const [reason, rule, w] of pairs) {
-      if (!r.has(reason)) continue;
+    const reasons = input.email.reasons;
+    for (const [reason, rule, w] of EMAIL_RULES) {
+      if (!reasons.includes(reason)) continue;
       add(rule, "email", w);
       emailContribution += w;
     }
   }
   let ipContribution = 0;
   if (input.ip) {
-    const parts: Array<[boolean, string, number]> = [
-      [input.ip.scanner, "ip_scanner", W.ip_scanner],
-      [input.ip.proxy, "ip_proxy", W.ip_proxy],
-      [input.ip.datacenter, "ip_datacenter", W.ip_datacenter],
-      [input.ip.vpn, "ip_vpn", W.ip_vpn],
-    ];
-    for (const [on, rule, w] of parts) {
-      if (!on) continue;
+    for (const [flag, rule, w] of IP_RULES) {
+      if (!input.ip[flag]) continue;
       // Flags overlap (a VPN exit in a datacenter): the IP's total is capped.
       const take = Math.min(w, W.ip_contribution_cap - ipContribution);
       if (take <= 0) break;

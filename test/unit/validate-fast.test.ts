@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ZodType } from "zod";
 import { hitBody } from "../../src/http/schemas/beacon.js";
-import { resolveBody } from "../../src/http/schemas/sessions.js";
+import { checkBody } from "../../src/http/schemas/check.js";
+import { meterBody, resolveBody } from "../../src/http/schemas/sessions.js";
 import { fastPathOf, validate } from "../../src/http/validate.js";
 
 /**
@@ -53,6 +54,30 @@ const RESOLVES: unknown[] = [
   { observation_type: "auth.signup", external_user_id: "  padded  ", fingerprint: 12.5 },
   { external_user_id: "u", observation_type: "auth.signup", session_id: " s ", fingerprint: -0, email: "" },
 ];
+/** POST /v1/check bodies: the bench's (bench/http/scenarios/check.ts) and every kind of field value. */
+const MESSAGE = "Hello, I bought the walnut desk from your shop two weeks ago and one of the legs arrived with a crack along the grain.";
+const CHECKS: unknown[] = [
+  {
+    form_id: "contact",
+    form_data: { name: "Visitor", message: MESSAGE },
+    metadata: { email: "jonas.berg@example-shop.com", ip: "73.15.20.30", user_agent: CHROME, form_loaded_at: 1_763_677_140_000, honeypot_field: "" },
+  },
+  {
+    metadata: { captcha_token: "v1.abc", zz: 1, form_loaded_at: 1_763_677_140, ip: " 2a02:8108:1140:1::1 " },
+    form_data: { "2": 3, tags: ["a", 1, true, -0], agree: true, phone: null, age: 41.5, "": "", _fs_signals: '{"token":"t","signals":{"tells":["webdriver"]}}' },
+    form_id: " x ",
+  },
+  { form_id: "f", form_data: {} },
+  { form_id: "f", metadata: {} },
+  { form_id: "f", metadata: { email: "", form_loaded_at: 0 }, form_data: { list: [] } },
+];
+/** POST /v1/meter bodies: the bench's (bench/http/scenarios/sessions.ts) and the other identities and options. */
+const METERS: unknown[] = [
+  { resource: "api/1", identity: { user_id: "meter-user-1" }, limit: { max: 10_000, window: "1s" } },
+  { cost: 3, limit: { window: "31d", max: 1 }, identity: { ip: " 203.0.113.7 ", session: "  s_1  ", user_id: "u" }, resource: " login " },
+  { resource: "r", identity: { session: "s" }, limit: { max: 10, window: "15m" }, cost: 10_000 },
+  { resource: "r", identity: { ip: "" }, limit: { max: 5, window: "2678400s" } },
+];
 
 /** Values a field may be replaced with: wrong types, edges of every bound, unsafe text. */
 const ODD: unknown[] = [
@@ -62,6 +87,13 @@ const ODD: unknown[] = [
   "x".repeat(320), "x".repeat(321), "x".repeat(512), "x".repeat(513), "x".repeat(1024), "x".repeat(1025), "x".repeat(2048), "x".repeat(2049),
   "a\u0000b", "a\nb", "a\tb", "\u202eevil", "\ud800", "ok \ud83d\ude00", "\u00a0nbsp\u00a0", "\ufeffbom", [], ["ok"], ["ok", "BAD"], Array(33).fill("t"), Array(32).fill("t"),
   {}, { a: 1 }, { elapsed_ms: 5 }, { interactions: 1.5 }, { tells: ["a"], fp: "deadbeef" },
+  // check and meter bounds: text lengths, field values and lists, windows, units, timestamps.
+  "x".repeat(5_000), "x".repeat(5_001), "x".repeat(10_000), "x".repeat(10_001), "x".repeat(20_000), "x".repeat(20_001), " ".repeat(3),
+  1e14, 1e14 + 1e3, 1e11, 10_000, 10_001, 2, Array(100).fill(1), Array(101).fill(1), [null], [[]], [{}], ["x".repeat(5_001)], [1.5, true, "x"],
+  "1s", "0s", "15m", "1h", "1d", "31d", "32d", "9999999s", "10000000s", "1w", "01s",
+  { user_id: "u" }, { ip: "1.2.3.4" }, { session: " " }, { user_id: undefined }, { max: 10, window: "1m" }, { max: 1.5, window: "1m" }, { max: 10, window: "1m", zz: 1 },
+  { name: "n" }, { a: [1, "b"] }, { a: undefined }, { __proto__: null, x: 1 }, JSON.parse('{"__proto__":"x"}'),
+  { email: "a@b.c", ip: "1.2.3.4" }, { form_loaded_at: -1 }, { user_agent: undefined },
 ];
 
 function rng(seed: number): () => number {
@@ -72,13 +104,17 @@ function rng(seed: number): () => number {
   };
 }
 
-/** A copy of `base` with a few fields (top level or nested one level) replaced, removed or added. */
-function mutate(base: unknown, keys: string[], nested: Record<string, string[]>, r: () => number): unknown {
+/**
+ * A copy of `base` with a few fields (top level or nested one level) replaced, removed or added:
+ * with values from ODD, or half the time from `likely[field]` when given (values the field takes,
+ * so that strict bodies still reach the fast path after a mutation or two).
+ */
+function mutate(base: unknown, keys: string[], nested: Record<string, string[]>, r: () => number, likely?: Record<string, unknown[]>): unknown {
   const out = structuredClone(base) as Record<string, unknown>;
   const n = 1 + Math.floor(r() * 3);
   for (let i = 0; i < n; i++) {
     const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)]!;
-    const value = pick(ODD);
+    let value = pick(ODD);
     const key = r() < 0.1 ? pick(["zz", "__proto__", "constructor"]) : pick(keys);
     const parentKey = Object.keys(nested).find(() => r() < 0.4);
     let target: Record<string, unknown> = out;
@@ -90,8 +126,13 @@ function mutate(base: unknown, keys: string[], nested: Record<string, string[]>,
       if (k === "timing" && typeof deeper === "object" && deeper !== null && r() < 0.6) {
         target = deeper as Record<string, unknown>;
         k = pick(["elapsed_ms", "interactions", "rtt_ms", "zz"]);
+      } else if (Array.isArray(deeper) && deeper.length > 0 && r() < 0.5) {
+        target = deeper as unknown as Record<string, unknown>;
+        k = String(Math.floor(r() * (deeper.length + 1)));
       }
     }
+    const good = likely?.[k];
+    if (good !== undefined && r() < 0.5) value = structuredClone(pick(good));
     if (value === undefined && r() < 0.5) delete target[k];
     else Object.defineProperty(target, k, { value, enumerable: true, writable: true, configurable: true });
   }
@@ -100,7 +141,7 @@ function mutate(base: unknown, keys: string[], nested: Record<string, string[]>,
 
 describe("fast paths of hot bodies", () => {
   it("are registered and taken for valid bodies, returning what zod returns", () => {
-    for (const [schema, bodies] of [[hitBody, HITS], [resolveBody, RESOLVES]] as const) {
+    for (const [schema, bodies] of [[hitBody, HITS], [resolveBody, RESOLVES], [checkBody, CHECKS], [meterBody, METERS]] as const) {
       const fast = fastPathOf(schema)!;
       expect(fast).toBeTypeOf("function");
       for (const b of bodies) {
@@ -114,16 +155,48 @@ describe("fast paths of hot bodies", () => {
 
   it("answer exactly as zod does for mutated bodies (values and error messages)", () => {
     const r = rng(19);
-    const cases: Array<[ZodType, unknown[], string[], Record<string, string[]>]> = [
+    const cases: Array<[ZodType, unknown[], string[], Record<string, string[]>, Record<string, unknown[]>?]> = [
       [hitBody, HITS, ["kind", "action", "token", "session_id", "page", "signals"], { signals: ["tells", "fp", "timing", "ua", "zz"] }],
       [resolveBody, RESOLVES, ["external_user_id", "observation_type", "session_id", "fingerprint", "ip", "email"], {}],
+      [
+        checkBody,
+        CHECKS,
+        ["form_id", "form_data", "metadata"],
+        { form_data: ["name", "message", "tags", "_fs_signals", "zz", "__proto__"], metadata: ["email", "ip", "user_agent", "honeypot_field", "form_loaded_at", "captcha_token", "zz"] },
+        {
+          form_id: ["contact"],
+          name: ["Jane", 3, true, null, ["a", 2, false]],
+          message: [MESSAGE, ""],
+          tags: [[], ["x", -1]],
+          email: ["a@b.c", undefined],
+          form_loaded_at: [1_763_677_140_000, 0, undefined],
+          captcha_token: ["tok", undefined],
+        },
+      ],
+      [
+        meterBody,
+        METERS,
+        ["resource", "identity", "limit", "cost"],
+        { identity: ["user_id", "session", "ip", "zz"], limit: ["max", "window", "zz"] },
+        {
+          resource: ["api/2", " login "],
+          identity: [{ user_id: "u", ip: "::1" }, { session: "s" }],
+          limit: [{ max: 3, window: "1h" }],
+          cost: [1, 10_000, undefined],
+          user_id: ["u", " u ", undefined],
+          session: ["s_1", undefined],
+          ip: ["203.0.113.7", " ::1 ", undefined],
+          max: [1, 7, 10_000],
+          window: ["1m", "24h", "31d"],
+        },
+      ],
     ];
-    let fastTaken = 0;
-    let total = 0;
-    for (const [schema, bases, keys, nested] of cases) {
+    for (const [schema, bases, keys, nested, likely] of cases) {
       const fast = fastPathOf(schema)!;
+      let fastTaken = 0;
+      let total = 0;
       for (let i = 0; i < 6000; i++) {
-        const body = mutate(bases[i % bases.length], keys, nested, r);
+        const body = mutate(bases[i % bases.length], keys, nested, r, likely);
         const want = viaZod(schema, body);
         const got = viaValidate(schema, body);
         if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`differs for ${canonical(body)}: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
@@ -131,7 +204,7 @@ describe("fast paths of hot bodies", () => {
         if (fast(body) !== undefined) fastTaken++;
       }
       for (const odd of ODD) expect(viaValidate(schema, odd)).toEqual(viaZod(schema, odd));
+      expect(fastTaken).toBeGreaterThan(total / 10); // the comparison covered the fast path, not only the fallback
     }
-    expect(fastTaken).toBeGreaterThan(total / 10); // the comparison covered the fast path, not only the fallback
   });
 });

@@ -5,6 +5,7 @@ import { parseIp, type ParsedIp } from "../../shared/ip.js";
 import { uaClassifierFor } from "../beacon/hits.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
+import { RawJson, jsonNumber as num } from "../respond.js";
 import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
 import { FLAGS, formText, type ContentAnalysis } from "../../scoring/content/index.js";
@@ -59,7 +60,7 @@ export function checkPost(deps: AppDeps) {
     },
     async handle({ principal, body, nowMs }) {
       const { data } = await checkSubmission(deps, principal!.orgId, body, nowMs);
-      return { data, credits: 2 };
+      return { data: new RawJson(checkAnswerJson(data)), credits: 2 };
     },
   });
 }
@@ -143,8 +144,10 @@ export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckB
 /** `data` of POST /v1/check (its schema: checkResponse). */
 export type CheckAnswer = ReturnType<typeof answerOf>;
 
-function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: IpFacts | null, email: CheckEmailSignals | null, content: ContentAnalysis | null, fields: string[], fieldFlags: readonly string[] = []) {
-  const ipRisk = fused.rule_matches.filter((m) => m.signal === "ip").reduce((s, m) => s + m.contribution, 0);
+/** The answer of a check from its fusion and signals (exported for bench/micro/answers.bench.ts). */
+export function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: IpFacts | null, email: CheckEmailSignals | null, content: ContentAnalysis | null, fields: string[], fieldFlags: readonly string[] = []) {
+  let ipRisk = 0;
+  for (const m of fused.rule_matches) if (m.signal === "ip") ipRisk += m.contribution;
   return {
     score: fused.score,
     confidence: fused.confidence,
@@ -164,8 +167,43 @@ function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: I
   };
 }
 
+/**
+ * JSON.stringify(answer), written by hand: the answer's shape is fixed, and its text costs about
+ * two thirds of what JSON.stringify of the object does, a notable share of the check's front-thread
+ * CPU (bench/micro/answers.bench.ts). Text that callers or the dataset supply goes through
+ * JSON.stringify; enum values and rule names are written as they are. Identical output, checked
+ * against JSON.stringify by test/unit/answer-json.test.ts.
+ */
+export function checkAnswerJson(a: CheckAnswer): string {
+  const { categories: c, signals: s } = a;
+  let out = `{"score":${num(a.score)},"confidence":${num(a.confidence)},"decision":"${a.decision}","categories":{"spam":${num(c.spam)},"fraud":${num(c.fraud)},"cold_email":${num(c.cold_email)}},"signals":{"ip":`;
+  const { ip, email, content } = s;
+  out += ip ? `{"risk":${num(ip.risk)},"country_code":${JSON.stringify(ip.country_code)},"is_vpn":${ip.is_vpn},"is_datacenter":${ip.is_datacenter}}` : "null";
+  out += email ? `,"email":{"risk":${num(email.risk)},"disposable":${email.disposable},"domain":${JSON.stringify(email.domain)}}` : ',"email":null';
+  out += content
+    ? `,"content":{"risk":${num(content.risk)},"spam_probability":${num(content.spam_probability)},"language":${JSON.stringify(content.language)},"flags":${JSON.stringify(content.flags)},"fields":${JSON.stringify(content.fields)}}},"rule_matches":[`
+    : ',"content":null},"rule_matches":[';
+  const matches = a.rule_matches;
+  for (let i = 0; i < matches.length; i++) {
+    const m = matches[i]!;
+    out += `${i === 0 ? "" : ","}{"rule":"${m.rule}","signal":"${m.signal}","contribution":${num(m.contribution)}${m.detail === undefined ? "}" : `,"detail":${JSON.stringify(m.detail)}}`}`;
+  }
+  return `${out}],"fusion":${fusionJson(a.fusion)}}`;
+}
+
+/** The `fusion` block's JSON, kept for the model version it was made for (one per loaded model). */
+let fusionCache: { version: string; json: string } | null = null;
+
+function fusionJson(f: CheckAnswer["fusion"]): string {
+  if (f.method !== FUSION_METHOD) return JSON.stringify(f);
+  let cached = fusionCache;
+  if (cached === null || cached.version !== f.model_version) fusionCache = cached = { version: f.model_version, json: JSON.stringify(f) };
+  return cached.json;
+}
+
 /** The text's flags plus those raised by single fields (a field that is only a link), in FLAGS order. */
 function mergeFlags(fromText: readonly string[], fromFields: readonly string[]): string[] {
+  if (fromText.length === 0 && fromFields.length === 0) return [];
   const all = new Set([...fromText, ...fromFields]);
   return FLAGS.filter((f) => all.has(f));
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { POLICY_KINDS, type PolicyKind } from "../../scoring/bot-policy.js";
 import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
-import { isPlainObject, noUndefinedKeys, withFastPath } from "../validate.js";
+import { isPlainObject, noUndefinedKeys, optNumber, optString, withFastPath } from "../validate.js";
 
 /**
  * Beacon request bodies. Objects are not strict: a newer beacon may send fields an older service
@@ -43,16 +43,6 @@ const SIGNAL_KEYS = Object.keys(signals.shape);
 const TIMING_KEYS = ["elapsed_ms", "interactions", "rtt_ms"];
 const TELL = /^[a-z0-9_]{1,40}$/;
 const FP = /^[0-9a-f]{8,64}$/;
-
-/** An optional string of at most `max` characters: true when absent or valid. */
-function optString(v: unknown, max: number): boolean {
-  return v === undefined || (typeof v === "string" && v.length <= max);
-}
-
-/** An optional finite number in [min, max] (an integer when `int`): true when absent or valid. */
-function optNumber(v: unknown, min: number, max: number, int: boolean): boolean {
-  return v === undefined || (typeof v === "number" && Number.isFinite(v) && v >= min && v <= max && (!int || Number.isInteger(v)));
-}
 
 /**
  * hitBody's fast path (validate.ts, withFastPath): what hitBody.parse returns for a valid hit, or

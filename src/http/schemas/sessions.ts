@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
-import { isPlainObject, withFastPath } from "../validate.js";
+import { isPlainObject, onlyKnownKeys, withFastPath } from "../validate.js";
 import { textLine } from "./text.js";
 
 const id = (max: number) => textLine(max);
@@ -81,7 +81,7 @@ export function windowMs(text: string): number | null {
 }
 
 /** POST /v1/meter (preview). */
-export const meterBody = z.strictObject({
+const meterSchema = z.strictObject({
   resource: id(200),
   identity: z
     .strictObject({ user_id: id(256).optional(), session: id(128).optional(), ip: z.string().max(64).optional() })
@@ -97,7 +97,54 @@ export const meterBody = z.strictObject({
    */
   cost: z.number().int().min(1).max(MAX_LIMIT).optional(),
 });
-export type MeterBody = z.infer<typeof meterBody>;
+export const meterBody = withFastPath(meterSchema, meterBodyFast);
+export type MeterBody = z.infer<typeof meterSchema>;
+
+const METER_KEYS = new Set(Object.keys(meterSchema.shape));
+const IDENTITY_KEYS = new Set(["user_id", "session", "ip"]);
+const LIMIT_KEYS = new Set(["max", "window"]);
+
+/** A whole number of units in [1, MAX_LIMIT], as `limit.max` and `cost` take them. */
+function isUnits(v: unknown): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= MAX_LIMIT;
+}
+
+/**
+ * meterBody's fast path (validate.ts, withFastPath): what meterBody.parse returns for a valid
+ * body, or undefined when it is not plainly valid (the schema then answers, with its own messages).
+ */
+function meterBodyFast(v: unknown): MeterBody | undefined {
+  if (!isPlainObject(v) || !onlyKnownKeys(v, METER_KEYS)) return undefined;
+  const { resource, identity, limit, cost } = v;
+  const res = line(resource, 200);
+  if (res === undefined || !isPlainObject(identity) || !onlyKnownKeys(identity, IDENTITY_KEYS)) return undefined;
+  const { user_id, session, ip } = identity;
+  const who: MeterBody["identity"] = {};
+  if (user_id !== undefined) {
+    const u = line(user_id, 256);
+    if (u === undefined) return undefined;
+    who.user_id = u;
+  }
+  if (session !== undefined) {
+    const s = line(session, 128);
+    if (s === undefined) return undefined;
+    who.session = s;
+  }
+  if (ip !== undefined) {
+    if (typeof ip !== "string" || ip.length > 64) return undefined;
+    who.ip = ip;
+  }
+  if (user_id === undefined && session === undefined && ip === undefined) return undefined;
+  if (!isPlainObject(limit) || !onlyKnownKeys(limit, LIMIT_KEYS)) return undefined;
+  const { max, window } = limit;
+  if (!isUnits(max) || typeof window !== "string" || windowMs(window) === null) return undefined;
+  const out: MeterBody = { resource: res, identity: who, limit: { max, window } };
+  if (cost !== undefined) {
+    if (!isUnits(cost)) return undefined;
+    out.cost = cost;
+  }
+  return out;
+}
 
 /*
  * Response schemas of POST /v1/sessions/resolve and POST /v1/meter: documentation and tests only

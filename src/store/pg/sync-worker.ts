@@ -65,8 +65,11 @@ async function run(req: BridgeRequest): Promise<BridgeResponse> {
     return { id: req.id, ok: true, results };
   } catch (err) {
     const e = err as { code?: string; message?: string };
+    // PostgreSQL's errors carry a five-character SQLSTATE; anything else (ECONNREFUSED while the
+    // server is down, ECONNRESET, a client without a code) is the connection failing.
+    const sqlState = e.code !== undefined && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined;
     // A connection that failed (not a statement) is replaced at the next request.
-    if (!e.code || /^08|^57P/.test(e.code)) broken = true;
-    return { id: req.id, ok: false, code: e.code ?? "CONNECTION", message: e.message ?? String(err) };
+    if (!sqlState || /^08|^57P/.test(sqlState)) broken = true;
+    return { id: req.id, ok: false, code: sqlState ?? "CONNECTION", message: e.message ?? String(err) };
   }
 }

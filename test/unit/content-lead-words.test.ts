@@ -5,7 +5,7 @@ import { CONTENT_MODEL_DIR, contentModelFrom } from "../../src/scoring/content/i
 import { coldEmailScore } from "../../src/scoring/content/cold-email.js";
 import { detectFlags } from "../../src/scoring/content/flags.js";
 import { fraudScore } from "../../src/scoring/content/fraud.js";
-import { leadWords, registeredWordLists, scanLeadWords } from "../../src/scoring/content/lead-words.js";
+import { leadWords, registeredWordLists, scanLeadWords, scanText } from "../../src/scoring/content/lead-words.js";
 import { MODEL_FILE, decodeModel } from "../../src/scoring/content/model-file.js";
 import { analyzeOriginal, coldEmailScoreOriginal, detectFlagsOriginal, fraudScoreOriginal } from "./content-original.js";
 
@@ -106,6 +106,19 @@ describe("lead-word pre-check", () => {
       });
     }
     expect(matched).toBeGreaterThan(300);
+  });
+
+  it("counts ASCII letters and digits and finds the first non-ASCII code unit", () => {
+    for (const text of VARIANTS) {
+      const scan = scanText(text);
+      expect({ upper: scan.upper, lower: scan.lower, digits: scan.digits, firstNonAscii: scan.firstNonAscii }).toEqual({
+        upper: text.replace(/[^A-Z]/g, "").length,
+        lower: text.replace(/[^a-z]/g, "").length,
+        digits: text.replace(/[^0-9]/g, "").length,
+        firstNonAscii: text.search(/[^\x00-\x7f]/),
+      });
+      expect(scan.leads).toBe(scanLeadWords(text));
+    }
   });
 
   it("skips most patterns on ordinary text", () => {

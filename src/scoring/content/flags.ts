@@ -24,7 +24,7 @@
  *   email_only     the text is nothing but an e-mail address (likewise for a message-like field)
  */
 
-import { registerWordList, scanLeadWords } from "./lead-words.js";
+import { registerWordList, scanText, type TextScan } from "./lead-words.js";
 
 export const FLAGS = [
   "links", "url_shortener", "html_links", "email_address", "phone_number", "money", "all_caps", "obfuscation",
@@ -93,36 +93,30 @@ function scriptBit(c: number): number {
   return 0;
 }
 
-/** What scanChars saw in the last text (module scratch, so the pass allocates nothing). */
-const seen = { allCaps: false, scripts: 0, digits: 0, lookalike: false, zeroWidth: false };
+/** What scanChars found in the last text (module scratch, so the pass allocates nothing). */
+const seen = { allCaps: false, scripts: 0, lookalike: false, zeroWidth: false };
 
 /**
- * One pass: ASCII letter case counts, the set of scripts, the number of ASCII digits (PHONE needs
- * 9, MONEY one), and whether any character ZERO_WIDTH or HOMOGLYPH's look-alike class can match
- * is present (under `i` that class also takes U+00B5, U+0345, U+1C80-1C87 and U+1FBE).
+ * ASCII letter case from `scan`; one pass over the non-ASCII rest of the text for the set of
+ * scripts and whether any character ZERO_WIDTH or HOMOGLYPH's look-alike class can match is
+ * present (under `i` that class also takes U+00B5, U+0345, U+1C80-1C87 and U+1FBE).
  */
-function scanChars(text: string): typeof seen {
-  let upper = 0;
-  let lower = 0;
-  let scripts = 0;
-  let digits = 0;
+function scanChars(text: string, scan: TextScan): typeof seen {
+  const { upper, lower } = scan;
+  let scripts = upper + lower > 0 ? 1 : 0;
   let lookalike = false;
   let zeroWidth = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 65 && c <= 90) upper++;
-    else if (c >= 97 && c <= 122) lower++;
-    else if (c < 128) {
-      if (c >= 48 && c <= 57) digits++;
-      continue;
+  if (scan.firstNonAscii >= 0) {
+    for (let i = scan.firstNonAscii; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 128) continue;
+      scripts |= scriptBit(c);
+      if ((c >= 0x370 && c <= 0x4ff) || c === 0xb5 || c === 0x345 || (c >= 0x1c80 && c <= 0x1c87) || c === 0x1fbe) lookalike = true;
+      else if (c === 0xad || (c >= 0x200b && c <= 0x200f) || c === 0x2060 || c === 0xfeff) zeroWidth = true;
     }
-    scripts |= scriptBit(c);
-    if ((c >= 0x370 && c <= 0x4ff) || c === 0xb5 || c === 0x345 || (c >= 0x1c80 && c <= 0x1c87) || c === 0x1fbe) lookalike = true;
-    else if (c === 0xad || (c >= 0x200b && c <= 0x200f) || c === 0x2060 || c === 0xfeff) zeroWidth = true;
   }
   seen.allCaps = upper + lower >= 12 && upper >= 0.7 * (upper + lower);
   seen.scripts = scripts;
-  seen.digits = digits;
   seen.lookalike = lookalike;
   seen.zeroWidth = zeroWidth;
   return seen;
@@ -141,19 +135,20 @@ function isObfuscated(text: string, chars: typeof seen): boolean {
 
 
 /**
- * The flags raised by `text`, in FLAGS order. `leads` is scanLeadWords(text) (analyze computes it
- * once for flags, cold-email and fraud); each pattern runs only when its pre-check allows a match.
+ * The flags raised by `text`, in FLAGS order. `scan` is scanText(text) (analyze computes it once
+ * for flags, cold-email and fraud); each pattern runs only when its pre-check allows a match.
  */
-export function detectFlags(text: string, leads: number = scanLeadWords(text)): ContentFlag[] {
+export function detectFlags(text: string, scan: TextScan = scanText(text)): ContentFlag[] {
   const out: ContentFlag[] = [];
-  const chars = scanChars(text);
+  const leads = scan.leads;
+  const chars = scanChars(text, scan);
   const hasLink = LINK.test(text);
   if (hasLink) out.push("links");
   if (hasLink && (leads & SHORTENER_BIT) !== 0 && SHORTENER.test(text)) out.push("url_shortener");
   if ((text.includes("<") || text.includes("[")) && HTML_LINK.test(text)) out.push("html_links");
   if (text.includes("@") && EMAIL.test(text)) out.push("email_address");
-  if (chars.digits >= 9 && PHONE.test(text)) out.push("phone_number");
-  if (chars.digits > 0 && MONEY.test(text)) out.push("money");
+  if (scan.digits >= 9 && PHONE.test(text)) out.push("phone_number");
+  if (scan.digits > 0 && MONEY.test(text)) out.push("money");
   if (chars.allCaps) out.push("all_caps");
   if (isObfuscated(text, chars)) out.push("obfuscation");
   if (bitCount(chars.scripts) >= 2) out.push("mixed_scripts");

@@ -13,7 +13,7 @@ import { coldEmailScore } from "./cold-email.js";
 import { detectFlags } from "./flags.js";
 import { fraudScore } from "./fraud.js";
 import { detectLanguage } from "./language.js";
-import { scanLeadWords } from "./lead-words.js";
+import { scanText } from "./lead-words.js";
 import { MODEL_FILE, decodeModel, type DecodedModel } from "./model-file.js";
 
 export { formText, MAX_FORM_TEXT } from "./form-text.js";
@@ -53,14 +53,14 @@ export function contentModelFrom(model: DecodedModel): ContentModel {
     analyze(input: string): ContentAnalysis {
       const text = input.length > MAX_ANALYZE_CHARS ? input.slice(0, MAX_ANALYZE_CHARS) : input;
       // One pass finds which word-list patterns can match; flags, cold-email and fraud share it.
-      const leads = scanLeadWords(text);
-      const flags = detectFlags(text, leads);
+      const scan = scanText(text);
+      const flags = detectFlags(text, scan);
       return {
         spam_probability: Math.round(spamProbability(model, text) * 1e4) / 1e4,
         language: detectLanguage(text),
         flags,
-        cold_email: coldEmailScore(text, leads),
-        fraud: fraudScore(text, flags, leads),
+        cold_email: coldEmailScore(text, scan.leads),
+        fraud: fraudScore(text, flags, scan.leads),
       };
     },
   };

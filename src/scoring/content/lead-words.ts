@@ -13,6 +13,7 @@
  * character follows, else start one (`refinanc\w*`). This holds
  * because without the `u` flag `\w` and `\b` are ASCII-only and `i` folds an ASCII letter only to
  * its other ASCII case (test/unit/content-lead-words.test.ts checks both over every code unit).
+ * The same pass (scanText) counts the ASCII letters and digits flags.ts needs.
  */
 
 /** A parsed pattern element: characters, a group of alternatives, an optional element, `\b`, or any word characters (`\w`, `\w*`). */
@@ -248,23 +249,43 @@ export function registeredWordLists(): readonly RegExp[] {
   return registered;
 }
 
+/** What one pass over a text found (scanText). */
+export interface TextScan {
+  /** Bits of the registered patterns that may match: a clear bit means that pattern cannot match. */
+  leads: number;
+  /** ASCII upper-case letters, lower-case letters and digits in the text (flags.ts reads them). */
+  upper: number;
+  lower: number;
+  digits: number;
+  /** Index of the first code unit >= 128, -1 when the text is all ASCII. */
+  firstNonAscii: number;
+}
+
 /**
- * The bits of the registered patterns that may match `text`: a clear bit means that pattern
- * cannot match (see the module comment). One pass, no allocation.
+ * One pass over `text`: which registered patterns may match (see the module comment), and the
+ * ASCII letter and digit counts, which the flags would otherwise count in a pass of their own.
  */
-export function scanLeadWords(text: string): number {
+export function scanText(text: string): TextScan {
   let found = 0;
   let h = BASIS;
   let len = 0;
+  let upper = 0;
+  let lower = 0;
+  let digits = 0;
+  let firstNonAscii = -1;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     const w = c < 128 ? WORD_CODE[c]! : 0;
     if (w !== 0) {
+      if (c >= 97) lower++;
+      else if (c >= 65) upper += c === 95 ? 0 : 1;
+      else digits++;
       h = Math.imul(h ^ w, PRIME);
       if (++len < 64 && prefixAt[len] === 1) found |= lookup(prefixKeys, prefixBits, h);
       continue;
     }
+    if (c >= 128 && firstNonAscii < 0) firstNonAscii = i;
     if (len !== 0) {
       if (len <= maxExact) found |= lookup(exactKeys, exactBits, h);
       h = BASIS;
@@ -272,5 +293,10 @@ export function scanLeadWords(text: string): number {
     }
   }
   if (len !== 0 && len <= maxExact) found |= lookup(exactKeys, exactBits, h);
-  return found;
+  return { leads: found, upper, lower, digits, firstNonAscii };
+}
+
+/** scanText(text).leads: the bits of the registered patterns that may match `text`. */
+export function scanLeadWords(text: string): number {
+  return scanText(text).leads;
 }

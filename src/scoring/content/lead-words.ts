@@ -202,10 +202,18 @@ function slotOf(h: number): number {
   return (h ^ (h >>> 15)) & SLOT_MASK;
 }
 
+/** Slots in use per table; a table is never filled past half, so lookup always meets a free slot. */
+const used = new Map<Int32Array, number>();
+
 function insert(keys: Int32Array, bits: Int32Array, w: string, bit: number): void {
   const h = hashWord(w);
   let s = slotOf(h);
   while (bits[s] !== 0 && keys[s] !== h) s = (s + 1) & SLOT_MASK;
+  if (bits[s] === 0) {
+    const n = (used.get(bits) ?? 0) + 1;
+    if (n * 2 > TABLE_SIZE) throw new Error("lead-words: table too small");
+    used.set(bits, n);
+  }
   keys[s] = h;
   bits[s]! |= bit;
 }
@@ -220,27 +228,23 @@ function lookup(keys: Int32Array, bits: Int32Array, h: number): number {
 }
 
 /**
- * Registers a word-list pattern (at module load); returns its bit in scanLeadWords' answer.
- * Throws when the pattern's start cannot be read (see leadWords) or 31 are registered.
+ * Registers a word-list pattern (at module load); returns its bit in scanText's `leads`.
+ * Throws when its words cannot be read (see leadWords) or 31 are registered.
  */
 export function registerWordList(pattern: RegExp): number {
   if (registered.length >= 31) throw new Error("lead-words: at most 31 patterns");
   const lw = leadWords(pattern);
   const bit = 1 << registered.length;
   registered.push(pattern);
-  let words = 0;
   for (const w of lw.exact) {
     insert(exactKeys, exactBits, w, bit);
     maxExact = Math.max(maxExact, w.length);
-    words++;
   }
   for (const w of lw.prefix) {
     if (w.length >= prefixAt.length) throw new Error(`lead-words: prefix '${w}' too long`);
     insert(prefixKeys, prefixBits, w, bit);
     prefixAt[w.length] = 1;
-    words++;
   }
-  if (words * 2 > TABLE_SIZE) throw new Error("lead-words: table too small");
   return bit;
 }
 

@@ -10,9 +10,9 @@
  * string it can match, a run of [a-z0-9_] that starts after `\b` or a character outside
  * [A-Za-z0-9_] (so a text word starts there too), lower-cased: the first such run of 5+
  * characters that is not COMMON, else the longest. It must equal a text word when `\b` or such a
- * character follows, else start one (`refinanc\w*`). This holds
- * because without the `u` flag `\w` and `\b` are ASCII-only and `i` folds an ASCII letter only to
- * its other ASCII case (test/unit/content-lead-words.test.ts checks both over every code unit).
+ * character follows, else start one (`refinanc\w*`). This holds because without the `u` flag
+ * `\w` and `\b` are ASCII-only and `i` folds an ASCII letter only to its other ASCII case
+ * (test/unit/content-lead-words.test.ts checks both over every code unit).
  * The same pass (scanText) counts the ASCII letters and digits flags.ts needs.
  */
 
@@ -113,8 +113,9 @@ interface Run {
 
 /**
  * The words `pattern`'s matches are found by (see the module comment): for every string the
- * pattern can match, one word it must contain as a whole text word, the longest that is not
- * COMMON. Throws when some match has no such word, or the pattern uses syntax parse() refuses.
+ * pattern can match, one word it must contain as a whole text word (the first uncommon one of 5+
+ * characters, else the longest, preferring uncommon ones). Throws when some match has no such
+ * word, or the pattern uses syntax parse() refuses.
  */
 export function leadWords(pattern: RegExp): LeadWords {
   if (/[uv]/.test(pattern.flags)) throw new Error(`lead-words: /${pattern.source}/ has the u or v flag`);

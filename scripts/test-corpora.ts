@@ -1,7 +1,8 @@
 /**
  * Runs the tests that read data the repository does not ship (test/corpora/): the content
- * model's evaluations on the labelled text corpora, and, with --sources, data/sources.json against
- * a full directory of the sources layout.
+ * model's evaluations on the labelled text corpora, the lead-word pre-check against the previous
+ * code on the same texts, and, with --sources, data/sources.json against a full directory of the
+ * sources layout.
  *
  *   npm run test:corpora -- TEXT_DIR [--sources DIR]
  *
@@ -36,7 +37,7 @@ function main(argv: string[]): number {
       return 2;
     }
   }
-  const files = ["test/corpora/content-model.test.ts", ...(parsed.values.sources ? ["test/corpora/sources-layout.test.ts"] : [])];
+  const files = ["test/corpora/content-model.test.ts", "test/corpora/content-lead-words.test.ts", ...(parsed.values.sources ? ["test/corpora/sources-layout.test.ts"] : [])];
   const env = { ...process.env, FS_CORPORA_TEXT_DIR: resolve(text), ...(parsed.values.sources ? { FS_SOURCES_DIR: resolve(parsed.values.sources) } : {}) };
   const vitest = join(REPO_ROOT, "node_modules", ".bin", "vitest");
   const run = spawnSync(vitest, ["run", "--config", "vitest.corpora.config.ts", ...files], { cwd: REPO_ROOT, env, stdio: "inherit" });

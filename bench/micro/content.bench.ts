@@ -1,7 +1,8 @@
 /**
  * Content model: analyze() on 300-character form messages (target: at most 20 µs each), and
- * its parts side by side (classifier, language, flags, cold-email, fraud) so a regression
- * points at its cause.
+ * its parts side by side (classifier, language, the shared lead-word scan, flags, cold-email,
+ * fraud; the last three given the scan's answer, as analyze does) so a regression points at
+ * its cause.
  *
  *   node dist/bench/micro/content.bench.js
  *
@@ -16,6 +17,7 @@ import { spamProbability } from "../../src/scoring/content/classifier.js";
 import { coldEmailScore } from "../../src/scoring/content/cold-email.js";
 import { detectFlags } from "../../src/scoring/content/flags.js";
 import { fraudScore } from "../../src/scoring/content/fraud.js";
+import { scanText } from "../../src/scoring/content/lead-words.js";
 import { detectLanguage, LANGUAGE_WINDOW } from "../../src/scoring/content/language.js";
 import { eldLanguage } from "../../src/scoring/content/eld-scores.js";
 import { eld } from "eld/medium";
@@ -47,7 +49,9 @@ function main(): Promise<void> | void {
   const decoded = decodeModel(readFileSync(join(CONTENT_MODEL_DIR, "model.bin")));
   console.log(`node ${process.version}, ${cpus()[0]?.model ?? "unknown CPU"} (${cpus().length} cores), ${process.platform}/${process.arch}`);
   console.log(`model ${model.version}; ${MESSAGES.length} messages of 300 chars per iteration; tinybench ${TIME_MS} ms per task after ${WARMUP_MS} ms warm-up\n`);
-  const flags = MESSAGES.map(detectFlags);
+  const scans = MESSAGES.map(scanText);
+  const leads = scans.map((s) => s.leads);
+  const flags = MESSAGES.map((m, i) => detectFlags(m, scans[i]));
   let sink = 0;
   const tasks: [string, () => void][] = [
     ["analyze (all of it)", () => { for (const m of MESSAGES) sink += model.analyze(m).spam_probability; }],
@@ -56,9 +60,10 @@ function main(): Promise<void> | void {
     // The language step's eld call two ways on the same windows: eld-scores.ts (what runs) and eld.detect itself (what ran before; same answers).
     ["eld step: eld-scores", () => { for (const w of WINDOWS) sink += eldLanguage(w).length; }],
     ["eld step: eld.detect", () => { for (const w of WINDOWS) sink += eld.detect(w).language.length; }],
-    ["flags only", () => { for (const m of MESSAGES) sink += detectFlags(m).length; }],
-    ["cold_email only", () => { for (const m of MESSAGES) sink += coldEmailScore(m); }],
-    ["fraud only", () => { MESSAGES.forEach((m, i) => (sink += fraudScore(m, flags[i]!))); }],
+    ["lead-word scan", () => { for (const m of MESSAGES) sink += scanText(m).leads; }],
+    ["flags only", () => { MESSAGES.forEach((m, i) => (sink += detectFlags(m, scans[i]).length)); }],
+    ["cold_email only", () => { MESSAGES.forEach((m, i) => (sink += coldEmailScore(m, leads[i]))); }],
+    ["fraud only", () => { MESSAGES.forEach((m, i) => (sink += fraudScore(m, flags[i]!, leads[i]))); }],
   ];
   const bench = new Bench({ time: TIME_MS, warmupTime: WARMUP_MS });
   for (const [name, fn] of tasks) bench.add(name, fn);

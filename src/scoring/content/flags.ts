@@ -24,6 +24,8 @@
  *   email_only     the text is nothing but an e-mail address (likewise for a message-like field)
  */
 
+import { registerWordList, scanText, type TextScan } from "./lead-words.js";
+
 export const FLAGS = [
   "links", "url_shortener", "html_links", "email_address", "phone_number", "money", "all_caps", "obfuscation",
   "mixed_scripts", "crypto", "seo", "loan", "prize", "urgency", "credentials", "link_only", "email_only",
@@ -43,6 +45,14 @@ const LOAN = /\b(?:loans?|lender|credit score|bad credit|debt (?:relief|consolid
 const PRIZE = /\b(?:you(?:'ve| have)? won|winner|won (?:a|an|the)|prize|lottery|jackpot|congratulations|congrats|claim (?:your|now)|free gift|gift card|selected to receive|hadiah|pemenang|menang|undian|selamat anda|kazandınız|kazandiniz|hediye|çekiliş|cekilis|ikramiye)\b/i;
 const URGENCY = /\b(?:urgent(?:ly)?|act now|immediately|limited time|expires?|expiring|last chance|today only|asap|within 24 hours|don'?t miss|hurry|final notice|segera|buruan|hemen|son gün|son gun|acil)\b/i;
 const CREDENTIALS = /\b(?:password|passcode|pin code|otp|one[- ]time code|verification code|verify your (?:account|identity|email)|confirm your (?:account|identity|details)|login details|log in to (?:your|verify)|account (?:suspended|locked|on hold)|ssn|social security|card (?:number|details)|cvv|bank details|kode verifikasi|kode otp|şifre|sifre|hesabınız)\b/i;
+/** Pre-check bits of the word-list patterns (lead-words.ts): a clear bit means the pattern cannot match. */
+const SHORTENER_BIT = registerWordList(SHORTENER);
+const CRYPTO_BIT = registerWordList(CRYPTO);
+const SEO_BIT = registerWordList(SEO);
+const LOAN_BIT = registerWordList(LOAN);
+const PRIZE_BIT = registerWordList(PRIZE);
+const URGENCY_BIT = registerWordList(URGENCY);
+const CREDENTIALS_BIT = registerWordList(CREDENTIALS);
 const ONE_LINK = `(?:(?:https?:\\/\\/|www\\.)\\S+|[a-z0-9][a-z0-9-]*(?:\\.[a-z0-9-]+)*\\.(?:${TLDS})(?:[/?#]\\S*)?)`;
 /** Nothing but links, separated by white space. */
 const LINK_ONLY = new RegExp(`^\\s*${ONE_LINK}(?:\\s+${ONE_LINK})*\\s*$`, "i");
@@ -83,19 +93,33 @@ function scriptBit(c: number): number {
   return 0;
 }
 
-/** One pass: ASCII letter case counts and the set of scripts seen. */
-function scanLetters(text: string): { allCaps: boolean; scripts: number } {
-  let upper = 0;
-  let lower = 0;
-  let scripts = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 65 && c <= 90) upper++;
-    else if (c >= 97 && c <= 122) lower++;
-    else if (c < 128) continue;
-    scripts |= scriptBit(c);
+/** What scanChars found in the last text (module scratch, so the pass allocates nothing). */
+const seen = { allCaps: false, scripts: 0, lookalike: false, zeroWidth: false };
+
+/**
+ * ASCII letter case from `scan`; one pass over the non-ASCII rest of the text for the set of
+ * scripts and whether any character ZERO_WIDTH or HOMOGLYPH's look-alike class can match is
+ * present (under `i` that class also takes U+00B5, U+0345, U+1C80-1C87 and U+1FBE).
+ */
+function scanChars(text: string, scan: TextScan): typeof seen {
+  const { upper, lower } = scan;
+  let scripts = upper + lower > 0 ? 1 : 0;
+  let lookalike = false;
+  let zeroWidth = false;
+  if (scan.firstNonAscii >= 0) {
+    for (let i = scan.firstNonAscii; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 128) continue;
+      scripts |= scriptBit(c);
+      if ((c >= 0x370 && c <= 0x4ff) || c === 0xb5 || c === 0x345 || (c >= 0x1c80 && c <= 0x1c87) || c === 0x1fbe) lookalike = true;
+      else if (c === 0xad || (c >= 0x200b && c <= 0x200f) || c === 0x2060 || c === 0xfeff) zeroWidth = true;
+    }
   }
-  return { allCaps: upper + lower >= 12 && upper >= 0.7 * (upper + lower), scripts };
+  seen.allCaps = upper + lower >= 12 && upper >= 0.7 * (upper + lower);
+  seen.scripts = scripts;
+  seen.lookalike = lookalike;
+  seen.zeroWidth = zeroWidth;
+  return seen;
 }
 
 function bitCount(v: number): number {
@@ -104,32 +128,36 @@ function bitCount(v: number): number {
   return n;
 }
 
-function isObfuscated(text: string): boolean {
-  if (ZERO_WIDTH.test(text) || HOMOGLYPH.test(text)) return true;
+function isObfuscated(text: string, chars: typeof seen): boolean {
+  if ((chars.zeroWidth && ZERO_WIDTH.test(text)) || (chars.lookalike && HOMOGLYPH.test(text))) return true;
   return SPACED.test(text) || (LEET_HINT.test(text) && LEET.test(text));
 }
 
 
-/** The flags raised by `text`, in FLAGS order. */
-export function detectFlags(text: string): ContentFlag[] {
+/**
+ * The flags raised by `text`, in FLAGS order. `scan` is scanText(text) (analyze computes it once
+ * for flags, cold-email and fraud); each pattern runs only when its pre-check allows a match.
+ */
+export function detectFlags(text: string, scan: TextScan = scanText(text)): ContentFlag[] {
   const out: ContentFlag[] = [];
+  const leads = scan.leads;
+  const chars = scanChars(text, scan);
   const hasLink = LINK.test(text);
   if (hasLink) out.push("links");
-  if (hasLink && SHORTENER.test(text)) out.push("url_shortener");
-  if (HTML_LINK.test(text)) out.push("html_links");
+  if (hasLink && (leads & SHORTENER_BIT) !== 0 && SHORTENER.test(text)) out.push("url_shortener");
+  if ((text.includes("<") || text.includes("[")) && HTML_LINK.test(text)) out.push("html_links");
   if (text.includes("@") && EMAIL.test(text)) out.push("email_address");
-  if (PHONE.test(text)) out.push("phone_number");
-  if (MONEY.test(text)) out.push("money");
-  const letters = scanLetters(text);
-  if (letters.allCaps) out.push("all_caps");
-  if (isObfuscated(text)) out.push("obfuscation");
-  if (bitCount(letters.scripts) >= 2) out.push("mixed_scripts");
-  if (CRYPTO.test(text)) out.push("crypto");
-  if (SEO.test(text)) out.push("seo");
-  if (LOAN.test(text)) out.push("loan");
-  if (PRIZE.test(text)) out.push("prize");
-  if (URGENCY.test(text)) out.push("urgency");
-  if (CREDENTIALS.test(text)) out.push("credentials");
+  if (scan.digits >= 9 && PHONE.test(text)) out.push("phone_number");
+  if (scan.digits > 0 && MONEY.test(text)) out.push("money");
+  if (chars.allCaps) out.push("all_caps");
+  if (isObfuscated(text, chars)) out.push("obfuscation");
+  if (bitCount(chars.scripts) >= 2) out.push("mixed_scripts");
+  if ((leads & CRYPTO_BIT) !== 0 && CRYPTO.test(text)) out.push("crypto");
+  if ((leads & SEO_BIT) !== 0 && SEO.test(text)) out.push("seo");
+  if ((leads & LOAN_BIT) !== 0 && LOAN.test(text)) out.push("loan");
+  if ((leads & PRIZE_BIT) !== 0 && PRIZE.test(text)) out.push("prize");
+  if ((leads & URGENCY_BIT) !== 0 && URGENCY.test(text)) out.push("urgency");
+  if ((leads & CREDENTIALS_BIT) !== 0 && CREDENTIALS.test(text)) out.push("credentials");
   if (hasLink && isLinkOnly(text)) out.push("link_only");
   if (text.includes("@") && isEmailOnly(text)) out.push("email_only");
   return out;

@@ -15,14 +15,19 @@
  *   link          0.10  any link, only with another cue
  */
 import type { ContentFlag } from "./flags.js";
+import { registerWordList, scanLeadWords } from "./lead-words.js";
 
 const PAYMENT = /\b(?:wire transfer|western union|moneygram|gift cards?|itunes cards?|processing fee|release fee|clearance fee|transfer fee|bank account|account number|routing number|iban|swift code|send (?:the )?money|pay (?:the|a) fee|paypal|cash ?app|rekening|transfer(?:kan)?|havale|eft|iban)\b/i;
 const INVEST = /\b(?:invest(?:ment|ing|or)?s?|profits?|returns?|roi|trading|double your|passive income|earn \$?\d|guaranteed (?:income|returns?|profit))\b/i;
 
+/** Pre-check bits (lead-words.ts): a clear bit means the pattern cannot match. */
+const PAYMENT_BIT = registerWordList(PAYMENT);
+const INVEST_BIT = registerWordList(INVEST);
+
 const W = { credentials: 0.45, payment: 0.35, prize: 0.35, crypto_invest: 0.4, loan: 0.2, urgency: 0.2, shortener: 0.2, link: 0.1 } as const;
 
-/** Fraud cues of `text` given its flags, as a score in [0, 1] (4 decimals). */
-export function fraudScore(text: string, flags: readonly ContentFlag[]): number {
+/** Fraud cues of `text` given its flags, as a score in [0, 1] (4 decimals); `leads` is scanLeadWords(text). */
+export function fraudScore(text: string, flags: readonly ContentFlag[], leads: number = scanLeadWords(text)): number {
   const has = (f: ContentFlag) => flags.includes(f);
   let keep = 1;
   let cues = 0;
@@ -31,9 +36,9 @@ export function fraudScore(text: string, flags: readonly ContentFlag[]): number 
     cues++;
   };
   if (has("credentials")) add(W.credentials);
-  if (PAYMENT.test(text)) add(W.payment);
+  if ((leads & PAYMENT_BIT) !== 0 && PAYMENT.test(text)) add(W.payment);
   if (has("prize")) add(W.prize);
-  if (has("crypto") && INVEST.test(text)) add(W.crypto_invest);
+  if (has("crypto") && (leads & INVEST_BIT) !== 0 && INVEST.test(text)) add(W.crypto_invest);
   if (has("loan")) add(W.loan);
   if (has("url_shortener")) add(W.shortener);
   if (cues > 0) {

@@ -13,6 +13,7 @@ import { coldEmailScore } from "./cold-email.js";
 import { detectFlags } from "./flags.js";
 import { fraudScore } from "./fraud.js";
 import { detectLanguage } from "./language.js";
+import { scanText } from "./lead-words.js";
 import { MODEL_FILE, decodeModel, type DecodedModel } from "./model-file.js";
 
 export { formText, MAX_FORM_TEXT } from "./form-text.js";
@@ -51,13 +52,15 @@ export function contentModelFrom(model: DecodedModel): ContentModel {
     version: model.header.version,
     analyze(input: string): ContentAnalysis {
       const text = input.length > MAX_ANALYZE_CHARS ? input.slice(0, MAX_ANALYZE_CHARS) : input;
-      const flags = detectFlags(text);
+      // One pass finds which word-list patterns can match; flags, cold-email and fraud share it.
+      const scan = scanText(text);
+      const flags = detectFlags(text, scan);
       return {
         spam_probability: Math.round(spamProbability(model, text) * 1e4) / 1e4,
         language: detectLanguage(text),
         flags,
-        cold_email: coldEmailScore(text),
-        fraud: fraudScore(text, flags),
+        cold_email: coldEmailScore(text, scan.leads),
+        fraud: fraudScore(text, flags, scan.leads),
       };
     },
   };

@@ -29,6 +29,11 @@ export interface RangeOptions {
  */
 export interface KvDatabase<V, K> {
   get(key: K): V | undefined;
+  /**
+   * Several keys in one read, in the order given (PostgreSQL: one statement instead of one per
+   * key). Absent where a read costs no round trip (LMDB): callers then read key by key.
+   */
+  readMany?(keys: K[]): Array<V | undefined>;
   putSync(key: K, value: V): unknown;
   removeSync(key: K): unknown;
   getRange(options?: RangeOptions): Iterable<{ key: K; value: V }>;

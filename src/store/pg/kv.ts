@@ -154,6 +154,30 @@ class KvTable<V, K> implements KvDatabase<V, K> {
     return r ? this.decode(r[0], r[1] === null ? null : asBuffer(r[1])) : undefined;
   }
 
+  readMany(keys: K[]): Array<V | undefined> {
+    const hex = keys.map(hexKey);
+    const p = this.store.pendingOf(this.table);
+    const out = new Array<V | undefined>(keys.length);
+    const wanted = new Map<string, number[]>();
+    hex.forEach((k, i) => {
+      if (p?.has(k)) {
+        const row = p.get(k);
+        out[i] = row ? this.decode(row.v, row.b === null ? null : Buffer.from(row.b, "hex")) : undefined;
+        return;
+      }
+      const at = wanted.get(k);
+      if (at) at.push(i);
+      else wanted.set(k, [i]);
+    });
+    if (wanted.size === 0) return out;
+    const rows = this.store.sql.query(`SELECT encode(k, 'hex'), v::text, b FROM ${this.table} WHERE k = ANY (SELECT decode(x, 'hex') FROM unnest($1::text[]) AS x)`, [[...wanted.keys()]]);
+    for (const r of rows) {
+      const v = this.decode(r[1], r[2] === null ? null : asBuffer(r[2]));
+      for (const i of wanted.get(r[0] as string) ?? []) out[i] = v;
+    }
+    return out;
+  }
+
   putSync(key: K, value: V): boolean {
     const k = hexKey(key);
     if (this.binary) this.store.write(this.table, k, { k, v: null, b: (value as Buffer).toString("hex") });

@@ -1,6 +1,6 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
+import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
 import type { AckFailure, AckOf, IntentOf, Op } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
@@ -57,6 +57,17 @@ export class IntentApplier {
     this.dirty.clear();
     this.dailyDelta.clear();
     this.bindings.reset();
+  }
+
+  /** Reads ahead what a batch's resolves and meter decisions look up (BindingIndex.prefetch). */
+  prefetch(intents: ReadonlyArray<{ op: string }>): void {
+    const resolves: ResolveRequest[] = [];
+    const meters: MeterRequest[] = [];
+    for (const i of intents) {
+      if (i.op === "sessions.resolve") resolves.push((i as IntentOf<"sessions.resolve">).request);
+      else if (i.op === "meter.consume") meters.push((i as IntentOf<"meter.consume">).request);
+    }
+    if (resolves.length > 0 || meters.length > 0) this.bindings.prefetch(resolves, meters);
   }
 
   /**

@@ -188,6 +188,7 @@ function applyIsolated(items: IntentBatch["items"]): AckBatch["items"] {
     try {
       const applied: Ack[] = [];
       stateTransaction(dbs, () => {
+        if (pg) applier.prefetch(pending.map((item) => item.intent));
         for (let i = 0; i < pending.length; i++) {
           culprit = i;
           applied.push(applier.apply(pending[i]!.intent));

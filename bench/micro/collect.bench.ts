@@ -7,6 +7,8 @@
  *   `{credits: 0}` metadata, which went through JSON.stringify;
  * - what a hit takes from its classified UA (beacon/hits.ts uaViewOf, storedUa: made once per
  *   UaInfo) against building the scoring's parts and bot and cleaning the stored parts per hit;
+ * - scoreHit for the bench's hit (no tells) and for one with three tells (after only: the version
+ *   before built a set and two copies of it per hit; bench/README.md has the comparison);
  * - the observation's journal line (observation-journal.ts OBSERVATION_CODEC.encode): the record
  *   built with its `seq` and handed over (AppendJournal.appendOwned) against the fields copied
  *   into a new record after `seq` (appendRecord);
@@ -24,7 +26,8 @@ import type { UaInfo } from "../../src/datasets/ua.js";
 import { hitAnswerJson, storedUa, uaViewOf } from "../../src/http/beacon/hits.js";
 import { clientHeaders } from "../../src/http/request.js";
 import { renderData, type ResponseState } from "../../src/http/respond.js";
-import type { HitInput } from "../../src/scoring/observation.js";
+import { resolvePolicy } from "../../src/scoring/bot-policy.js";
+import { scoreHit, type HitInput } from "../../src/scoring/observation.js";
 import { cleanLine } from "../../src/shared/text.js";
 import { OBSERVATION_CODEC } from "../../src/store/observation-journal.js";
 import type { ObservationRecord } from "../../src/store/records.js";
@@ -81,6 +84,26 @@ for (const [name, info] of [["browser", CHROME_INFO], ["bot", BOT_INFO]] as cons
       sink = cleanUaBefore(scored);
     });
 }
+
+const HIT_INPUT: HitInput = {
+  ua: { browser: "Chrome 131", os: "Windows 10", device: "desktop" },
+  automationUa: false,
+  bot: null,
+  clientUa: null,
+  ip: null,
+  tokenValid: true,
+  tells: [],
+  clientUaMismatch: false,
+  rdnsVerified: null,
+};
+const POLICY = resolvePolicy(null);
+bench
+  .add("scoreHit, the bench's hit (no tells)", () => {
+    sink = scoreHit(HIT_INPUT, POLICY);
+  })
+  .add("scoreHit, three tells", () => {
+    sink = scoreHit({ ...HIT_INPUT, tells: ["cdp", "no_plugins", "header_order"] }, POLICY);
+  });
 
 /** The bench scenario's observation: a Chrome page view with a valid token, from loopback. */
 function observation(n: number): ObservationRecord {

@@ -8,8 +8,8 @@ import { CLIENT_TELLS } from "../../src/datasets/ua-shape.js";
 import { headerOrder, headerTells, readsHeaderOrder, type ClientHeaders } from "../../src/http/beacon/header-tells.js";
 import { hitAnswerJson, storedUa, uaViewOf } from "../../src/http/beacon/hits.js";
 import { renderData, type ResponseState } from "../../src/http/respond.js";
-import { resolvePolicy } from "../../src/scoring/bot-policy.js";
-import { scoreHit, type HitInput } from "../../src/scoring/observation.js";
+import { applyPolicy, resolvePolicy, type BotPolicy, type PolicyKind } from "../../src/scoring/bot-policy.js";
+import { CONSISTENCY_TELLS, SCORE_WEIGHTS, STRONG_TELLS, WEAK_TELLS, decide, scoreHit, verifyBot, type HitInput, type ScoredHit } from "../../src/scoring/observation.js";
 import { cleanLine } from "../../src/shared/text.js";
 import { observationSeqs } from "../../src/store/pg/cluster.js";
 import { ObservationJournal } from "../../src/store/observation-journal.js";
@@ -18,7 +18,7 @@ import type { ObservationRecord } from "../../src/store/records.js";
 /**
  * POST /v1/collect's cheaper steps against the code they replaced, on many varied inputs: the
  * answer written by hand (hitAnswerJson), the UA parts made once per classified UA (uaViewOf,
- * storedUa), the header order listed only for Chromium UAs (request.ts clientHeaders), and the
+ * storedUa), scoreHit without sets for hits that sent no tells, the header order listed only for Chromium UAs (request.ts clientHeaders), and the
  * record handed to the journal as built (AppendJournal.appendOwned). Answers, observations and
  * journal lines must be exactly what they were.
  */
@@ -44,6 +44,79 @@ function cleanUaBefore<T extends { browser: string | null; os: string | null; de
   const clean = (v: string | null) => (v === null ? null : cleanLine(v));
   return { ...ua, browser: clean(ua.browser), os: clean(ua.os), device: clean(ua.device), bot_name: clean(ua.bot_name) };
 }
+/** scoreHit before: a set and two copies of it per hit, tells or none. */
+const AI_KINDS: ReadonlySet<BotKind> = new Set<BotKind>(["ai_crawler", "ai_search", "ai_assistant"]);
+const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
+function scoreHitBefore(input: HitInput, policy: Readonly<BotPolicy>): ScoredHit {
+  const { bot } = input;
+  const tells = new Set(input.tells);
+  const automation = input.automationUa || [...tells].some((t) => STRONG_TELLS.has(t));
+  const verified = bot === null ? null : verifyBot(bot, input.ip, input.rdnsVerified);
+
+  const reasons: string[] = [];
+  let logit = SCORE_WEIGHTS.base;
+  const fire = (reason: string, weight: number): void => {
+    reasons.push(reason);
+    logit += weight;
+  };
+
+  // A client tell only when nothing names the client (ua.ts sets it so; a strong tell still wins).
+  const client = automation || bot !== null ? null : input.clientUa;
+  if (automation) fire("automation_detected", SCORE_WEIGHTS.automation_detected);
+  if (bot !== null || input.automationUa) fire("ua_bot", SCORE_WEIGHTS.ua_bot);
+  if (client !== null) fire(`ua_client:${client}`, SCORE_WEIGHTS.ua_client);
+  if (bot !== null) {
+    // One AI reason for three registry kinds; ua.bot_kind keeps the finer kind.
+    if (AI_KINDS.has(bot.bot_kind)) reasons.push("bot:ai_crawler");
+    else if (bot.bot_kind === "search_crawler") reasons.push("bot:search_crawler");
+    reasons.push(`bot:id:${bot.bot_id}`);
+    if (verified === true) fire("bot:verified", SCORE_WEIGHTS.bot_verified);
+    if (verified === false) fire(`bot:spoofed:${bot.bot_id}`, SCORE_WEIGHTS.bot_spoofed);
+  }
+  if (!input.tokenValid) fire("client_token_missing", SCORE_WEIGHTS.client_token_missing);
+  const ip = input.ip;
+  if (ip !== null) {
+    if (ip.type.datacenter || ip.type.hosting || ip.type.cloud) fire("ip_datacenter", SCORE_WEIGHTS.ip_datacenter);
+    if (ip.risk.vpn) fire("ip_vpn", SCORE_WEIGHTS.ip_vpn);
+    if (ip.risk.proxy || ip.risk.tor || ip.risk.residential_proxy) fire("ip_proxy", SCORE_WEIGHTS.ip_proxy);
+    if (ip.risk.scanner) fire("ip_scanner", SCORE_WEIGHTS.ip_scanner);
+  }
+  for (const t of tells) {
+    const weight = CONSISTENCY_TELLS.get(t); // a Map: tell names come from the client
+    if (weight !== undefined) fire(`tell:${t}`, weight);
+  }
+  const weak = [...tells].filter((t) => WEAK_TELLS.has(t)).length;
+  logit += Math.min(weak, SCORE_WEIGHTS.weak_tell_max) * SCORE_WEIGHTS.weak_tell;
+  if (input.clientUaMismatch) logit += SCORE_WEIGHTS.client_ua_mismatch;
+
+  const score = Math.round(sigmoid(logit) * 10_000) / 10_000;
+  const bot_kind: PolicyKind | null = automation ? "automation" : (bot?.bot_kind ?? (client !== null ? "client" : null));
+  const bot_id = bot?.bot_id ?? null;
+  let decision = decide(score);
+  const outcome = applyPolicy(policy, { bot_id, bot_kind, bot_verified: verified });
+  if (outcome !== null && outcome.action !== decision) {
+    decision = outcome.action;
+    reasons.push(`policy:${outcome.action}:${outcome.rule}`);
+  }
+
+  return {
+    score,
+    decision,
+    reasons,
+    ua: {
+      browser: input.ua.browser,
+      os: input.ua.os,
+      device: input.ua.device,
+      bot_kind,
+      bot_name: automation ? null : (bot?.bot_name ?? null),
+    },
+    bot_id,
+    bot_operator: bot?.bot_operator ?? null,
+    bot_verified: verified,
+    policy: outcome,
+  };
+}
+
 function headerOrderBefore(h: ClientHeaders): boolean {
   if (!/(?:Chrome|Chromium)\//.test(h.userAgent) || /Firefox\//.test(h.userAgent)) return false;
   const language = h.order.indexOf("accept-language");
@@ -102,6 +175,43 @@ describe("uaViewOf and storedUa", () => {
       const after = scoreHit({ ...common, ua: view.parts, bot: view.bot }, policy);
       expect(after).toEqual(before);
       expect(JSON.stringify(storedUa(view, after.ua))).toBe(JSON.stringify(cleanUaBefore(before.ua)));
+    }
+  });
+});
+
+describe("scoreHit", () => {
+  it("scores as before for varied tells, bots, addresses and policies", () => {
+    const r = rng(23);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const tellNames = [...STRONG_TELLS, ...WEAK_TELLS, ...CONSISTENCY_TELLS.keys(), "unknown", "", "__proto__", "tell:x", ...TEXT];
+    const policies = [
+      resolvePolicy(null),
+      resolvePolicy({ bots: { googlebot: "allow" }, kinds: { automation: "block", client: "allow" }, spoofed: "block", allow_unverified: true }),
+      resolvePolicy({ kinds: { search_crawler: "allow", ai_crawler: "block" }, spoofed: "score" }),
+    ];
+    for (let i = 0; i < 20_000; i++) {
+      const on = (p = 0.5): boolean => r() < p;
+      const input: HitInput = {
+        ua: { browser: on(0.8) ? "Chrome 131" : null, os: on(0.8) ? pick(TEXT) : null, device: on(0.8) ? "desktop" : null },
+        automationUa: on(0.15),
+        bot: on(0.3)
+          ? { bot_id: pick(["googlebot", "gptbot", "curl"]), bot_name: pick(TEXT), bot_operator: on() ? "Google" : null, bot_kind: pick(KINDS), range_ids: on() ? ["googlebot"] : [], rdns_masks: on() ? ["*.googlebot.com"] : [] }
+          : null,
+        clientUa: on(0.2) ? pick(CLIENT_TELLS) : null,
+        ip: on(0.6)
+          ? ({
+              type: { datacenter: on(0.2), hosting: on(0.1), cloud: on(0.1) },
+              risk: { vpn: on(0.2), proxy: on(0.1), tor: on(0.05), residential_proxy: on(0.05), scanner: on(0.05) },
+              crawler: on(0.2) ? { id: pick(["googlebot", "bingbot"]) } : null,
+            } as unknown as HitInput["ip"])
+          : null,
+        tokenValid: on(0.7),
+        tells: on(0.5) ? [] : Array.from({ length: 1 + Math.floor(r() * 6) }, () => pick(tellNames)),
+        clientUaMismatch: on(0.1),
+        rdnsVerified: on(0.6) ? null : on(),
+      };
+      const policy = pick(policies);
+      expect(scoreHit(input, policy)).toEqual(scoreHitBefore(input, policy));
     }
   });
 });

@@ -47,8 +47,8 @@ export const CUTS = {
     { file: "http/routes/meter.post.js", find: "const ack = ackOrThrow(await deps.store.send({", replace: `const ack = ${ALLOWED} ?? ackOrThrow(await deps.store.send({` },
     {
       file: "http/beacon/hits.js",
-      find: "services.journal.appendRecord(fields, (err) => {",
-      replace: "resolve({ data: { observation_id: fields.id, session_id: sessionId }, credits: 0, neverBlock: true });\n                return;\n                services.journal.appendRecord(fields, (err) => {",
+      find: "services.journal.appendOwned(rec, (err) => {",
+      replace: "resolve({ data: hitAnswerJson(rec.id, sessionId), credits: 0, neverBlock: true });\n                return;\n                services.journal.appendOwned(rec, (err) => {",
     },
   ],
   /** Metrics: no histogram observation and no access-log sampling per answer (GET /metrics stays). */

@@ -159,6 +159,9 @@ export const SCORE_WEIGHTS = Object.freeze({
 /** Decision thresholds: allow below `review`, review below `block`, block from `block`. */
 export const SCORE_THRESHOLDS = Object.freeze({ review: 0.45, block: 0.8 });
 
+/** The tells of a hit that sent none (most): no set to build. */
+const NO_TELLS: ReadonlySet<string> = new Set();
+
 const AI_KINDS: ReadonlySet<BotKind> = new Set<BotKind>(["ai_crawler", "ai_search", "ai_assistant"]);
 
 /**
@@ -201,8 +204,14 @@ export function decide(score: number): Decision {
  */
 export function scoreHit(input: HitInput, policy: Readonly<BotPolicy>): ScoredHit {
   const { bot } = input;
-  const tells = new Set(input.tells);
-  const automation = input.automationUa || [...tells].some((t) => STRONG_TELLS.has(t));
+  const tells: ReadonlySet<string> = input.tells.length === 0 ? NO_TELLS : new Set(input.tells);
+  let strong = false;
+  let weak = 0;
+  for (const t of tells) {
+    if (STRONG_TELLS.has(t)) strong = true;
+    if (WEAK_TELLS.has(t)) weak++;
+  }
+  const automation = input.automationUa || strong;
   const verified = bot === null ? null : verifyBot(bot, input.ip, input.rdnsVerified);
 
   const reasons: string[] = [];
@@ -237,7 +246,6 @@ export function scoreHit(input: HitInput, policy: Readonly<BotPolicy>): ScoredHi
     const weight = CONSISTENCY_TELLS.get(t); // a Map: tell names come from the client
     if (weight !== undefined) fire(`tell:${t}`, weight);
   }
-  const weak = [...tells].filter((t) => WEAK_TELLS.has(t)).length;
   logit += Math.min(weak, SCORE_WEIGHTS.weak_tell_max) * SCORE_WEIGHTS.weak_tell;
   if (input.clientUaMismatch) logit += SCORE_WEIGHTS.client_ua_mismatch;
 

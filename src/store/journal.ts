@@ -72,9 +72,29 @@ export class AppendJournal<T extends JournalRecord> {
    */
   appendRecord(fields: Omit<T, "seq">, onWritten: (err?: Error) => void): T {
     if (this.closed) throw new JournalClosedError(this.codec.name);
+    const seq = this.nextSeqNumber();
+    return this.queue({ seq, ...fields } as T, onWritten);
+  }
+
+  /**
+   * appendRecord for a record the caller builds and hands over, `seq` its first property (any
+   * number; assigned here): saves copying the fields into a new object, about 0.5 µs for an
+   * observation. The record must not be changed afterwards.
+   * @throws JournalClosedError after close()
+   */
+  appendOwned(rec: T, onWritten: (err?: Error) => void): T {
+    if (this.closed) throw new JournalClosedError(this.codec.name);
+    rec.seq = this.nextSeqNumber();
+    return this.queue(rec, onWritten);
+  }
+
+  private nextSeqNumber(): number {
     const seq = this.seqAfter ? this.seqAfter(this.nextSeq - 1) : this.nextSeq;
     this.nextSeq = seq + 1;
-    const rec = { seq, ...fields } as T;
+    return seq;
+  }
+
+  private queue(rec: T, onWritten: (err?: Error) => void): T {
     this.records.push(rec);
     this.lines.push(`${this.codec.encode(rec)}\n`);
     if (!this.scheduled) {

@@ -12,7 +12,7 @@ export interface ClientHeaders {
   secChUa: string;
   secChUaPlatform: string;
   secChUaMobile: string;
-  /** Lower-case header names in the order they arrived. */
+  /** Lower-case header names in the order they arrived (empty for a UA headerOrder does not check: request.ts clientHeaders). */
   order: readonly string[];
 }
 
@@ -76,10 +76,15 @@ export function chUaMismatch(h: ClientHeaders): boolean {
  * Chromium UAs are checked.
  */
 export function headerOrder(h: ClientHeaders): boolean {
-  if (!/(?:Chrome|Chromium)\//.test(h.userAgent) || /Firefox\//.test(h.userAgent)) return false;
+  if (!readsHeaderOrder(h.userAgent)) return false;
   const language = h.order.indexOf("accept-language");
   const encoding = h.order.indexOf("accept-encoding");
   return language >= 0 && encoding >= 0 && language < encoding;
+}
+
+/** Whether headerOrder looks at the header order of a call with this User-Agent (a Chromium UA). */
+export function readsHeaderOrder(userAgent: string): boolean {
+  return /(?:Chrome|Chromium)\//.test(userAgent) && !/Firefox\//.test(userAgent);
 }
 
 /** The server-side tells of one beacon call. */

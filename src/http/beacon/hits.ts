@@ -4,7 +4,7 @@ import { cleanLine } from "../../shared/text.js";
 import { hostnameMatchesMask, type RdnsResolver } from "../../datasets/rdns.js";
 import { createUaClassifier, type UaClassifier, type UaInfo } from "../../datasets/ua.js";
 import { resolvePolicy, type BotPolicy } from "../../scoring/bot-policy.js";
-import { needsRdns, scoreHit, type HitInput } from "../../scoring/observation.js";
+import { needsRdns, scoreHit, type HitBot, type HitInput, type ScoredHit } from "../../scoring/observation.js";
 import { formatIp } from "../../shared/ip.js";
 import { sequentialId } from "../../shared/ids.js";
 import type { ObservationKind, ObservationRecord, ProjectRecord } from "../../store/records.js";
@@ -15,6 +15,7 @@ import type { IpDatasetHolder } from "../../datasets/holder.js";
 import { ApiError } from "../errors.js";
 import type { KeyPrincipal } from "../auth.js";
 import type { RequestSnapshot } from "../request.js";
+import { RawJson } from "../respond.js";
 import type { RouteResult } from "../route.js";
 import type { HitBody } from "../schemas/beacon.js";
 import { originAllowed, type ProjectDirectory } from "../projects.js";
@@ -98,11 +99,12 @@ export function recordHit(
   const dataset = services.ipDatasets.get();
   const facts = ip ? dataset.lookup(ip) : null;
   const ua = uaClassifierFor(dataset).classify(snap.userAgent);
+  const view = uaViewOf(ua);
   const signals = body.signals;
   const input: HitInput = {
-    ua: { browser: ua.browser, os: ua.os, device: ua.device },
+    ua: view.parts,
     automationUa: ua.automation,
-    bot: botOf(ua),
+    bot: view.bot,
     clientUa: ua.client,
     ip: facts,
     tokenValid,
@@ -117,7 +119,9 @@ export function recordHit(
   };
   const finish = (): Promise<RouteResult> => {
     const scored = scoreHit(input, policyOf(project));
-    const fields: Omit<ObservationRecord, "seq"> = {
+    // Handed to the journal as it is (appendOwned): `seq` first, assigned there.
+    const rec: ObservationRecord = {
+      seq: 0,
       id: sequentialId("obs"),
       org_id: project.org_id,
       project_id: project.id,
@@ -128,7 +132,7 @@ export function recordHit(
       score: scored.score,
       decision: scored.decision,
       reasons: scored.reasons,
-      ua: cleanUa(scored.ua),
+      ua: storedUa(view, scored.ua),
       bot_id: scored.bot_id,
       bot_operator: scored.bot_operator,
       bot_verified: scored.bot_verified,
@@ -142,9 +146,9 @@ export function recordHit(
     };
     return new Promise((resolve, reject) => {
       try {
-        services.journal.appendRecord(fields, (err) => {
+        services.journal.appendOwned(rec, (err) => {
           if (err) reject(notRecorded());
-          else resolve({ data: { observation_id: fields.id, session_id: sessionId }, credits: 0, neverBlock: true });
+          else resolve({ data: hitAnswerJson(rec.id, sessionId), credits: 0, neverBlock: true });
         });
       } catch (err) {
         reject(err instanceof JournalClosedError ? notRecorded() : err);
@@ -197,10 +201,56 @@ export function timingMismatch(tokenAgeMs: number | null, elapsedMs: number | un
   return tokenAgeMs !== null && elapsedMs !== undefined && tokenAgeMs > elapsedMs + TIMING_SLACK_MS;
 }
 
-/** The parsed User-Agent parts come from a header the client chose: stored and listed, so cleaned. */
-function cleanUa<T extends { browser: string | null; os: string | null; device: string | null; bot_name: string | null }>(ua: T): T {
-  const clean = (v: string | null) => (v === null ? null : cleanLine(v));
-  return { ...ua, browser: clean(ua.browser), os: clean(ua.os), device: clean(ua.device), bot_name: clean(ua.bot_name) };
+/**
+ * What a hit takes from its classified UA, made once per UaInfo (the classifier hands out the same
+ * frozen object for every call with that UA while it is cached): the parts and bot for the
+ * scoring (shared, read only), and the parts as stored, cleaned with cleanLine because they come
+ * from a header the client chose and are stored and listed.
+ */
+export interface UaView {
+  parts: HitInput["ua"];
+  bot: HitBot | null;
+  clean: { browser: string | null; os: string | null; device: string | null; bot_name: string | null };
+}
+
+const uaViews = new WeakMap<UaInfo, UaView>();
+
+export function uaViewOf(ua: UaInfo): UaView {
+  let v = uaViews.get(ua);
+  if (v === undefined) {
+    const bot = botOf(ua);
+    const clean = (s: string | null) => (s === null ? null : cleanLine(s));
+    v = {
+      parts: { browser: ua.browser, os: ua.os, device: ua.device },
+      bot,
+      clean: { browser: clean(ua.browser), os: clean(ua.os), device: clean(ua.device), bot_name: bot === null ? null : clean(bot.bot_name) },
+    };
+    uaViews.set(ua, v);
+  }
+  return v;
+}
+
+/**
+ * The observation's `ua` field: the scored UA of the hit whose view this is, with its parts
+ * cleaned. scoreHit copies browser, os and device from the view's parts and names the view's bot
+ * or none (an automation visit), so the cleaned text is the view's.
+ */
+export function storedUa(view: UaView, scored: ScoredHit["ua"]): ObservationRecord["ua"] {
+  const c = view.clean;
+  return { browser: c.browser, os: c.os, device: c.device, bot_kind: scored.bot_kind, bot_name: scored.bot_name === null ? null : c.bot_name };
+}
+
+/** Ids that need no escaping in JSON: base62 with the prefixes' underscores. */
+const PLAIN_ID = /^[0-9A-Za-z_]*$/;
+
+/**
+ * The answer of a recorded hit, `{observation_id, session_id}`, as JSON.stringify writes it. Both
+ * ids are base62 with a prefix (sequentialId, SESSION_ID), so the text is put together directly
+ * and the router appends the credits to the envelope as text (renderData's quick path).
+ */
+export function hitAnswerJson(observationId: string, sessionId: string): RawJson {
+  if (!PLAIN_ID.test(observationId) || !PLAIN_ID.test(sessionId)) return new RawJson(JSON.stringify({ observation_id: observationId, session_id: sessionId }));
+  return new RawJson(`{"observation_id":"${observationId}","session_id":"${sessionId}"}`);
 }
 
 function notRecorded(): ApiError {

@@ -158,6 +158,8 @@ describe("several front threads on one port", () => {
       const r = await fresh("/v1/collect", { method: "POST", body: JSON.stringify({ action: `a${i}`, page: "/" }), headers: { authorization: `Bearer ${site.publishableKey}`, "content-type": "application/json" } });
       expect(r.status).toBe(200);
       ids.push(r.body.data.observation_id);
+      // Across threads, observations are ordered to the millisecond (docs/api.md): apart by more.
+      await new Promise((resolve) => setTimeout(resolve, 3));
     }
     const list = async (): Promise<string[]> =>
       (await api(server, "GET", `/v1/projects/${site.projectId}/observations?limit=50`, { key: site.secretKey })).body.data.items.map((o: { id: string }) => o.id);

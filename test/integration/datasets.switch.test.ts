@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildIpDataset } from "../../scripts/data-build.js";
-import { admin, api, startServer, type TestServer } from "./helpers/server.js";
+import { ADMIN_TOKEN, admin, api, startServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Hot switch and rollback on a private copy of the build: a second version is the same build
@@ -30,7 +30,9 @@ afterAll(async () => {
   server.cleanup();
 });
 
-const loaded = async (): Promise<string> => (await api(server, "GET", "/readyz")).body.data.datasets.ip;
+/** GET /readyz with the admin token, which shows the builds in service. */
+const ready = () => api(server, "GET", "/readyz", { key: ADMIN_TOKEN });
+const loaded = async (): Promise<string> => (await ready()).body.data.datasets.ip;
 
 describe("dataset hot switch", () => {
   it("lists the builds on disk and the one in service", async () => {
@@ -65,7 +67,7 @@ describe("dataset hot switch", () => {
     expect(readFileSync(join(root, "current"), "utf8").trim()).toBe(first);
     expect(await loaded()).toBe(first);
     await admin(server, "POST", "/v1/admin/datasets/activate", { version: second });
-    expect((await api(server, "GET", "/readyz")).body.data.pool.ip_dataset).toBe(second);
+    expect((await ready()).body.data.pool.ip_dataset).toBe(second);
     await admin(server, "POST", "/v1/admin/datasets/activate", { version: first });
   });
 
@@ -103,7 +105,6 @@ describe("dataset hot switch", () => {
     for (let i = 0; i < 50 && (await loaded()) !== first; i++) await new Promise((res) => setTimeout(res, 50));
     expect(await loaded()).toBe(first);
     // The pool threads follow the switch too.
-    const ready = await api(server, "GET", "/readyz");
-    expect(ready.body.data.pool.ip_dataset).toBe(first);
+    expect((await ready()).body.data.pool.ip_dataset).toBe(first);
   });
 });

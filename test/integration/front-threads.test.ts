@@ -54,7 +54,7 @@ describe("several front threads on one port", () => {
   it("answers from every thread (readyz names the one that answered)", async () => {
     const seen = new Set<number>();
     for (let i = 0; i < 80 && seen.size < THREADS; i++) {
-      const r = await fresh("/readyz");
+      const r = await fresh("/readyz", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       expect(r.status).toBe(200);
       expect(r.body.data.front.threads).toBe(THREADS);
       seen.add(r.body.data.front.thread);
@@ -64,7 +64,7 @@ describe("several front threads on one port", () => {
 
   it("GET /metrics on any thread counts the answers of every thread", async () => {
     const before = await readyzCount();
-    for (let i = 0; i < 40; i++) expect((await fresh("/readyz")).status).toBe(200);
+    for (let i = 0; i < 40; i++) expect((await fresh("/readyz", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(200);
     // Each scrape lands on some thread; it sums all of them (the scrape's own readyz calls aside).
     expect((await readyzCount()) - before).toBeGreaterThanOrEqual(40);
   });
@@ -174,7 +174,7 @@ describe("several front threads on one port", () => {
     const threads = new Set<number>();
     for (let i = 0; i < 10; i++) {
       expect((await signIn(`fs_live_${"x".repeat(43)}${i}`)).status).toBe(401);
-      threads.add((await fresh("/readyz")).body.data.front.thread);
+      threads.add((await fresh("/readyz", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.data.front.thread);
     }
     expect(threads.size).toBeGreaterThan(1); // the wrong keys reached several threads
     await new Promise((r) => setTimeout(r, 100)); // each thread takes the others' counts within a turn

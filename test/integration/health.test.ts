@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, useServer, type TestServer } from "./helpers/server.js";
+import { ADMIN_TOKEN, api, useServer, type TestServer } from "./helpers/server.js";
 
 let server!: TestServer;
 useServer((s) => (server = s));
@@ -11,8 +11,16 @@ describe("health", () => {
     expect(r.body.data).toEqual({ status: "ok" });
   });
 
-  it("GET /readyz reports the open dataset, a live writer and pool threads", async () => {
-    const r = await api(server, "GET", "/readyz");
+  it("GET /readyz without the admin token says only that it is ready", async () => {
+    for (const key of [undefined, server.demo.secretKey, server.demo.publishableKey, "not-the-admin-token-0123456789"]) {
+      const r = await api(server, "GET", "/readyz", { key });
+      expect(r.status).toBe(200);
+      expect(r.body.data).toEqual({ status: "ready" });
+    }
+  });
+
+  it("GET /readyz with the admin token reports the open dataset, a live writer and pool threads", async () => {
+    const r = await api(server, "GET", "/readyz", { key: ADMIN_TOKEN });
     expect(r.status).toBe(200);
     expect(r.body.data.status).toBe("ready");
     expect(r.body.data.datasets.ip).toMatch(/^ip-/);

@@ -19,7 +19,11 @@ export const healthz = defineRoute({
   handle: () => ({ data: { status: "ok" } }),
 });
 
-/** GET /readyz: datasets open, store writer alive (answers a ping), pool threads answering. */
+/**
+ * GET /readyz: datasets open, store writer alive (answers a ping), pool threads answering. Without
+ * the admin token it says only ready or not (a load balancer needs no more); with it, what each
+ * part runs and, when not ready, what is missing.
+ */
 export function readyz(deps: AppDeps) {
   return defineRoute({
     method: "get",
@@ -27,7 +31,7 @@ export function readyz(deps: AppDeps) {
     auth: { kind: "none" },
     docs: {
       summary: "Readiness",
-      description: "Ready to serve: the IP dataset is open, the store writer answers a ping and a scoring pool thread answers, each within 2 seconds. Otherwise 503 NOT_READY naming what is missing, with Retry-After.",
+      description: "Ready to serve: the IP dataset is open, the store writer answers a ping and a scoring pool thread answers, each within 2 seconds. Otherwise 503 NOT_READY with Retry-After. Without a key the answer is only `{ \"status\": \"ready\" }` (or the bare 503); with the admin token as bearer it adds the dataset build, the threads and memory, and the 503 names what is missing.",
       tag: "health",
       response: readyzResponse,
       errors: ["NOT_READY"],
@@ -42,7 +46,8 @@ export function readyz(deps: AppDeps) {
         },
       },
     },
-    async handle() {
+    async handle({ snap }) {
+      const admin = isAdmin(deps, snap.authorization);
       const problems: string[] = [];
       let ipVersion: string | null = null;
       try {
@@ -58,8 +63,9 @@ export function readyz(deps: AppDeps) {
       if (!writer) problems.push("store writer not alive");
       if (!pool) problems.push("scoring pool not answering");
       if (problems.length > 0) {
-        throw new ApiError("NOT_READY", `Not ready: ${problems.join("; ")}.`, { headers: { "retry-after": "1" } });
+        throw new ApiError("NOT_READY", admin ? `Not ready: ${problems.join("; ")}.` : "Not ready.", { headers: { "retry-after": "1" } });
       }
+      if (!admin) return { data: { status: "ready" } };
       return {
         data: {
           status: "ready",
@@ -72,6 +78,17 @@ export function readyz(deps: AppDeps) {
       };
     },
   });
+}
+
+/** True for the admin token; anything else (none, a wrong token, an API key) gets the short answer. */
+function isAdmin(deps: AppDeps, authorization: string): boolean {
+  if (!authorization) return false;
+  try {
+    deps.auth.verifyAdmin(authorization);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A readiness probe answers in bounded time: a stuck writer or pool counts as not ready. */

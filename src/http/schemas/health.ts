@@ -8,9 +8,8 @@ import { z } from "zod";
 /** `data` of GET /healthz. */
 export const healthzResponse = z.object({ status: z.literal("ok") });
 
-/** `data` of GET /readyz. */
-export const readyzResponse = z.object({
-  status: z.literal("ready"),
+/** The parts of GET /readyz's answer shown only to the admin token. */
+const readyzDetails = z.object({
   datasets: z.object({ ip: z.string().describe("Version of the IP dataset build in service.") }),
   writer: z.literal("alive"),
   pool: z.object({
@@ -25,3 +24,6 @@ export const readyzResponse = z.object({
     .describe("Which front thread answered: several share the port, the kernel spreading connections over them."),
   memory: z.object({ rss_bytes: z.number().int().min(0) }),
 });
+
+/** `data` of GET /readyz: `status` alone without the admin token, every field with it. */
+export const readyzResponse = z.object({ status: z.literal("ready") }).extend(readyzDetails.partial().shape);

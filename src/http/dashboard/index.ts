@@ -1,11 +1,11 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
-import { formatIp, parseIp } from "../../shared/ip.js";
+import { formatIp } from "../../shared/ip.js";
 import type { KeyPrincipal } from "../auth.js";
 import { readBody } from "../body.js";
 import { recordAnswer } from "../metrics.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError, STATUS_TEXT, toApiError } from "../errors.js";
-import { acceptRequestId } from "../request.js";
+import { acceptRequestId, forwardedFor, peerAddress } from "../request.js";
 import type { ResponseState } from "../respond.js";
 import { dashboardRoutes, type ActionResult, type DashContext, type DashboardRoutes } from "./context.js";
 import { keyCreateAction, keyDisableAction, keysPage } from "./keys.js";
@@ -41,7 +41,7 @@ interface Req {
   contentLength: string;
   /** The request reached the service over https (X-Forwarded-Proto from a trusted proxy). */
   secure: boolean;
-  /** Client address (after trusted proxies), for the sign-in limit. */
+  /** Client address (after trusted proxies), for the sign-in limit; read for sign-ins only (readReq). */
   client: string;
 }
 
@@ -59,11 +59,11 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   const publicHost = deps.config.FS_PUBLIC_URL ? new URL(deps.config.FS_PUBLIC_URL).host : "";
   setInterval(() => sessions.sweep(Date.now()), 60_000).unref();
 
-  const readReq = (res: HttpResponse, req: HttpRequest): Req => {
-    const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
-    const peerIp = parseIp(peer);
-    const fromProxy = peerIp !== null && deps.beacon.trusted.has(peerIp);
-    const client = deps.beacon.trusted.clientIp(peer, req.getHeader("x-forwarded-for"));
+  /** `withClient`: the client address is needed (sign-in), so a trusted proxy's X-Forwarded-For lines are walked. */
+  const readReq = (res: HttpResponse, req: HttpRequest, withClient = false): Req => {
+    const peer = peerAddress(res);
+    const fromProxy = deps.beacon.trusted.trusts(peer);
+    const client = withClient ? deps.beacon.trusted.clientIp(peer, fromProxy ? forwardedFor(req) : "") : null;
     const direct = req.getHeader("host");
     const forwarded = fromProxy ? req.getHeader("x-forwarded-host").split(",")[0]!.trim() : "";
     return {
@@ -76,7 +76,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       contentType: req.getHeader("content-type"),
       contentLength: req.getHeader("content-length"),
       secure: fromProxy && req.getHeader("x-forwarded-proto").split(",")[0]!.trim().toLowerCase() === "https",
-      client: client ? formatIp(client) : peer,
+      client: !withClient ? "" : client ? formatIp(client) : peer,
     };
   };
 
@@ -127,7 +127,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
 
   app.post("/dashboard/login", (res, req) => {
     const state = newState(res, req.getHeader("x-request-id"), "POST /dashboard/login");
-    const r = readReq(res, req);
+    const r = readReq(res, req, true);
     void readForm(res, state, r, deps)
       .then((form) => {
         const nowMs = Date.now();

@@ -1,5 +1,5 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
-import { formatIp } from "../../shared/ip.js";
+import { parseKey } from "../../shared/api-keys.js";
 import type { KeyPrincipal } from "../auth.js";
 import { readBody } from "../body.js";
 import { recordAnswer } from "../metrics.js";
@@ -15,7 +15,7 @@ import { hitPage, observationsPage } from "./observations.js";
 import { checkoutAction, overviewPage, portalAction } from "./overview.js";
 import { policyAction, policyPage } from "./policy.js";
 import { projectCreateAction, projectOriginsAction, projectsPage } from "./projects.js";
-import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, SessionStore, type DashboardSession } from "./sessions.js";
+import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, signInAddress, SessionStore, type DashboardSession } from "./sessions.js";
 
 /**
  * The dashboard (`/dashboard`): server-rendered HTML pages for an org, signed in with one of its
@@ -41,7 +41,7 @@ interface Req {
   contentLength: string;
   /** The request reached the service over https (X-Forwarded-Proto from a trusted proxy). */
   secure: boolean;
-  /** Client address (after trusted proxies), for the sign-in limit; read for sign-ins only (readReq). */
+  /** Client address (after trusted proxies; an IPv6 one as its /64), for the sign-in limit; read for sign-ins only (readReq). */
   client: string;
 }
 
@@ -53,8 +53,9 @@ export interface Dashboard {
 }
 
 export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
-  const sessions = new SessionStore(deps.config.FS_DASHBOARD_IDLE_MINUTES * 60_000, undefined, deps.peers.sessionLink());
-  const limiter = new LoginLimiter(undefined, undefined, undefined, deps.peers.loginLink());
+  const config = deps.config;
+  const sessions = new SessionStore(config.FS_DASHBOARD_IDLE_MINUTES * 60_000, { max: config.FS_DASHBOARD_MAX_SESSIONS, perOrg: config.FS_DASHBOARD_SESSIONS_PER_ORG }, deps.peers.sessionLink());
+  const limiter = new LoginLimiter(config.FS_DASHBOARD_SIGNIN_FAILURES, config.FS_DASHBOARD_SIGNIN_WINDOW_MINUTES * 60_000, undefined, deps.peers.loginLink());
   const routes = dashboardRoutes(deps);
   const publicHost = deps.config.FS_PUBLIC_URL ? new URL(deps.config.FS_PUBLIC_URL).host : "";
   setInterval(() => sessions.sweep(Date.now()), 60_000).unref();
@@ -76,7 +77,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       contentType: req.getHeader("content-type"),
       contentLength: req.getHeader("content-length"),
       secure: fromProxy && req.getHeader("x-forwarded-proto").split(",")[0]!.trim().toLowerCase() === "https",
-      client: !withClient ? "" : client ? formatIp(client) : peer,
+      client: !withClient ? "" : client ? signInAddress(client) : peer,
     };
   };
 
@@ -132,21 +133,27 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       .then((form) => {
         const nowMs = Date.now();
         if (!sameOrigin(r.origin, r.referer, r.hosts)) throw new ApiError("FORBIDDEN", "This form was sent from another site; sign in from the dashboard's own page.");
-        const wait = limiter.retryAfter(r.client, nowMs);
-        if (wait > 0) {
-          return html(res, state, 429, loginPage({ kind: "error", text: `Too many wrong keys from your address; try again in ${Math.ceil(wait / 60)} minutes.` }), { "retry-after": String(wait) });
-        }
         const plain = (form.get("key") ?? "").trim();
         let principal: KeyPrincipal;
         try {
           if (!plain) throw new ApiError("MISSING_KEY", "Enter a secret key (fs_live_…).");
           principal = deps.auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, nowMs);
         } catch (err) {
-          limiter.fail(r.client, nowMs);
           const e = toApiError(err);
+          // A key that did not match is a guess: counted, and past the limit answered 429. A right
+          // key that cannot sign in (expired, disabled, publishable) says why; a right key that can
+          // signs in whatever the counts.
+          if (e.code === "INVALID_KEY") {
+            const keyId = parseKey(plain)?.id ?? "";
+            const wait = limiter.retryAfter(r.client, keyId, nowMs);
+            limiter.fail(r.client, keyId, nowMs);
+            if (wait > 0) {
+              const text = `That key was not accepted. Too many wrong keys came from your address or for this key id: wait ${Math.ceil(wait / 60)} minutes before trying others. The right key signs in at any time.`;
+              return html(res, state, 429, loginPage({ kind: "error", text }), { "retry-after": String(wait) });
+            }
+          }
           return html(res, state, e.status === 403 ? 403 : 401, loginPage({ kind: "error", text: `That key was not accepted: ${e.message}` }));
         }
-        limiter.succeed(r.client);
         sessions.destroy(readCookie(r.cookie, cookieName(r.secure)));
         const { id } = sessions.create(principal.orgId, principal.key.id, nowMs);
         deps.log.info("dashboard sign-in", { org_id: principal.orgId, key_id: principal.key.id });

@@ -145,6 +145,21 @@ export const envSchema = z.object({
    * kept in memory: a restart signs everyone out. Example: 30.
    */
   FS_DASHBOARD_IDLE_MINUTES: positiveInt.max(1440).default(30),
+  /** Dashboard sessions kept for all orgs together (memory bound; each holds a few hundred bytes). Example: 10000. */
+  FS_DASHBOARD_MAX_SESSIONS: positiveInt.max(1_000_000).default(10_000),
+  /**
+   * Dashboard sessions kept per org: a sign-in beyond it ends that org's oldest session, so no org
+   * can end another's. Example: 100.
+   */
+  FS_DASHBOARD_SESSIONS_PER_ORG: positiveInt.max(1_000_000).default(100),
+  /**
+   * Wrong dashboard sign-in keys per client address, and per key id, within
+   * FS_DASHBOARD_SIGNIN_WINDOW_MINUTES before further wrong keys are answered 429 (a right key
+   * always signs in). Example: 10.
+   */
+  FS_DASHBOARD_SIGNIN_FAILURES: positiveInt.max(1_000_000).default(10),
+  /** Minutes the dashboard's wrong-key counts last; past the limit each wrong key restarts them. Example: 15. */
+  FS_DASHBOARD_SIGNIN_WINDOW_MINUTES: positiveInt.max(1440).default(15),
   /** Days beacon observations and their sessions are kept. Example: 30. */
   FS_OBSERVATION_RETENTION_DAYS: positiveInt.max(3650).default(30),
   /** Days a session-resolution binding counts towards shared-account figures. Example: 90. */

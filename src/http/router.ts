@@ -6,7 +6,8 @@ import type { BodyBudget, BodyPool } from "./body-budget.js";
 import { ApiError, toApiError } from "./errors.js";
 import { IdempotencyKeys, isIdempotent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
-import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
+import type { TrustedProxies } from "./client-address.js";
+import { acceptRequestId, forwardedFor, peerAddress, snapshot, type RequestSnapshot } from "./request.js";
 import { RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext, RouteResult } from "./route.js";
 import { validate } from "./validate.js";
@@ -23,6 +24,8 @@ export interface RouterDeps {
   maxBodyBytes: number;
   /** When true, X-FS-Test-Now (epoch ms) replaces the wall clock for this request. */
   testClock: boolean;
+  /** Proxies whose X-Forwarded-For is read (beacon routes: the client address). */
+  trusted: TrustedProxies;
 }
 
 const UWS_METHOD: Record<Method, "get" | "post" | "patch" | "put" | "del"> = {
@@ -51,7 +54,9 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
       const snap = snapshot(req, paramCount, route.body !== undefined || route.rawBody !== undefined, deps.testClock, route.beacon === true, extraHeaders);
       if (route.beacon) {
-        snap.peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+        snap.peer = peerAddress(res);
+        // Every X-Forwarded-For line, walked for a trusted proxy's requests only.
+        if (deps.trusted.trusts(snap.peer)) snap.forwardedFor = forwardedFor(req);
         state.cors = corsHeaders(snap.origin);
       }
       state.requestId = snap.requestId;

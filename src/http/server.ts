@@ -29,6 +29,7 @@ export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null, port = de
     log: deps.log,
     maxBodyBytes: deps.config.FS_MAX_BODY_BYTES,
     testClock: deps.config.FS_TEST_CLOCK,
+    trusted: deps.beacon.trusted,
   });
   return new Promise((resolve, reject) => {
     app.listen(deps.config.HOST, port, (socket) => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BodyBudget } from "../../src/http/body-budget.js";
 import { App, us_listen_socket_close, us_socket_local_port, type us_listen_socket } from "uWebSockets.js";
 import { Authenticator } from "../../src/http/auth.js";
+import { TrustedProxies } from "../../src/http/client-address.js";
 import { mountRoutes } from "../../src/http/router.js";
 import { defineRoute, type RouteDocs } from "../../src/http/route.js";
 import type { QuotaGate } from "../../src/http/quota.js";
@@ -36,6 +37,7 @@ beforeAll(async () => {
     log,
     maxBodyBytes: 1024,
     testClock: false,
+    trusted: new TrustedProxies([]),
   });
   await new Promise<void>((res) =>
     app.listen("127.0.0.1", 0, (s) => {

@@ -69,6 +69,17 @@ describe("TrustedProxies", () => {
     expect(ip("9.9.9.9", "1.2.3.4", t)).toBe("9.9.9.9"); // not from a proxy: ignored
     expect(ip("127.0.0.1", "not-an-ip", t)).toBe("127.0.0.1");
     expect(ip("127.0.0.1", "10.0.0.1", t)).toBe("127.0.0.1"); // only proxies: the peer
+    expect(ip("127.0.0.1", "1.2.3.4, , 10.1.2.3,", t)).toBe("1.2.3.4"); // empty entries are no hop
+  });
+
+  it("trusts() answers for the peer alone, at once when no proxy is trusted", () => {
+    const t = new TrustedProxies(["127.0.0.1", "fd00::/8"]);
+    expect(t.trusts("127.0.0.1")).toBe(true);
+    expect(t.trusts("::ffff:127.0.0.1")).toBe(true);
+    expect(t.trusts("fd00:0000:0000:0000:0000:0000:0000:0001")).toBe(true);
+    expect(t.trusts("127.0.0.2")).toBe(false);
+    expect(t.trusts("garbage")).toBe(false);
+    expect(new TrustedProxies([]).trusts("127.0.0.1")).toBe(false);
   });
 
   it("refuses entries that are not addresses or CIDR blocks", () => {

@@ -96,6 +96,17 @@ export class IdempotencyKeys {
     }, answer);
   }
 
+  /**
+   * A claim's answer was made durable with the request's effect (RouteResult.recorded): committed
+   * by the writer (`seq` null: in the store now) or journaled as `seq`.
+   */
+  recorded(answer: StoredAnswer, seq: number | null): void {
+    if (seq !== null) return this.remember(answer, seq);
+    const id = `${answer.scope}\0${answer.key}`;
+    this.running.delete(id);
+    this.giveShared(id);
+  }
+
   /** A claim's answer is durable (journaled as `seq`, alone or with its debit). */
   remember(answer: StoredAnswer, seq: number): void {
     const id = `${answer.scope}\0${answer.key}`;

@@ -7,7 +7,7 @@ import { ApiError, toApiError } from "./errors.js";
 import { IdempotencyKeys, isIdempotent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
 import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
-import { RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
+import { elapsedMs, RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext, RouteResult } from "./route.js";
 import { validate } from "./validate.js";
 
@@ -239,6 +239,7 @@ function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: R
   // Held, not just checked: concurrent calls see each other's credits before any does its work.
   if (principal && route.minCredits) state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
   const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId, startedAt: state.startedAt };
+  if (state.idem) ctx.recordAnswer = answerRecorder(state, state.idem, nowMs);
   const pending = route.handle(ctx);
   if (pending instanceof Promise) {
     pending.then(
@@ -299,6 +300,13 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
     }
   }
   releaseHold(state, deps); // nothing charged
+  if (idem && result.recorded && state.recorded) {
+    // Stored with the effect already (RouteContext.recordAnswer): sent as rendered then.
+    deps.idempotency!.recorded(state.recorded.answer, result.recorded.seq);
+    state.idem = null;
+    writeRendered(res, state, state.recorded.status, state.recorded.body, headers);
+    return;
+  }
   if (idem) {
     // Answered once the answer is durable, so a retry after a crash finds it.
     const body = renderData(state, result.data, metadata, metadataJson);
@@ -309,6 +317,20 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
     return;
   }
   writeData(res, state, status, result.data, metadata, metadataJson, headers);
+}
+
+/**
+ * RouteContext.recordAnswer for a request that claimed `idem`: renders the answer to send and the
+ * one to store (the replay form, when given) with the same metadata, and keeps both in `state`.
+ */
+function answerRecorder(state: ResponseState, idem: NonNullable<ResponseState["idem"]>, nowMs: number): NonNullable<RouteContext<unknown>["recordAnswer"]> {
+  return (status, data, replay) => {
+    const timing = { processing_time_ms: elapsedMs(state.startedAt) };
+    const body = renderData(state, data, timing);
+    const answer = storedAnswer(idem, status, replay === undefined ? body : renderData(state, replay, timing), state.cors, nowMs);
+    state.recorded = { answer, status, body };
+    return answer;
+  };
 }
 
 function storedAnswer(idem: NonNullable<ResponseState["idem"]>, status: number, body: string, headers: Record<string, string> | undefined, nowMs: number) {

@@ -5,9 +5,10 @@ import { describe, expect, it } from "vitest";
 import { admin, ADMIN_TOKEN, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
 
 /**
- * Issue 25, finding 4. An admin POST's effect and the stored answer of its Idempotency-Key
+ * Issue 25, findings 4 and 9. An admin POST's effect and the stored answer of its Idempotency-Key
  * used to be written apart (the effect by the writer, the answer one journal line later), so a
- * crash between them let the retry create a second org.
+ * crash between them let the retry create a second org. And non-ASCII bytes in a key were
+ * dropped without a word.
  *
  * The ledger is forwarded only every second here, so the journal's last lines are still unapplied
  * when the process is killed right after its answer.
@@ -82,5 +83,29 @@ describe("admin POSTs store their Idempotency-Key answer in the commit of their 
     // Replayed if the line was applied before the kill, run again if it was lost with its answer: counted once either way.
     expect(JSON.parse(retry.text).data.used).toBe(7);
     expect((await api(server, "GET", `/v1/orgs/${org.orgId}/usage`, { key: org.key })).body.data.used).toBe(7);
+  });
+});
+
+describe("non-ASCII Idempotency-Key bytes", () => {
+  /** The header's value as UTF-8 bytes on the wire (fetch sends a header string's chars as bytes). */
+  const bytes = (text: string): string => Buffer.from(text, "utf8").toString("latin1");
+
+  it("a key of nothing but non-ASCII bytes or blanks is refused on admin routes: 400, nothing created", async () => {
+    for (const key of ["ключ", "日本", ""]) {
+      const name = `blank key ${randomUUID()}`;
+      const r = await api(server, "POST", "/v1/admin/orgs", { key: ADMIN_TOKEN, body: { name }, headers: { "idempotency-key": bytes(key) } });
+      expect([key, r.status, r.body.error?.code]).toEqual([key, 400, "VALIDATION_ERROR"]);
+      expect(r.body.error.message).toMatch(/^header\.idempotency-key/);
+      expect(await orgsNamed(name)).toBe(0);
+    }
+  });
+
+  it("non-ASCII inside a key is refused on every route that takes one", async () => {
+    const org = await createOrgWithKey(server);
+    const check = await api(server, "POST", "/v1/check", { key: org.key, body: { form_id: "f", metadata: { ip: "8.8.8.8" } }, headers: { "idempotency-key": bytes("a-ключ-3") } });
+    expect([check.status, check.body.error?.code]).toEqual([400, "VALIDATION_ERROR"]);
+    expect(check.body.metadata.credits).toBe(0);
+    const created = await api(server, "POST", "/v1/admin/orgs", { key: ADMIN_TOKEN, body: { name: "x" }, headers: { "idempotency-key": bytes("a-日本-3") } });
+    expect([created.status, created.body.error?.code]).toEqual([400, "VALIDATION_ERROR"]);
   });
 });

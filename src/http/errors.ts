@@ -5,7 +5,7 @@
 import { PgError } from "../store/pg/sync-client.js";
 export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: { status: 400, meaning: "Invalid request format; the message names the failing field path." },
-  INVALID_SIGNATURE: { status: 400, meaning: "Webhook: the Stripe-Signature header does not verify against the raw body (or is too old); nothing was applied." },
+  INVALID_SIGNATURE: { status: 400, meaning: "Webhook: the Stripe-Signature header does not verify against the raw body, or its timestamp is more than 300 s old or ahead; nothing was applied." },
   MISSING_KEY: { status: 401, meaning: "No Authorization header." },
   INVALID_KEY: { status: 401, meaning: "Invalid API key (unknown, malformed, or wrong admin token)." },
   EXPIRED_KEY: { status: 401, meaning: "API key expired." },

@@ -35,6 +35,13 @@ export interface LeaseSource {
 }
 
 /** Credits set aside by QuotaGate.hold for one call in progress; see there. */
+/** An org's usage after an operator's adjustment (POST /v1/admin/orgs/{orgId}/usage/adjust). */
+export interface UsageAfterAdjust {
+  period: string;
+  used: number;
+  quota: number | null;
+}
+
 export interface Hold {
   readonly credits: number;
   /** The standing the credits were added to; null once charged or released. */
@@ -207,15 +214,20 @@ export class QuotaGate {
   /**
    * An operator's correction of the current period's usage by `delta` credits (negative gives
    * credits back). It travels through the journal like a charge, so the front's counter and the
-   * ledger can never count it twice. Resolves with the new standing once journaled.
+   * ledger can never count it twice. Resolves with the new standing once journaled, and the
+   * adjustment's journal sequence number.
+   * @param answerFor the stored answer of the request's Idempotency-Key for the standing the
+   *   adjustment leads to: journaled in the adjustment's own line, so both are durable or neither.
    */
-  async adjust(orgId: string, delta: number, nowMs: number): Promise<{ period: string; used: number; quota: number | null }> {
+  async adjust(orgId: string, delta: number, nowMs: number, answerFor?: (after: UsageAfterAdjust) => StoredAnswer): Promise<UsageAfterAdjust & { seq: number }> {
     const s = this.standing(orgId, nowMs);
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
+    const quota = PLAN_RULES[s.plan].monthlyQuota;
+    const idem = answerFor?.({ period: s.period, used: this.cells.locked(s.c, () => Math.max(0, s.c.used + delta)), quota });
     let seq = 0;
     try {
       await new Promise<void>((resolve, reject) => {
-        seq = this.journal.append(orgId, delta, s.period, (err) => (err ? reject(err) : resolve()), undefined, true);
+        seq = this.journal.append(orgId, delta, s.period, (err) => (err ? reject(err) : resolve()), idem, true);
       });
     } catch (err) {
       throw err instanceof JournalClosedError ? unavailable() : err;
@@ -223,7 +235,7 @@ export class QuotaGate {
     // A cluster's other nodes see it once shipped: answer then, so what follows counts it.
     if (this.shipped) await this.shipped(seq);
     const used = this.cells.locked(s.c, () => (s.c.used = Math.max(0, s.c.used + delta)));
-    return { period: s.period, used, quota: PLAN_RULES[s.plan].monthlyQuota };
+    return { period: s.period, used, quota, seq };
   }
 
   /**

@@ -4,6 +4,7 @@ import { ApiError, STATUS_TEXT } from "./errors.js";
 import type { Claim } from "./idempotency.js";
 import { recordAnswer } from "./metrics.js";
 import type { Hold } from "./quota.js";
+import type { StoredAnswer } from "../store/records.js";
 
 /** Envelope version (docs/api.md, "Envelope"). */
 export const ENVELOPE_VERSION = "1";
@@ -52,6 +53,8 @@ export interface ResponseState {
   hold?: Hold | null;
   /** The Idempotency-Key this request claimed (idempotency.ts), until its answer is stored or it fails. */
   idem?: Extract<Claim, { kind: "claimed" }> | null;
+  /** The answer RouteContext.recordAnswer rendered: the one to store (`answer`) and the one to send (`body`). */
+  recorded?: { answer: StoredAnswer; status: number; body: string } | null;
   /** Body bytes this request holds (body-budget.ts); released when the answer is written or the client leaves. */
   lease?: BodyLease | null;
 }

@@ -4,11 +4,11 @@ import type { Authenticator, KeyPrincipal } from "./auth.js";
 import { isJsonContentType, parseJson, readBody } from "./body.js";
 import type { BodyBudget, BodyPool } from "./body-budget.js";
 import { ApiError, toApiError } from "./errors.js";
-import { IdempotencyKeys, isIdempotent } from "./idempotency.js";
+import { BLANK_KEY, IdempotencyKeys, isIdempotent, keyHeaderSent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
 import type { TrustedProxies } from "./client-address.js";
 import { acceptRequestId, forwardedFor, peerAddress, snapshot, type RequestSnapshot } from "./request.js";
-import { RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
+import { elapsedMs, RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext, RouteResult } from "./route.js";
 import { validate } from "./validate.js";
 
@@ -50,9 +50,11 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
     const label = `${HTTP_NAME[route.method]} ${route.pattern}`;
     const extraHeaders = isIdempotent(route) ? [...(route.rawBody?.headers ?? []), "idempotency-key"] : route.rawBody?.headers;
+    const refuseBlankKey = isIdempotent(route) && route.auth.kind === "admin";
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
       const snap = snapshot(req, paramCount, route.body !== undefined || route.rawBody !== undefined, deps.testClock, route.beacon === true, extraHeaders);
+      if (refuseBlankKey && snap.extra["idempotency-key"] === "" && keyHeaderSent(req)) snap.extra["idempotency-key"] = BLANK_KEY;
       if (route.beacon) {
         snap.peer = peerAddress(res);
         // Every X-Forwarded-For line, walked for a trusted proxy's requests only.
@@ -244,6 +246,7 @@ function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: R
   // Held, not just checked: concurrent calls see each other's credits before any does its work.
   if (principal && route.minCredits) state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
   const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId, startedAt: state.startedAt };
+  if (state.idem) ctx.recordAnswer = answerRecorder(state, state.idem, nowMs);
   const pending = route.handle(ctx);
   if (pending instanceof Promise) {
     pending.then(
@@ -304,6 +307,13 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
     }
   }
   releaseHold(state, deps); // nothing charged
+  if (idem && result.recorded && state.recorded) {
+    // Stored with the effect already (RouteContext.recordAnswer): sent as rendered then.
+    deps.idempotency!.recorded(state.recorded.answer, result.recorded.seq);
+    state.idem = null;
+    writeRendered(res, state, state.recorded.status, state.recorded.body, headers);
+    return;
+  }
   if (idem) {
     // Answered once the answer is durable, so a retry after a crash finds it.
     const body = renderData(state, result.data, metadata, metadataJson);
@@ -314,6 +324,20 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
     return;
   }
   writeData(res, state, status, result.data, metadata, metadataJson, headers);
+}
+
+/**
+ * RouteContext.recordAnswer for a request that claimed `idem`: renders the answer to send and the
+ * one to store (the replay form, when given) with the same metadata, and keeps both in `state`.
+ */
+function answerRecorder(state: ResponseState, idem: NonNullable<ResponseState["idem"]>, nowMs: number): NonNullable<RouteContext<unknown>["recordAnswer"]> {
+  return (status, data, replay) => {
+    const timing = { processing_time_ms: elapsedMs(state.startedAt) };
+    const body = renderData(state, data, timing);
+    const answer = storedAnswer(idem, status, replay === undefined ? body : renderData(state, replay, timing), state.cors, nowMs);
+    state.recorded = { answer, status, body };
+    return answer;
+  };
 }
 
 function storedAnswer(idem: NonNullable<ResponseState["idem"]>, status: number, body: string, headers: Record<string, string> | undefined, nowMs: number) {

@@ -20,20 +20,24 @@ import type { ChargeRecord, StoredAnswer } from "./records.js";
 export { JournalClosedError, truncateTornTail } from "./journal.js";
 
 /**
- * One line per debit: `seq \t orgId \t credits \t period`, and for a request with an
- * Idempotency-Key a fifth field, its stored answer as JSON (which never holds a raw tab or newline).
+ * One line per debit: `seq \t orgId \t credits \t period`, then `adj` for an operator's
+ * adjustment, then for a request with an Idempotency-Key its stored answer as JSON (which never
+ * holds a raw tab or newline), so an adjustment and its answer are durable together.
  */
 export const CHARGE_CODEC: JournalCodec<ChargeRecord> = {
   prefix: "charges-",
   name: "charge journal",
-  encode: (r) => `${r.seq}\t${r.orgId}\t${r.credits}\t${r.period}${r.idem ? `\t${JSON.stringify(r.idem)}` : r.adjust ? "\tadj" : ""}`,
+  encode: (r) => `${r.seq}\t${r.orgId}\t${r.credits}\t${r.period}${r.adjust ? "\tadj" : ""}${r.idem ? `\t${JSON.stringify(r.idem)}` : ""}`,
   decode(line) {
-    const [seq, orgId, credits, period, idem] = line.split("\t");
+    const [seq, orgId, credits, period, fifth, sixth] = line.split("\t");
     const rec: ChargeRecord = { seq: Number(seq), orgId: orgId ?? "", credits: Number(credits), period: period ?? "" };
     if (!Number.isSafeInteger(rec.seq) || !rec.orgId || !Number.isSafeInteger(rec.credits) || !PERIOD_ID.test(rec.period)) return null;
-    if (idem === "adj") {
+    let idem = fifth;
+    if (fifth === "adj") {
       rec.adjust = true;
-    } else if (idem !== undefined) {
+      idem = sixth;
+    }
+    if (idem !== undefined) {
       const answer = parseStoredAnswer(idem);
       if (!answer) return null;
       rec.idem = answer;
@@ -75,7 +79,9 @@ export class ChargeJournal extends AppendJournal<ChargeRecord> {
    * @throws JournalClosedError after close() (the service is stopping): the caller answers 503.
    */
   append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void, idem?: StoredAnswer, adjust = false): number {
-    const fields = idem ? { orgId, credits, period, idem } : adjust ? { orgId, credits, period, adjust: true as const } : { orgId, credits, period };
+    const fields = adjust
+      ? idem ? { orgId, credits, period, adjust: true as const, idem } : { orgId, credits, period, adjust: true as const }
+      : idem ? { orgId, credits, period, idem } : { orgId, credits, period };
     return this.appendRecord(fields, onWritten).seq;
   }
 }

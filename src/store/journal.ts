@@ -1,5 +1,6 @@
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, truncateSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, readFileSync, readdirSync, truncateSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { ensurePrivateDir, openPrivate, restrictFiles } from "./private-files.js";
 
 /**
  * An append-only journal of records, written by the front thread once per event-loop turn before
@@ -60,7 +61,8 @@ export class AppendJournal<T extends JournalRecord> {
     lastSeq: number,
     private readonly onWritten: (records: T[], lines: string[]) => void,
   ) {
-    mkdirSync(dir, { recursive: true });
+    ensurePrivateDir(dir);
+    restrictFiles(dir); // segments an older version wrote with looser modes
     this.nextSeq = lastSeq + 1;
     this.fd = this.openSegment();
   }
@@ -161,7 +163,7 @@ export class AppendJournal<T extends JournalRecord> {
 
   private openSegment(): number {
     this.segmentBytes = 0;
-    return openSync(join(this.dir, `${this.codec.prefix}${String(this.nextSeq).padStart(16, "0")}${SEGMENT_SUFFIX}`), "a");
+    return openPrivate(join(this.dir, `${this.codec.prefix}${String(this.nextSeq).padStart(16, "0")}${SEGMENT_SUFFIX}`), "a");
   }
 }
 

@@ -172,7 +172,7 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
 let dbCounter = 0;
 
 /** A new, empty database on the run's PostgreSQL server; returns its URL. */
-async function freshDatabase(serverUrl: string): Promise<string> {
+export async function freshDatabase(serverUrl: string): Promise<string> {
   const name = `fs_it_${process.pid}_${++dbCounter}`;
   const c = new pg.Client({ connectionString: serverUrl });
   await c.connect();

@@ -294,6 +294,10 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
         },
         hold,
         stored,
+        // The charge counts only if the client is still there when it is written, after uWS has
+        // seen the rest of what came with this request: a pipelined request behind an
+        // asynchronous answer makes uWS close the connection, and this answer could never go out.
+        state,
       );
       return;
     }

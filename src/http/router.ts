@@ -1,8 +1,7 @@
 import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "../shared/log.js";
 import type { Authenticator, KeyPrincipal } from "./auth.js";
-import { isJsonContentType, parseJson, readBody } from "./body.js";
-import type { BodyBudget, BodyPool } from "./body-budget.js";
+import { isJsonContentType, parseJson, readBody, type BodyIntake, type BodyOwner } from "./body.js";
 import { ApiError, toApiError } from "./errors.js";
 import { IdempotencyKeys, isIdempotent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
@@ -14,8 +13,8 @@ import { validate } from "./validate.js";
 /** What the router needs besides the routes. */
 export interface RouterDeps {
   auth: Authenticator;
-  /** Caps the body bytes held across connections (public and keyed routes apart). */
-  bodies: BodyBudget;
+  /** Caps the body bytes held across connections (public and keyed routes apart) and cuts slow bodies. */
+  bodies: BodyIntake;
   quota: QuotaGate;
   /** Idempotency-Key answers (POST routes with a secret key or the admin token). */
   idempotency: IdempotencyKeys | null;
@@ -47,13 +46,17 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
     const label = `${HTTP_NAME[route.method]} ${route.pattern}`;
     const extraHeaders = isIdempotent(route) ? [...(route.rawBody?.headers ?? []), "idempotency-key"] : route.rawBody?.headers;
+    const hasBody = route.body !== undefined || route.rawBody !== undefined;
+    // Public bodies count against their client's share: X-Forwarded-For is read here, while the
+    // request is valid (beacon routes read it anyway); the peer address only if a body comes in pieces.
+    const bodyClient = hasBody && !route.beacon && poolOf(route) === "public";
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
-      const snap = snapshot(req, paramCount, route.body !== undefined || route.rawBody !== undefined, deps.testClock, route.beacon === true, extraHeaders);
+      const snap = snapshot(req, paramCount, hasBody, deps.testClock, route.beacon === true, extraHeaders);
       if (route.beacon) {
         snap.peer = Buffer.from(res.getRemoteAddressAsText()).toString();
         state.cors = corsHeaders(snap.origin);
-      }
+      } else if (bodyClient) snap.forwardedFor = req.getHeader("x-forwarded-for");
       state.requestId = snap.requestId;
       res.onAborted(() => {
         state.aborted = true;
@@ -179,7 +182,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
       // Checks that need no body (is the endpoint configured, is the signature header well
       // formed) answer before a byte of it is read or held.
       route.rawBody.precheck?.(snap);
-      readBody(res, state, route.rawBody.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, poolOf(route)).then((raw) => {
+      readBody(res, state, route.rawBody.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, bodyOwner(route, snap, principal)).then((raw) => {
         try {
           run(route, res, state, snap, deps, principal, nowMs, raw);
         } catch (err) {
@@ -195,7 +198,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
-    readBody(res, state, deps.maxBodyBytes, snap.contentLength, deps.bodies, poolOf(route)).then((raw) => {
+    readBody(res, state, deps.maxBodyBytes, snap.contentLength, deps.bodies, bodyOwner(route, snap, principal)).then((raw) => {
       try {
         if (replayed(route, res, state, snap, deps, principal, nowMs, raw)) return;
         run(route, res, state, snap, deps, principal, nowMs, validate(route.body!, parseJson(raw), "body"));
@@ -230,8 +233,14 @@ function replayed(route: Route<any>, res: HttpResponse, state: ResponseState, sn
 }
 
 /** Bodies of routes reached without a secret key count against the public pool. */
-function poolOf(route: Route<any>): BodyPool {
+function poolOf(route: Route<any>): BodyOwner["pool"] {
   return route.auth.kind === "none" || route.auth.kind === "publishable" ? "public" : "keyed";
+}
+
+/** Whose share a body counts against: the client's on public routes, the org's (or the admin's) on the others. */
+function bodyOwner(route: Route<any>, snap: RequestSnapshot, principal: KeyPrincipal | null): BodyOwner {
+  if (poolOf(route) === "public") return { pool: "public", peer: snap.peer, forwardedFor: snap.forwardedFor };
+  return { pool: "keyed", id: principal ? principal.orgId : "admin" };
 }
 
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */

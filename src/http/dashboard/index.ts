@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import { formatIp, parseIp } from "../../shared/ip.js";
 import type { KeyPrincipal } from "../auth.js";
-import { readBody } from "../body.js";
+import { readBody, type BodyOwner } from "../body.js";
 import { recordAnswer } from "../metrics.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError, STATUS_TEXT, toApiError } from "../errors.js";
@@ -43,6 +43,8 @@ interface Req {
   secure: boolean;
   /** Client address (after trusted proxies), for the sign-in limit. */
   client: string;
+  /** Whose share of the public body pool a form counts against (body.ts). */
+  bodyOwner: BodyOwner;
 }
 
 type Page = (ctx: DashContext) => Promise<string | null>;
@@ -63,7 +65,8 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
     const peerIp = parseIp(peer);
     const fromProxy = peerIp !== null && deps.beacon.trusted.has(peerIp);
-    const client = deps.beacon.trusted.clientIp(peer, req.getHeader("x-forwarded-for"));
+    const forwardedFor = req.getHeader("x-forwarded-for");
+    const client = deps.beacon.trusted.clientIp(peer, forwardedFor);
     const direct = req.getHeader("host");
     const forwarded = fromProxy ? req.getHeader("x-forwarded-host").split(",")[0]!.trim() : "";
     return {
@@ -77,6 +80,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       contentLength: req.getHeader("content-length"),
       secure: fromProxy && req.getHeader("x-forwarded-proto").split(",")[0]!.trim().toLowerCase() === "https",
       client: client ? formatIp(client) : peer,
+      bodyOwner: { pool: "public", peer, forwardedFor },
     };
   };
 
@@ -303,7 +307,7 @@ function readForm(res: HttpResponse, state: ResponseState, r: Req, deps: AppDeps
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(r.contentType)) {
     return Promise.reject(new ApiError("UNSUPPORTED_MEDIA_TYPE", "The dashboard takes its forms as application/x-www-form-urlencoded."));
   }
-  return readBody(res, state, MAX_FORM_BYTES, r.contentLength, deps.bodies, "public").then((raw) => new URLSearchParams(raw.toString("utf8")));
+  return readBody(res, state, MAX_FORM_BYTES, r.contentLength, deps.bodies, r.bodyOwner).then((raw) => new URLSearchParams(raw.toString("utf8")));
 }
 
 /** Headers of every dashboard page: no caching, no framing, no scripts, no sniffing. */
@@ -338,7 +342,7 @@ function write(res: HttpResponse, state: ResponseState, status: number, body: st
     for (const k in PAGE_HEADERS) res.writeHeader(k, PAGE_HEADERS[k]!);
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body);
+    res.end(body, state.close === true);
   });
   recordAnswer(state, status);
 }

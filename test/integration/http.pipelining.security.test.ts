@@ -58,9 +58,15 @@ describe("pipelined metered requests", () => {
     expect(await used(org)).toBe(creditsIn(responses));
   });
 
-  it("answers pipelined synchronous requests (GET /healthz) in order", async () => {
-    const { responses } = await exchange(server.port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".repeat(5), { count: 5 });
-    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+  it("answers pipelined requests answered at once (GET /healthz, a wrong key, an unknown path) in order", async () => {
+    const text = [
+      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+      "GET /v1/ip/8.8.8.8 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer fs_live_wrong\r\n\r\n",
+      "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n",
+      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+    ].join("");
+    const { responses } = await exchange(server.port, text, { count: 4 });
+    expect(responses.map((r) => r.status)).toEqual([200, 401, 404, 200]);
   });
 
   it("does not charge a client that disconnects before its answer", async () => {

@@ -53,13 +53,29 @@ export const envSchema = z.object({
   FS_MAX_BODY_BYTES: positiveInt.max(16 * 1024 * 1024).default(64 * 1024),
   /**
    * Request-body bytes held at once, across every connection, for routes reached without a
-   * secret key (the payment webhook, the beacon, the demo); past it, 503 OVERLOADED and the
-   * connection is closed. Bounds what unauthenticated clients can make the process hold.
-   * Example: 8388608 (8 MiB).
+   * secret key (the payment webhook, the beacon, the dashboard's forms, the demo), counted as they
+   * arrive; past it, 503 OVERLOADED. Bounds what unauthenticated clients can make the process
+   * hold. Shared out between the front threads. Example: 8388608 (8 MiB).
    */
   FS_BODY_BUFFER_PUBLIC_BYTES: positiveInt.max(1024 * 1024 * 1024).default(8 * 1024 * 1024),
   /** The same for routes that need a secret or admin key (checked before the body is read). Example: 67108864. */
   FS_BODY_BUFFER_BYTES: positiveInt.max(4 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  /**
+   * Bytes one client address (an IPv6 /64) may hold of FS_BODY_BUFFER_PUBLIC_BYTES in bodies
+   * still arriving, per front thread; past it, 503 OVERLOADED for that client only. At least the
+   * largest public body (Stripe's events, 1 MiB) for such a body to arrive in pieces. Example: 1048576.
+   */
+  FS_BODY_BUFFER_PER_CLIENT_BYTES: positiveInt.max(1024 * 1024 * 1024).default(1024 * 1024),
+  /** The same for one org (or the admin token) of FS_BODY_BUFFER_BYTES. Example: 8388608. */
+  FS_BODY_BUFFER_PER_ORG_BYTES: positiveInt.max(4 * 1024 * 1024 * 1024).default(8 * 1024 * 1024),
+  /**
+   * Milliseconds a request body may take to arrive after its headers; a body still arriving
+   * then is answered 408 REQUEST_TIMEOUT and its connection closed, unless it has averaged
+   * FS_BODY_MIN_BYTES_PER_SECOND. Example: 10000.
+   */
+  FS_BODY_TIMEOUT_MS: positiveInt.max(600_000).default(10_000),
+  /** The average rate (bytes a second) that lets a body keep arriving past FS_BODY_TIMEOUT_MS. Example: 16384. */
+  FS_BODY_MIN_BYTES_PER_SECOND: positiveInt.max(1024 * 1024 * 1024).default(16 * 1024),
   /**
    * Front threads: each runs the HTTP server (routing, validation, authentication, admission,
    * answers) on the same port, the kernel spreading connections over them. Default 1. Example: 2.

@@ -36,7 +36,9 @@ import type { QuotaCells } from "./admission/cells.js";
 import type { ClaimTable } from "./admission/claims.js";
 import { Authenticator } from "./auth.js";
 import { BeaconTokens } from "./beacon/token.js";
+import type { BodyIntake } from "./body.js";
 import { BodyBudget } from "./body-budget.js";
+import { BodyDeadlines } from "./body-deadline.js";
 import { TrustedProxies } from "./client-address.js";
 import type { AppDeps } from "./deps.js";
 import { IdempotencyKeys } from "./idempotency.js";
@@ -197,6 +199,17 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       : null,
     setup.cells,
   );
+  const trusted = new TrustedProxies(config.FS_TRUSTED_PROXIES);
+  // The pools are shared out between the front threads; a client's or an org's share is per thread.
+  const bodies: BodyIntake = {
+    budget: new BodyBudget(
+      { public: Math.ceil(config.FS_BODY_BUFFER_PUBLIC_BYTES / setup.threads), keyed: Math.ceil(config.FS_BODY_BUFFER_BYTES / setup.threads) },
+      { public: config.FS_BODY_BUFFER_PER_CLIENT_BYTES, keyed: config.FS_BODY_BUFFER_PER_ORG_BYTES },
+      config.FS_RETRY_AFTER_SECONDS,
+    ),
+    deadlines: new BodyDeadlines(config.FS_BODY_TIMEOUT_MS, config.FS_BODY_MIN_BYTES_PER_SECOND),
+    trusted,
+  };
   const metrics = new ServiceMetrics({
     pool,
     store,
@@ -205,6 +218,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       { name: "charges", written: () => journal.lastSeq, applied: () => applied.charges },
       { name: "observations", written: () => observations.lastSeq, applied: () => applied.observations },
     ],
+    bodies,
     log: createLogger(config.FS_LOG_LEVEL, "access"),
     accessLogSample: config.FS_ACCESS_LOG_SAMPLE,
     thread: setup.index,
@@ -216,10 +230,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     config,
     log,
     store,
-    bodies: new BodyBudget(
-      { public: Math.ceil(config.FS_BODY_BUFFER_PUBLIC_BYTES / setup.threads), keyed: Math.ceil(config.FS_BODY_BUFFER_BYTES / setup.threads) },
-      config.FS_RETRY_AFTER_SECONDS,
-    ),
+    bodies,
     auth,
     quota,
     pool,
@@ -229,7 +240,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     beacon: {
       projects,
       tokens: new BeaconTokens(Buffer.from(setup.secrets.beacon, "hex"), config.FS_BEACON_TOKEN_TTL_SECONDS * 1000),
-      trusted: new TrustedProxies(config.FS_TRUSTED_PROXIES),
+      trusted,
       ipDatasets,
       rdns,
       journal: observations,
@@ -292,6 +303,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     },
     async close() {
       if (setup.index > 0) server.closeAll();
+      bodies.deadlines.close();
       peers.close();
       frontPg?.close();
       await pool.close();

@@ -5,6 +5,7 @@ import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/front/client.js";
 import type { ScoringPool } from "../workers/pool.js";
 import type { ResponseState } from "./respond.js";
+import type { BodyIntake } from "./body.js";
 
 /**
  * The service's Prometheus metrics (GET /metrics, docs/operations.md "Metrics"), through
@@ -31,6 +32,8 @@ export interface MetricsSources {
   store: StoreClient;
   ipDatasets: IpDatasetHolder;
   journals: JournalProgress[];
+  /** Request bodies being received (body.ts). */
+  bodies?: BodyIntake;
   log: Logger;
   /** Share of answers written to the access log, 0 (none) to 1 (all). */
   accessLogSample: number;
@@ -148,6 +151,15 @@ export class ServiceMetrics {
       commitSize.observe(c.intents);
       commitTime.observe(c.ms / 1000);
     };
+    const bodies = sources.bodies;
+    if (bodies) {
+      gauge("fs_body_bytes_held", "Request-body bytes held now, by pool (public: routes reached without a secret key; keyed: the rest).", function () {
+        for (const pool of ["public", "keyed"] as const) this.set({ pool }, bodies.budget.holding(pool));
+      }, ["pool"]);
+      gauge("fs_bodies_arriving", "Request bodies arriving in pieces now, watched by their deadline (FS_BODY_TIMEOUT_MS).", function () {
+        this.set(bodies.deadlines.size);
+      });
+    }
     gauge("fs_writer_intents_in_flight", "Intents sent to the writer thread and not yet acknowledged.", function () {
       this.set(store.inFlight);
     });

@@ -1,6 +1,6 @@
 import { PLAN_RULES, type Plan } from "../shared/plans.js";
 import { usagePeriod, type BillingPeriodSource } from "../shared/billing-period.js";
-import { JournalClosedError, type ChargeJournal } from "../store/charge-journal.js";
+import { JournalClosedError, type ChargeJournal, type Liveness } from "../store/charge-journal.js";
 import type { StateDbs } from "../store/state-env.js";
 import type { OrgRecord, StoredAnswer } from "../store/records.js";
 import { ApiError } from "./errors.js";
@@ -122,8 +122,11 @@ export class QuotaGate {
    * period that has ended since covers nothing: the call is checked in full in the new one.)
    * The hold ends here, also when this throws. `onCharged` runs once the debit is in the
    * journal file. A callback, not a promise: this runs once per metered request.
+   * `live` is the request: if its client has left by the time the debit would be written (a
+   * connection uWS closed for a pipelined request, a client that disconnected), nothing is
+   * charged and `onCharged` gets an error, as for a failed write.
    */
-  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError, seq?: number) => void, hold: Hold | null = null, idem?: StoredAnswer): void {
+  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError, seq?: number) => void, hold: Hold | null = null, idem?: StoredAnswer, live?: Liveness): void {
     const s = this.standing(orgId, nowMs);
     const own = hold !== null && hold.standing !== null && hold.standing === s;
     if (hold !== null && !own) this.release(hold); // a hold of another period covers nothing
@@ -150,9 +153,9 @@ export class QuotaGate {
     try {
       const seq = this.journal.append(orgId, credits, s.period, (err) => {
         if (!err) return onCharged(undefined, seq);
-        giveBack(); // not durable, not charged: give the room back
+        giveBack(); // not durable (or withdrawn), not charged: give the room back
         onCharged(unavailable());
-      }, idem);
+      }, idem, false, live);
     } catch (err) {
       giveBack();
       if (err instanceof JournalClosedError) throw unavailable();

@@ -1,5 +1,4 @@
 import type { HttpResponse } from "uWebSockets.js";
-import type { BodyLease } from "./body-budget.js";
 import { ApiError, STATUS_TEXT } from "./errors.js";
 import type { Claim } from "./idempotency.js";
 import { recordAnswer } from "./metrics.js";
@@ -55,8 +54,10 @@ export interface ResponseState {
   idem?: Extract<Claim, { kind: "claimed" }> | null;
   /** The answer RouteContext.recordAnswer rendered: the one to store (`answer`) and the one to send (`body`). */
   recorded?: { answer: StoredAnswer; status: number; body: string } | null;
-  /** Body bytes this request holds (body-budget.ts); released when the answer is written or the client leaves. */
-  lease?: BodyLease | null;
+  /** The body this request is reading or holds (body.ts); released when the answer is written or the client leaves. */
+  lease?: { release(): void } | null;
+  /** Close the connection after the answer (a body cut by its deadline: its client may still be sending). */
+  close?: boolean;
 }
 
 /** Milliseconds since `startedAt`, rounded to microseconds. */
@@ -104,7 +105,7 @@ function writeBody(res: HttpResponse, state: ResponseState, status: number, body
     res.writeHeader("content-type", contentType);
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body);
+    res.end(body, state.close === true);
   });
 }
 

@@ -1,8 +1,7 @@
 import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "../shared/log.js";
 import type { Authenticator, KeyPrincipal } from "./auth.js";
-import { isJsonContentType, parseJson, readBody } from "./body.js";
-import type { BodyBudget, BodyPool } from "./body-budget.js";
+import { isJsonContentType, parseJson, readBody, type BodyIntake, type BodyOwner } from "./body.js";
 import { ApiError, toApiError } from "./errors.js";
 import { BLANK_KEY, IdempotencyKeys, isIdempotent, keyHeaderSent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
@@ -15,8 +14,8 @@ import { validate } from "./validate.js";
 /** What the router needs besides the routes. */
 export interface RouterDeps {
   auth: Authenticator;
-  /** Caps the body bytes held across connections (public and keyed routes apart). */
-  bodies: BodyBudget;
+  /** Caps the body bytes held across connections (public and keyed routes apart) and cuts slow bodies. */
+  bodies: BodyIntake;
   quota: QuotaGate;
   /** Idempotency-Key answers (POST routes with a secret key or the admin token). */
   idempotency: IdempotencyKeys | null;
@@ -51,16 +50,20 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const label = `${HTTP_NAME[route.method]} ${route.pattern}`;
     const extraHeaders = isIdempotent(route) ? [...(route.rawBody?.headers ?? []), "idempotency-key"] : route.rawBody?.headers;
     const refuseBlankKey = isIdempotent(route) && route.auth.kind === "admin";
+    const hasBody = route.body !== undefined || route.rawBody !== undefined;
+    // Public bodies count against their client's share: X-Forwarded-For is read here, while the
+    // request is valid (beacon routes read it anyway); the peer address only if a body comes in pieces.
+    const bodyClient = hasBody && !route.beacon && poolOf(route) === "public";
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
-      const snap = snapshot(req, paramCount, route.body !== undefined || route.rawBody !== undefined, deps.testClock, route.beacon === true, extraHeaders);
+      const snap = snapshot(req, paramCount, hasBody, deps.testClock, route.beacon === true, extraHeaders);
       if (refuseBlankKey && snap.extra["idempotency-key"] === "" && keyHeaderSent(req)) snap.extra["idempotency-key"] = BLANK_KEY;
       if (route.beacon) {
         snap.peer = peerAddress(res);
         // Every X-Forwarded-For line, walked for a trusted proxy's requests only.
         if (deps.trusted.trusts(snap.peer)) snap.forwardedFor = forwardedFor(req);
         state.cors = corsHeaders(snap.origin);
-      }
+      } else if (bodyClient && !deps.trusted.empty) snap.forwardedFor = forwardedFor(req);
       state.requestId = snap.requestId;
       res.onAborted(() => {
         state.aborted = true;
@@ -186,7 +189,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
       // Checks that need no body (is the endpoint configured, is the signature header well
       // formed) answer before a byte of it is read or held.
       route.rawBody.precheck?.(snap);
-      readBody(res, state, route.rawBody.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, poolOf(route)).then((raw) => {
+      readBody(res, state, route.rawBody.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, bodyOwner(route, snap, principal)).then((raw) => {
         try {
           run(route, res, state, snap, deps, principal, nowMs, raw);
         } catch (err) {
@@ -202,7 +205,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
-    readBody(res, state, deps.maxBodyBytes, snap.contentLength, deps.bodies, poolOf(route)).then((raw) => {
+    readBody(res, state, deps.maxBodyBytes, snap.contentLength, deps.bodies, bodyOwner(route, snap, principal)).then((raw) => {
       try {
         if (replayed(route, res, state, snap, deps, principal, nowMs, raw)) return;
         run(route, res, state, snap, deps, principal, nowMs, validate(route.body!, parseJson(raw), "body"));
@@ -237,8 +240,14 @@ function replayed(route: Route<any>, res: HttpResponse, state: ResponseState, sn
 }
 
 /** Bodies of routes reached without a secret key count against the public pool. */
-function poolOf(route: Route<any>): BodyPool {
+function poolOf(route: Route<any>): BodyOwner["pool"] {
   return route.auth.kind === "none" || route.auth.kind === "publishable" ? "public" : "keyed";
+}
+
+/** Whose share a body counts against: the client's on public routes, the org's (or the admin's) on the others. */
+function bodyOwner(route: Route<any>, snap: RequestSnapshot, principal: KeyPrincipal | null): BodyOwner {
+  if (poolOf(route) === "public") return { pool: "public", peer: snap.peer, forwardedFor: snap.forwardedFor };
+  return { pool: "keyed", id: principal ? principal.orgId : "admin" };
 }
 
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */
@@ -302,6 +311,10 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
         },
         hold,
         stored,
+        // The charge counts only if the client is still there when it is written, after uWS has
+        // seen the rest of what came with this request: a pipelined request behind an
+        // asynchronous answer makes uWS close the connection, and this answer could never go out.
+        state,
       );
       return;
     }

@@ -74,7 +74,8 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
   app.post("/demo/submit", (res, req) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
     const length = req.getHeader("content-length");
-    readBody(res, state, deps.config.FS_MAX_BODY_BYTES, length, deps.bodies, "public")
+    const owner = { pool: "public", peer: "", forwardedFor: req.getHeader("x-forwarded-for") } as const;
+    readBody(res, state, deps.config.FS_MAX_BODY_BYTES, length, deps.bodies, owner)
       .then(async (raw) => {
         const demo = await demoInfo(deps);
         const fields = new URLSearchParams(raw.toString("utf8"));
@@ -145,6 +146,8 @@ function stateFor(res: HttpResponse, requestId: string): ResponseState {
 }
 
 function html(res: HttpResponse, state: ResponseState, page: string): void {
+  state.lease?.release(); // the demo form's body
+  state.lease = null;
   if (state.aborted) return;
   state.aborted = true;
   res.cork(() => {

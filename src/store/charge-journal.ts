@@ -14,10 +14,11 @@ import {
   pruneJournalSegments,
   readJournalSegment,
   type JournalCodec,
+  type Liveness,
 } from "./journal.js";
 import type { ChargeRecord, StoredAnswer } from "./records.js";
 
-export { JournalClosedError, truncateTornTail } from "./journal.js";
+export { JournalClosedError, RecordWithdrawnError, truncateTornTail, type Liveness } from "./journal.js";
 
 /**
  * One line per debit: `seq \t orgId \t credits \t period`, then `adj` for an operator's
@@ -75,14 +76,15 @@ export class ChargeJournal extends AppendJournal<ChargeRecord> {
   /**
    * Queues a debit (with the stored answer of an Idempotency-Key, if any); returns its sequence
    * number. `onWritten` runs once the batch holding it reached the journal file, or with an error
-   * when that write failed (nothing of the batch counts then).
+   * when that write failed (nothing of the batch counts then). With `live`, the debit is dropped
+   * unwritten if that request has left by then (`onWritten` gets a RecordWithdrawnError).
    * @throws JournalClosedError after close() (the service is stopping): the caller answers 503.
    */
-  append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void, idem?: StoredAnswer, adjust = false): number {
+  append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void, idem?: StoredAnswer, adjust = false, live?: Liveness): number {
     const fields = adjust
       ? idem ? { orgId, credits, period, adjust: true as const, idem } : { orgId, credits, period, adjust: true as const }
       : idem ? { orgId, credits, period, idem } : { orgId, credits, period };
-    return this.appendRecord(fields, onWritten).seq;
+    return this.appendRecord(fields, onWritten, live).seq;
   }
 }
 

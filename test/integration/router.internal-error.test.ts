@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BodyBudget } from "../../src/http/body-budget.js";
+import { BodyDeadlines } from "../../src/http/body-deadline.js";
+import { TrustedProxies } from "../../src/http/client-address.js";
 import { App, us_listen_socket_close, us_socket_local_port, type us_listen_socket } from "uWebSockets.js";
 import { Authenticator } from "../../src/http/auth.js";
 import { TrustedProxies } from "../../src/http/client-address.js";
@@ -33,7 +35,7 @@ beforeAll(async () => {
     auth: new Authenticator({ keys: { get: () => undefined } } as never, "00"),
     quota: {} as QuotaGate,
     idempotency: null,
-    bodies: new BodyBudget({ public: 1 << 20, keyed: 1 << 20 }),
+    bodies: { budget: new BodyBudget({ public: 1 << 20, keyed: 1 << 20 }, { public: 1 << 20, keyed: 1 << 20 }), deadlines: new BodyDeadlines(10_000, 1024), trusted: new TrustedProxies([]) },
     log,
     maxBodyBytes: 1024,
     testClock: false,

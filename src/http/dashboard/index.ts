@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import { parseKey } from "../../shared/api-keys.js";
 import type { KeyPrincipal } from "../auth.js";
-import { readBody } from "../body.js";
+import { readBody, type BodyOwner } from "../body.js";
 import { recordAnswer } from "../metrics.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError, STATUS_TEXT, toApiError } from "../errors.js";
@@ -43,6 +43,8 @@ interface Req {
   secure: boolean;
   /** Client address (after trusted proxies; an IPv6 one as its /64), for the sign-in limit; read for sign-ins only (readReq). */
   client: string;
+  /** Whose share of the public body pool a form counts against (body.ts). */
+  bodyOwner: BodyOwner;
 }
 
 type Page = (ctx: DashContext) => Promise<string | null>;
@@ -64,7 +66,9 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   const readReq = (res: HttpResponse, req: HttpRequest, withClient = false): Req => {
     const peer = peerAddress(res);
     const fromProxy = deps.beacon.trusted.trusts(peer);
-    const client = withClient ? deps.beacon.trusted.clientIp(peer, fromProxy ? forwardedFor(req) : "") : null;
+    // Every X-Forwarded-For line: the sign-in limit and a form body's share count the client.
+    const xff = fromProxy ? forwardedFor(req) : "";
+    const client = withClient ? deps.beacon.trusted.clientIp(peer, xff) : null;
     const direct = req.getHeader("host");
     const forwarded = fromProxy ? req.getHeader("x-forwarded-host").split(",")[0]!.trim() : "";
     return {
@@ -78,6 +82,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       contentLength: req.getHeader("content-length"),
       secure: fromProxy && req.getHeader("x-forwarded-proto").split(",")[0]!.trim().toLowerCase() === "https",
       client: !withClient ? "" : client ? signInAddress(client) : peer,
+      bodyOwner: { pool: "public", peer, forwardedFor: xff },
     };
   };
 
@@ -310,7 +315,7 @@ function readForm(res: HttpResponse, state: ResponseState, r: Req, deps: AppDeps
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(r.contentType)) {
     return Promise.reject(new ApiError("UNSUPPORTED_MEDIA_TYPE", "The dashboard takes its forms as application/x-www-form-urlencoded."));
   }
-  return readBody(res, state, MAX_FORM_BYTES, r.contentLength, deps.bodies, "public").then((raw) => new URLSearchParams(raw.toString("utf8")));
+  return readBody(res, state, MAX_FORM_BYTES, r.contentLength, deps.bodies, r.bodyOwner).then((raw) => new URLSearchParams(raw.toString("utf8")));
 }
 
 /** Headers of every dashboard page: no caching, no framing, no scripts, no sniffing. */
@@ -345,7 +350,7 @@ function write(res: HttpResponse, state: ResponseState, status: number, body: st
     for (const k in PAGE_HEADERS) res.writeHeader(k, PAGE_HEADERS[k]!);
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body);
+    res.end(body, state.close === true);
   });
   recordAnswer(state, status);
 }

@@ -36,6 +36,8 @@ import type { QuotaCells } from "./admission/cells.js";
 import type { ClaimTable } from "./admission/claims.js";
 import { Authenticator } from "./auth.js";
 import { BeaconTokens } from "./beacon/token.js";
+import { BeaconRateLimits } from "./beacon/limits.js";
+import { ObservationBudget } from "./beacon/budget.js";
 import { BodyBudget } from "./body-budget.js";
 import { TrustedProxies } from "./client-address.js";
 import type { AppDeps } from "./deps.js";
@@ -197,6 +199,8 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       : null,
     setup.cells,
   );
+  const beaconLimits = new BeaconRateLimits({ perAddress: config.FS_BEACON_ADDRESS_LIMIT, perProject: config.FS_BEACON_PROJECT_LIMIT });
+  const observationBudget = new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PER_DAY);
   const metrics = new ServiceMetrics({
     pool,
     store,
@@ -208,6 +212,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     log: createLogger(config.FS_LOG_LEVEL, "access"),
     accessLogSample: config.FS_ACCESS_LOG_SAMPLE,
     thread: setup.index,
+    beacon: { rateLimited: beaconLimits.refused, budget: observationBudget },
   });
   activateMetrics(metrics);
   const auth = new Authenticator(readDbs, setup.adminTokenHash);
@@ -233,6 +238,9 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       ipDatasets,
       rdns,
       journal: observations,
+      limits: beaconLimits,
+      budget: observationBudget,
+      sessionProofMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
     },
     flushObservations: obsForwarder.flush,
     challenge: createChallengeService({ secret: setup.secrets.challenge, projects, spend: storeSpender(store) }),

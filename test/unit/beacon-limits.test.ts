@@ -46,6 +46,15 @@ describe("RateTable (GCRA)", () => {
     expect(t.size).toBe(3);
   });
 
+  it("a clock that went back (or a test clock that jumped ahead and back) does not lock a key out", () => {
+    const t = new RateTable<string>(2, 60, 100);
+    t.take("a", t.peek("a", T0 + 30 * 86_400_000));
+    t.take("a", t.peek("a", T0 + 30 * 86_400_000));
+    expect(t.peek("a", T0)).toBeGreaterThan(0);
+    expect(t.retryAfterSeconds("a", T0)).toBe(1);
+    expect(t.remaining("a", T0)).toBe(2);
+  });
+
   it("refuses bad options", () => {
     expect(() => new RateTable(0, 60, 1)).toThrow(/limit/);
     expect(() => new RateTable(1, 0.5, 1)).toThrow(/windowSeconds/);

@@ -45,10 +45,18 @@ export class RateTable<K extends string | number> {
    * use up this one.
    */
   peek(key: K, nowMs: number): number {
-    const stored = this.tat.get(key);
-    const next = (stored === undefined || stored < nowMs ? nowMs : stored) + this.intervalMs;
+    const next = this.base(key, nowMs) + this.intervalMs;
     // The slack absorbs rounding when the interval is not a whole number of milliseconds.
     return next - nowMs <= this.windowMs + 1e-6 ? next : -1;
+  }
+
+  /**
+   * Where a request of `key` starts from: its TAT, or now when that has passed. A TAT more than a
+   * window ahead cannot come from requests (the clock went back, or a test clock jumped): now.
+   */
+  private base(key: K, nowMs: number): number {
+    const stored = this.tat.get(key);
+    return stored === undefined || stored < nowMs || stored > nowMs + this.windowMs ? nowMs : stored;
   }
 
   /** Records an allowed request: `next` is what peek returned for it (>= 0). */
@@ -68,14 +76,11 @@ export class RateTable<K extends string | number> {
    * RateLimit header's `t` after a refusal.
    */
   retryAfterSeconds(key: K, nowMs: number): number {
-    const stored = this.tat.get(key) ?? nowMs;
-    return Math.max(1, Math.ceil((stored + this.intervalMs - this.windowMs - nowMs) / 1000));
+    return Math.max(1, Math.ceil((this.base(key, nowMs) + this.intervalMs - this.windowMs - nowMs) / 1000));
   }
 
   /** Requests `key` could make at once now (0 to limit). */
   remaining(key: K, nowMs: number): number {
-    const stored = this.tat.get(key);
-    if (stored === undefined || stored <= nowMs) return this.limit;
-    return Math.max(0, Math.floor((this.windowMs - (stored - nowMs)) / this.intervalMs + 1e-9));
+    return Math.max(0, Math.min(this.limit, Math.floor((this.windowMs - (this.base(key, nowMs) - nowMs)) / this.intervalMs + 1e-9)));
   }
 }

@@ -98,7 +98,16 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   const readDbs: StateDbs = frontPg ? openPgState(new KvStore(frontPg)) : openState(setup.stateDir, true);
   store.afterCommit = () => readDbs.root.resetReadTxn();
 
-  const ipDatasets = new IpDatasetHolder(config.DATA_DIR);
+  // The first thread deletes builds older than the one in service and the one before it.
+  const ipDatasets = new IpDatasetHolder(
+    config.DATA_DIR,
+    setup.index === 0
+      ? ({ deleted, failed }) => {
+          if (deleted.length > 0) log.info("old dataset builds deleted", { versions: deleted });
+          for (const f of failed) log.warn("old dataset build not deleted", { version: f.version, reason: f.reason });
+        }
+      : null,
+  );
   if (setup.index === 0) {
     const ipMeta = ipDatasets.get().meta;
     log.info("dataset open", { ip: ipMeta.version, source: ipMeta.source, built_at: ipMeta.built_at });

@@ -135,9 +135,9 @@ export const envSchema = z.object({
   /**
    * Beacon observations recorded per org and UTC day; past it hits are answered but not
    * recorded (dropped and counted). Bounds the disk an org's publishable key can fill to this
-   * times FS_OBSERVATION_RETENTION_DAYS observations. 0: no budget. Example: 100000.
+   * times FS_OBSERVATION_RETENTION_DAYS observations. 0: no budget. Example: 50000.
    */
-  FS_OBSERVATION_BUDGET_PER_DAY: z.coerce.number().int().min(0).max(1_000_000_000).default(100_000),
+  FS_OBSERVATION_BUDGET_PER_DAY: z.coerce.number().int().min(0).max(1_000_000_000).default(50_000),
   /**
    * Serve the demo page at /demo (the demo org's project; see README, "Quick start"). Default: on
    * when HOST is a loopback address, off otherwise (the demo page shows a publishable key).

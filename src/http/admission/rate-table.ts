@@ -6,10 +6,11 @@
  * may send `limit` requests at once, then one every `window / limit`.
  *
  * O(1) per request, one Map entry per key and no timers. The Map is bounded: past `maxKeys` the
- * key updated longest ago is dropped (a Map iterates in insertion order and an update re-inserts
- * its key). Dropping a key only forgets how much of its bucket it has used, so a client can never
- * grow the table, and one that cycles through more than `maxKeys` keys gains a burst per key at
- * most. A key whose TAT has passed is as good as absent.
+ * key added longest ago is dropped (a Map iterates in insertion order; an update keeps a key's
+ * place, which costs a third of moving it to the end). Dropping a key only forgets how much of
+ * its bucket it has used, so a client can never grow the table, and one that cycles through more
+ * than `maxKeys` keys gains a burst per key at most. A key whose TAT has passed is as good as
+ * absent.
  */
 export class RateTable<K extends string | number> {
   private readonly tat = new Map<K, number>();
@@ -61,7 +62,6 @@ export class RateTable<K extends string | number> {
 
   /** Records an allowed request: `next` is what peek returned for it (>= 0). */
   take(key: K, next: number): void {
-    this.tat.delete(key);
     this.tat.set(key, next);
     if (this.tat.size > this.maxKeys) {
       for (const oldest of this.tat.keys()) {

@@ -12,7 +12,7 @@ import { ApiError } from "../errors.js";
 export const BEACON_WINDOW_SECONDS = 60;
 
 /**
- * Most addresses and projects each table keeps (a few MB); past it the least recently seen is
+ * Most addresses and projects each table keeps (a few MB); past it the one added longest ago is
  * forgotten, so many addresses cannot grow the limiter itself.
  */
 export const BEACON_LIMITER_KEYS = 100_000;

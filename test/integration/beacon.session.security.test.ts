@@ -71,14 +71,16 @@ describe("beacon session integrity", () => {
     const forged = await hit(site, { session_id: victim.session_id, ua: HEADLESS, tells: ["webdriver"], ip: "3.5.140.2" });
     expect(forged.session_id).not.toBe(victim.session_id);
     expect(forged.session_id).toMatch(/^s_[0-9A-Za-z]{22}$/);
-    // A handshake naming the victim's session, without its token or with another session's, gets a new session,
-    // and a hit with that token is filed there.
+    // A handshake naming the victim's session, without its token or with another session's, gets a new session;
+    // a hit naming the victim's session with another session's valid token too.
     const claimed = await handshake(site, { session_id: victim.session_id });
     expect(claimed.session_id).not.toBe(victim.session_id);
     const otherToken = await handshake(site, { session_id: victim.session_id, token: claimed.token });
     expect(otherToken.session_id).not.toBe(victim.session_id);
     const viaHandshake = await hit(site, { token: claimed.token, session_id: victim.session_id, ua: HEADLESS, tells: ["webdriver"] });
-    expect(viaHandshake.session_id).toBe(claimed.session_id);
+    expect([victim.session_id, claimed.session_id]).not.toContain(viaHandshake.session_id);
+    // With its own session named, the attacker's token files hits in the attacker's session.
+    expect((await hit(site, { token: claimed.token, session_id: claimed.session_id, ua: HEADLESS })).session_id).toBe(claimed.session_id);
 
     await expect.poll(() => history(site, forged.session_id), { timeout: 5000 }).toEqual([forged.observation_id]);
     expect(await history(site, victim.session_id)).toEqual([real.observation_id]);

@@ -134,9 +134,10 @@ export function recordHit(
   const claimed = body.session_id !== undefined && SESSION_ID.test(body.session_id) ? body.session_id : null;
   // A token is valid for the session it was issued to; a hit claiming another session is not vouched for.
   const tokenValid = tokenSession !== null && (claimed === null || claimed === tokenSession);
-  // Filed in the session its token proves (an expired token still proves it: a page left open
-  // past the token's lifetime); without one, in a session of its own, which the answer names.
-  const sessionId = tokenSession ?? provenSession(services, project.id, body.token, claimed ?? undefined, nowMs) ?? newSessionId();
+  // Filed in the session its token proves, when it names no other (an expired token still proves
+  // it: a page left open past the token's lifetime); otherwise in a session of its own, which the
+  // answer names.
+  const sessionId = tokenValid ? tokenSession : (provenSession(services, project.id, body.token, claimed ?? undefined, nowMs) ?? newSessionId());
   // Past the org's budget for the day the hit is answered as usual and not recorded (budget.ts).
   if (!services.budget.take(project.org_id, nowMs)) return Promise.resolve({ data: hitAnswerJson(sequentialId("obs"), sessionId), credits: 0, neverBlock: true });
 

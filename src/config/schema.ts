@@ -141,6 +141,20 @@ export const envSchema = z.object({
   /** Seconds a beacon handshake token stays valid. Example: 1800. */
   FS_BEACON_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(1800),
   /**
+   * Beacon writes (handshake, collect, report) one client address may make per minute, at most
+   * this many at once (an IPv6 address counts by its /64); past it, 429 RATE_LIMITED. Per front
+   * thread. 0 turns the limit off. Example: 600.
+   */
+  FS_BEACON_ADDRESS_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(600),
+  /** The same per project, from every address together. 0 turns the limit off. Example: 60000. */
+  FS_BEACON_PROJECT_LIMIT: z.coerce.number().int().min(0).max(100_000_000).default(60_000),
+  /**
+   * Beacon observations recorded per org and UTC day; past it hits are answered but not
+   * recorded (dropped and counted). Bounds the disk an org's publishable key can fill to this
+   * times FS_OBSERVATION_RETENTION_DAYS observations. 0: no budget. Example: 50000.
+   */
+  FS_OBSERVATION_BUDGET_PER_DAY: z.coerce.number().int().min(0).max(1_000_000_000).default(50_000),
+  /**
    * Serve the demo page at /demo (the demo org's project; see README, "Quick start"). Default: on
    * when HOST is a loopback address, off otherwise (the demo page shows a publishable key).
    */

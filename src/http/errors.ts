@@ -13,7 +13,7 @@ export const ERROR_CATALOGUE = {
   INSUFFICIENT_SCOPE: { status: 403, meaning: "The secret key lacks the scope this endpoint needs." },
   KEY_TYPE_NOT_ALLOWED: { status: 403, meaning: "A publishable key used on a server endpoint, or a secret key on a beacon endpoint." },
   FORBIDDEN: { status: 403, meaning: "A publishable key that is not bound to a project (a resource of another org answers 404 NOT_FOUND)." },
-  ORIGIN_NOT_ALLOWED: { status: 403, meaning: "Beacon call from a page origin the project does not allow (allowed_origins)." },
+  ORIGIN_NOT_ALLOWED: { status: 403, meaning: "Beacon call from a page origin the project does not allow (allowed_origins), or a beacon write without an Origin to a project that lists them." },
   NOT_FOUND: { status: 404, meaning: "No such route or resource." },
   METHOD_NOT_ALLOWED: { status: 405, meaning: "The route exists but not for this method; see the Allow header." },
   REQUEST_TIMEOUT: { status: 408, meaning: "The request body did not arrive in time (FS_BODY_TIMEOUT_MS, FS_BODY_MIN_BYTES_PER_SECOND); the connection is closed and nothing was run or charged." },

@@ -37,6 +37,8 @@ import type { ClaimTable } from "./admission/claims.js";
 import { Authenticator } from "./auth.js";
 import { BeaconTokens } from "./beacon/token.js";
 import type { BodyIntake } from "./body.js";
+import { BeaconRateLimits } from "./beacon/limits.js";
+import { ObservationBudget } from "./beacon/budget.js";
 import { BodyBudget } from "./body-budget.js";
 import { BodyDeadlines } from "./body-deadline.js";
 import { TrustedProxies } from "./client-address.js";
@@ -98,7 +100,16 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   const readDbs: StateDbs = frontPg ? openPgState(new KvStore(frontPg)) : openState(setup.stateDir, true);
   store.afterCommit = () => readDbs.root.resetReadTxn();
 
-  const ipDatasets = new IpDatasetHolder(config.DATA_DIR);
+  // The first thread deletes builds older than the one in service and the one before it.
+  const ipDatasets = new IpDatasetHolder(
+    config.DATA_DIR,
+    setup.index === 0
+      ? ({ deleted, failed }) => {
+          if (deleted.length > 0) log.info("old dataset builds deleted", { versions: deleted });
+          for (const f of failed) log.warn("old dataset build not deleted", { version: f.version, reason: f.reason });
+        }
+      : null,
+  );
   if (setup.index === 0) {
     const ipMeta = ipDatasets.get().meta;
     log.info("dataset open", { ip: ipMeta.version, source: ipMeta.source, built_at: ipMeta.built_at });
@@ -210,6 +221,8 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     deadlines: new BodyDeadlines(config.FS_BODY_TIMEOUT_MS, config.FS_BODY_MIN_BYTES_PER_SECOND),
     trusted,
   };
+  const beaconLimits = new BeaconRateLimits({ perAddress: config.FS_BEACON_ADDRESS_LIMIT, perProject: config.FS_BEACON_PROJECT_LIMIT });
+  const observationBudget = new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PER_DAY);
   const metrics = new ServiceMetrics({
     pool,
     store,
@@ -222,6 +235,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     log: createLogger(config.FS_LOG_LEVEL, "access"),
     accessLogSample: config.FS_ACCESS_LOG_SAMPLE,
     thread: setup.index,
+    beacon: { rateLimited: beaconLimits.refused, budget: observationBudget },
   });
   activateMetrics(metrics);
   const auth = new Authenticator(readDbs, setup.adminTokenHash);
@@ -244,6 +258,9 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       ipDatasets,
       rdns,
       journal: observations,
+      limits: beaconLimits,
+      budget: observationBudget,
+      sessionProofMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
     },
     flushObservations: obsForwarder.flush,
     challenge: createChallengeService({ secret: setup.secrets.challenge, projects, spend: storeSpender(store) }),

@@ -1,4 +1,4 @@
-import { AggregatorRegistry, collectDefaultMetrics, Gauge, Histogram, Registry, type Metric, type MetricObjectWithValues, type MetricValue } from "prom-client";
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric, type MetricObjectWithValues, type MetricValue } from "prom-client";
 import type { IpDatasetHolder } from "../datasets/holder.js";
 import { coverageOf } from "../datasets/coverage.js";
 import type { Logger } from "../shared/log.js";
@@ -39,6 +39,8 @@ export interface MetricsSources {
   accessLogSample: number;
   /** The front thread's index: the process's own metrics are collected by thread 0 only. */
   thread?: number;
+  /** The beacon's refusals per rate limit, and the observations its budget dropped (this thread's). */
+  beacon?: { rateLimited: Readonly<Record<"address" | "project", number>>; budget: { readonly dropped: number } };
 }
 
 /** Every front thread's metrics as JSON, this thread's first (several front threads: peers.ts). */
@@ -185,6 +187,29 @@ export class ServiceMetrics {
       ["family"],
       "first",
     );
+    const beacon = sources.beacon;
+    if (beacon) {
+      // Counted on the request path as plain numbers; read here (a prom-client counter hashes its labels on every inc).
+      new Counter({
+        name: "fs_beacon_rate_limited_total",
+        help: "Beacon writes (handshake, collect, report) refused with 429 RATE_LIMITED, by the limit reached: address or project.",
+        labelNames: ["limit"],
+        registers: [r],
+        collect() {
+          this.reset();
+          for (const limit of ["address", "project"] as const) this.inc({ limit }, beacon.rateLimited[limit]);
+        },
+      });
+      new Counter({
+        name: "fs_beacon_observations_dropped_total",
+        help: "Beacon hits answered but not recorded because their org's daily observation budget (FS_OBSERVATION_BUDGET_PER_DAY) was used up.",
+        registers: [r],
+        collect() {
+          this.reset();
+          this.inc(beacon.budget.dropped);
+        },
+      });
+    }
     gauge("fs_dataset_built_timestamp_seconds", "When the IP dataset in service was built (Unix time).", function () {
       const t = Date.parse(ipDatasets.get().meta.built_at);
       if (Number.isFinite(t)) this.set(t / 1000);

@@ -99,4 +99,12 @@ export const HEADERS = {
     description: 'Credits left in the period and seconds until it resets, after this call: `"monthly";r=<credits>;t=<seconds>`. Absent for unmetered plans.',
     schema: { type: "string", pattern: '^"monthly";r=[0-9]+;t=[0-9]+$' },
   },
+  RouteRateLimitPolicy: {
+    description: 'With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`.',
+    schema: { type: "string", pattern: '^"[a-z]+";q=[0-9]+;w=[0-9]+$' },
+  },
+  RouteRateLimit: {
+    description: 'With 429 RATE_LIMITED: `"<limit>";r=0;t=<seconds until a call is allowed again>` (also Retry-After).',
+    schema: { type: "string", pattern: '^"[a-z]+";r=[0-9]+;t=[0-9]+$' },
+  },
 };

@@ -264,11 +264,17 @@ function operationOf(route: Route<any>, options: OpenApiOptions, errorResponses:
 function errorResponse(status: number, codes: ErrorCode[], credits: boolean): ResponseObject {
   const extra: Record<string, ZodType> = {};
   if (credits) extra.credits = z.literal(0).describe("A failed call costs nothing.");
-  if (status === 429) extra.ratelimit = RATELIMIT;
-  const retry = codes.some((c) => c === "QUOTA_EXCEEDED" || c === "OVERLOADED" || c === "NOT_READY");
+  // The quota's standing; a route's own rate limit states its standing in headers instead.
+  if (codes.includes("QUOTA_EXCEEDED")) extra.ratelimit = codes.includes("RATE_LIMITED") ? RATELIMIT.optional() : RATELIMIT;
+  const limited = codes.includes("RATE_LIMITED");
+  const retry = limited || codes.some((c) => c === "QUOTA_EXCEEDED" || c === "OVERLOADED" || c === "NOT_READY");
   return {
     description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].meaning}`).join("\n\n"),
-    headers: { "X-Request-Id": { $ref: "#/components/headers/RequestId" }, ...(retry ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}) },
+    headers: {
+      "X-Request-Id": { $ref: "#/components/headers/RequestId" },
+      ...(retry ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}),
+      ...(limited ? { "RateLimit-Policy": { $ref: "#/components/headers/RouteRateLimitPolicy" }, RateLimit: { $ref: "#/components/headers/RouteRateLimit" } } : {}),
+    },
     content: { "application/json": { schema: toJsonSchema(errorEnvelope(codes, extra), "output"), example: errorExample(codes[0]!, credits) } },
   };
 }

@@ -68,6 +68,12 @@ export interface Route<B = unknown> {
     precheck?: (snap: RequestSnapshot) => void;
   };
   /**
+   * Runs after authentication and before the body is read; throwing an ApiError answers at once.
+   * For refusals that need no body (the beacon's rate limits), so a refused call holds no body
+   * bytes and costs no parsing.
+   */
+  admit?: (snap: RequestSnapshot, principal: KeyPrincipal | null, nowMs: number) => void;
+  /**
    * Least credits a successful call costs. They are held (QuotaGate.hold) before the handler
    * runs: a call the org has no room for is refused (429) before it does or records anything,
    * and an admitted call is not refused for these credits afterwards. Only what a call charges

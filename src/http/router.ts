@@ -184,6 +184,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     const need = route.auth;
     if (need.kind === "admin") deps.auth.verifyAdmin(snap.authorization);
     else if (need.kind === "secret" || need.kind === "publishable") principal = deps.auth.verifyKey(snap.authorization, need, nowMs);
+    route.admit?.(snap, principal, nowMs);
 
     if (route.rawBody) {
       // Checks that need no body (is the endpoint configured, is the signature header well

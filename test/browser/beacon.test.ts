@@ -187,7 +187,7 @@ describe("pageload mode", () => {
     expect(items.map((o) => [o.kind, o.action])).toEqual([["page.view", "pageview"]]);
   });
 
-  it("sets the _fs cookie to the session id and reuses it on the next page", async () => {
+  it("sets the _fs cookie to the session id and _fs_t to its token, and continues the session on the next page", async () => {
     const page = await newPage();
     const url = site.page("/cookie", html("<p>c</p>", beaconTag({ "data-fs-mode": "pageload" })));
     const first = await openReady(page, url);
@@ -196,12 +196,22 @@ describe("pageload mode", () => {
     expect(fs).toMatchObject({ value: first.session_id, path: "/", sameSite: "Lax", secure: false });
     // max-age=31536000: about a year from now (seconds).
     expect(fs!.expires - Date.now() / 1000).toBeGreaterThan(364 * 86400);
+    // The token the next page's handshake shows to continue the session (a session id alone does not).
+    const fsT = cookies.find((c) => c.name === "_fs_t");
+    expect(fsT).toMatchObject({ path: "/", sameSite: "Lax", secure: false });
+    expect(fsT!.value.split(".")[2]).toBe(first.session_id);
 
     const second = await openReady(page, url);
     expect(second.session_id).toBe(first.session_id);
     expect(second.observation_id).not.toBe(first.observation_id);
     const items = await sessionObservations(first.session_id, (i) => i.length >= 2);
     expect(items.map((o) => o.kind)).toEqual(["page.view", "page.view"]);
+
+    // A page that has the session id but not its token (a copied cookie) gets a session of its own.
+    await page.context().clearCookies({ name: "_fs_t" });
+    const third = await openReady(page, url);
+    expect(third.session_id).not.toBe(first.session_id);
+    expect((await page.context().cookies(site.url)).find((c) => c.name === "_fs")?.value).toBe(third.session_id);
   });
 
   it("works with cookies disabled: the session id lives in sessionStorage", async () => {
@@ -220,7 +230,11 @@ describe("pageload mode", () => {
     const ready = await openReady(page, site.page("/nocookie", html("<p>n</p>", beaconTag({ "data-fs-mode": "pageload" }))));
     expect(ready.session_id).toMatch(SESSION);
     expect(await page.evaluate(() => sessionStorage.getItem("_fs"))).toBe(ready.session_id);
+    expect((await page.evaluate(() => sessionStorage.getItem("_fs_t")))?.split(".")[2]).toBe(ready.session_id);
     expect((await page.context().cookies(site.url)).map((c) => c.name)).not.toContain("_fs");
+    // The next page of the tab continues the session.
+    const next = await openReady(page, site.page("/nocookie-next", html("<p>n</p>", beaconTag({ "data-fs-mode": "pageload" }))));
+    expect(next.session_id).toBe(ready.session_id);
   });
 });
 

@@ -49,14 +49,16 @@ async function observe(p: Project, opts: Parameters<typeof hit>[1]) {
 }
 
 describe("handshake", () => {
-  it("issues a token bound to a new session, or to the well-formed session it is given", async () => {
+  it("issues a token bound to a new session, or to the session it is given with that session's token", async () => {
     const p = await createBeaconProject(server);
     const a = await handshake(p);
     expect(a.session_id).toMatch(/^s_[0-9A-Za-z]{22}$/);
     expect(a.token).toMatch(/^v1\./);
     expect(a.expires_at).toBeGreaterThan(Date.now());
-    const b = await handshake(p, a.session_id);
-    expect(b.session_id).toBe(a.session_id);
+    const b = await api(server, "POST", "/v1/handshake", { key: p.publishableKey, body: { session_id: a.session_id, token: a.token } });
+    expect(b.body.data.session_id).toBe(a.session_id);
+    // A session id alone proves nothing (beacon.session.security.test.ts): a new session.
+    expect((await handshake(p, a.session_id)).session_id).not.toBe(a.session_id);
     const c = await handshake(p, "not-a-session");
     expect(c.session_id).not.toBe("not-a-session");
     expect(c.session_id).toMatch(/^s_/);

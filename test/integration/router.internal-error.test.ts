@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BodyBudget } from "../../src/http/body-budget.js";
 import { BodyDeadlines } from "../../src/http/body-deadline.js";
-import { TrustedProxies } from "../../src/http/client-address.js";
 import { App, us_listen_socket_close, us_socket_local_port, type us_listen_socket } from "uWebSockets.js";
 import { Authenticator } from "../../src/http/auth.js";
 import { TrustedProxies } from "../../src/http/client-address.js";

@@ -41,6 +41,19 @@ describe("BeaconTokens", () => {
     expect(t.verify(token, "prj_a", 1_000)).toBeNull();
   });
 
+  it("an expired token still proves its session within the grace, for its project only", () => {
+    const t = new BeaconTokens(Buffer.alloc(32, 10), 1_000);
+    const { token } = t.issue("prj_a", sid, 0);
+    expect(t.provenSession(token, "prj_a", 500, 10_000)).toBe(sid);
+    expect(t.provenSession(token, "prj_a", 10_999, 10_000)).toBe(sid);
+    expect(t.provenSession(token, "prj_a", 11_000, 10_000)).toBeNull();
+    expect(t.provenSession(token, "prj_b", 500, 10_000)).toBeNull();
+    // Proving the session does not make the token valid again.
+    expect(t.verify(token, "prj_a", 5_000)).toBeNull();
+    expect(t.ageMs(token, 5_000)).toBeNull();
+    expect(t.provenSession("v1.prj_a.garbage", "prj_a", 500, 10_000)).toBeNull();
+  });
+
   it("session ids are s_ plus 22 base62 characters, unique", () => {
     const ids = new Set(Array.from({ length: 1000 }, newSessionId));
     expect(ids.size).toBe(1000);

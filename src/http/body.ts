@@ -3,6 +3,7 @@ import { addressOwner, type BodyBudget, type BodyLease } from "./body-budget.js"
 import type { BodyDeadlines, PartialBody } from "./body-deadline.js";
 import type { TrustedProxies } from "./client-address.js";
 import { ApiError } from "./errors.js";
+import { CONFLICTING_LENGTH } from "./request.js";
 import type { ResponseState } from "./respond.js";
 
 /** What reading bodies takes on a front thread: the byte pools, the deadline sweep, who is a proxy. */
@@ -27,9 +28,15 @@ export type BodyOwner = { pool: "keyed"; id: string } | { pool: "public"; peer: 
  * when the pool or the share is full, and with 408 REQUEST_TIMEOUT when the deadline cuts the
  * body (then `state.close` is set: the answer closes the connection). After a 413 or 503 what the
  * client still sends is dropped as it arrives, never held. The caller must have registered
- * onAborted already, calling `state.lease.release()` when the client leaves.
+ * onAborted already, calling `state.lease.release()` when the client leaves. `declaredLength` is
+ * request.ts declaredLength's answer: a request whose Content-Length headers differ is refused
+ * (400) and its connection closed.
  */
 export function readBody(res: HttpResponse, state: ResponseState, limit: number, declaredLength: string, intake: BodyIntake, owner: BodyOwner): Promise<Buffer> {
+  if (declaredLength === CONFLICTING_LENGTH) {
+    state.close = true; // where this body ends is unknown: nothing after it on the connection can be read
+    return Promise.reject(new ApiError("VALIDATION_ERROR", "header.content-length: the request carries several Content-Length headers that differ; send one."));
+  }
   if (declaredLength) {
     const n = Number(declaredLength);
     if (Number.isFinite(n) && n > limit) return Promise.reject(tooLarge(limit));

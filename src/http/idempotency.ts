@@ -38,8 +38,8 @@ export const BLANK_KEY = " ";
  * before JavaScript sees it, and answers "" alike for an absent header and for one sent with
  * only such bytes (`ключ` arrives as ""; `ключ-3` as `-3`, which no API can tell from a key sent
  * as `-3`). Whether the header was sent at all shows only by walking every header of the
- * request (a native call each, about 0.5 µs), so the router asks only on admin routes, where
- * a retried create must not run twice: the metered routes' hot path stays without the walk.
+ * request (a native call each): a request with a body is walked anyway (request.ts, for its
+ * Content-Length lines), which tells; an admin POST without a body asks here.
  */
 export function keyHeaderSent(req: HttpRequest): boolean {
   let sent = false;

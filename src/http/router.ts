@@ -49,7 +49,10 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
     const label = `${HTTP_NAME[route.method]} ${route.pattern}`;
     const extraHeaders = isIdempotent(route) ? [...(route.rawBody?.headers ?? []), "idempotency-key"] : route.rawBody?.headers;
-    const refuseBlankKey = isIdempotent(route) && route.auth.kind === "admin";
+    // An Idempotency-Key sent with nothing uWS lets through is refused, not read as no key: a
+    // body route's header walk (request.ts) says whether it was sent; an admin POST without a body
+    // walks for it (a retried create must not run twice).
+    const idempotent = isIdempotent(route);
     const hasBody = route.body !== undefined || route.rawBody !== undefined;
     // Public bodies count against their client's share: X-Forwarded-For is read here, while the
     // request is valid (beacon routes read it anyway); the peer address only if a body comes in pieces.
@@ -57,7 +60,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
       const snap = snapshot(req, paramCount, hasBody, deps.testClock, route.beacon === true, extraHeaders);
-      if (refuseBlankKey && snap.extra["idempotency-key"] === "" && keyHeaderSent(req)) snap.extra["idempotency-key"] = BLANK_KEY;
+      if (idempotent && snap.extra["idempotency-key"] === "" && (hasBody ? snap.idempotencyKeySent : route.auth.kind === "admin" && keyHeaderSent(req))) snap.extra["idempotency-key"] = BLANK_KEY;
       if (route.beacon) {
         snap.peer = peerAddress(res);
         // Every X-Forwarded-For line, walked for a trusted proxy's requests only.

@@ -100,6 +100,16 @@ describe("non-ASCII Idempotency-Key bytes", () => {
     }
   });
 
+  it("a key of nothing but non-ASCII bytes or blanks is refused on metered routes too: 400, nothing charged", async () => {
+    const org = await createOrgWithKey(server);
+    for (const key of ["ключ", "日本", ""]) {
+      const r = await api(server, "POST", "/v1/email", { key: org.key, body: { email: "someone@example.com" }, headers: { "idempotency-key": bytes(key) } });
+      expect([key, r.status, r.body.error?.code]).toEqual([key, 400, "VALIDATION_ERROR"]);
+      expect(r.body.metadata.credits).toBe(0);
+    }
+    expect((await api(server, "GET", `/v1/orgs/${org.orgId}/usage`, { key: org.key })).body.data.used).toBe(0);
+  });
+
   it("non-ASCII inside a key is refused on every route that takes one", async () => {
     const org = await createOrgWithKey(server);
     const check = await api(server, "POST", "/v1/check", { key: org.key, body: { form_id: "f", metadata: { ip: "8.8.8.8" } }, headers: { "idempotency-key": bytes("a-ключ-3") } });

@@ -5,7 +5,7 @@ import { readBody, type BodyOwner } from "../body.js";
 import { recordAnswer } from "../metrics.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError, STATUS_TEXT, toApiError } from "../errors.js";
-import { acceptRequestId, forwardedFor, peerAddress } from "../request.js";
+import { acceptRequestId, declaredLength, forwardedFor, peerAddress } from "../request.js";
 import type { ResponseState } from "../respond.js";
 import { dashboardRoutes, type ActionResult, type DashContext, type DashboardRoutes } from "./context.js";
 import { keyCreateAction, keyDisableAction, keysPage } from "./keys.js";
@@ -79,7 +79,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       origin: req.getHeader("origin"),
       referer: req.getHeader("referer"),
       contentType: req.getHeader("content-type"),
-      contentLength: req.getHeader("content-length"),
+      contentLength: declaredLength(req),
       secure: fromProxy && req.getHeader("x-forwarded-proto").split(",")[0]!.trim().toLowerCase() === "https",
       client: !withClient ? "" : client ? signInAddress(client) : peer,
       bodyOwner: { pool: "public", peer, forwardedFor: xff },

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { admin, ADMIN_TOKEN, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { admin, ADMIN_TOKEN, api, createOrgWithKey, orgsNamed, useServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Issue 25, findings 4 and 9. An admin POST's effect and the stored answer of its Idempotency-Key
@@ -26,16 +26,6 @@ async function post(path: string, body: unknown, idem: string) {
   return { status: res.status, replayed: res.headers.get("idempotent-replayed"), text: await res.text() };
 }
 
-async function orgsNamed(name: string): Promise<number> {
-  let n = 0;
-  let cursor: string | null = "";
-  while (cursor !== null) {
-    const page: { body: { data: { items: Array<{ name: string }>; next_cursor: string | null } } } = await admin(server, "GET", `/v1/admin/orgs?limit=100${cursor ? `&cursor=${cursor}` : ""}`);
-    n += page.body.data.items.filter((o) => o.name === name).length;
-    cursor = page.body.data.next_cursor;
-  }
-  return n;
-}
 
 /**
  * kill -9 as the charge journal's last write was being made: its last line is cut in half (the
@@ -67,7 +57,7 @@ describe("admin POSTs store their Idempotency-Key answer in the commit of their 
     expect(retry.status).toBe(201);
     expect(retry.replayed).toBe("true");
     expect(retry.text).toBe(first.text);
-    expect(await orgsNamed(body.name)).toBe(1);
+    expect(await orgsNamed(server, body.name)).toBe(1);
   });
 
   it("a usage adjustment and its answer are one journal line: after the crash the retry adjusts once", async () => {
@@ -96,7 +86,7 @@ describe("non-ASCII Idempotency-Key bytes", () => {
       const r = await api(server, "POST", "/v1/admin/orgs", { key: ADMIN_TOKEN, body: { name }, headers: { "idempotency-key": bytes(key) } });
       expect([key, r.status, r.body.error?.code]).toEqual([key, 400, "VALIDATION_ERROR"]);
       expect(r.body.error.message).toMatch(/^header\.idempotency-key/);
-      expect(await orgsNamed(name)).toBe(0);
+      expect(await orgsNamed(server, name)).toBe(0);
     }
   });
 

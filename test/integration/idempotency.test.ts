@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { admin, ADMIN_TOKEN, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { admin, ADMIN_TOKEN, api, createOrgWithKey, orgsNamed, useServer, type TestServer } from "./helpers/server.js";
 
 let server!: TestServer;
 useServer((s) => (server = s));
@@ -13,17 +13,6 @@ async function used(orgId: string, key: string): Promise<number> {
   return r.body.data.used;
 }
 
-/** How many orgs have this name (every page of the admin listing). */
-async function orgsNamed(name: string): Promise<number> {
-  let n = 0;
-  let cursor: string | null = "";
-  while (cursor !== null) {
-    const page: { body: { data: { items: Array<{ name: string }>; next_cursor: string | null } } } = await admin(server, "GET", `/v1/admin/orgs?limit=100${cursor ? `&cursor=${cursor}` : ""}`);
-    n += page.body.data.items.filter((o) => o.name === name).length;
-    cursor = page.body.data.next_cursor;
-  }
-  return n;
-}
 
 /** A POST with the raw answer text (a replay must be byte for byte the first answer). */
 async function post(path: string, key: string, body: unknown, idem?: string, extra: Record<string, string> = {}) {
@@ -113,7 +102,7 @@ describe("Idempotency-Key", () => {
     expect(a.status).toBe(201);
     expect(b.status).toBe(201);
     expect(b.text).toBe(a.text);
-    expect(await orgsNamed(body.name)).toBe(1);
+    expect(await orgsNamed(server, body.name)).toBe(1);
   });
 
   it("keys expire after 24 hours: the same call then runs again", async () => {
@@ -146,7 +135,7 @@ describe("Idempotency-Key", () => {
     });
     const again = await post("/v1/admin/orgs", ADMIN_TOKEN, { name: `after kill ${orgKey}` }, orgKey);
     expect(again.text).toBe(created.text);
-    expect(await orgsNamed(`after kill ${orgKey}`)).toBe(1);
+    expect(await orgsNamed(server, `after kill ${orgKey}`)).toBe(1);
     expect(await used(org.orgId, org.key)).toBe(40);
   });
 });

@@ -257,6 +257,18 @@ export function admin<T = any>(server: Pick<TestServer, "url">, method: string, 
   return api<T>(server, method, path, { key: ADMIN_TOKEN, body });
 }
 
+/** How many orgs have this name (every page of the admin listing). */
+export async function orgsNamed(server: Pick<TestServer, "url">, name: string): Promise<number> {
+  let n = 0;
+  let cursor: string | null = "";
+  while (cursor !== null) {
+    const page: ApiResponse<{ items: Array<{ name: string }>; next_cursor: string | null }> = await admin(server, "GET", `/v1/admin/orgs?limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+    n += page.body.data.items.filter((o) => o.name === name).length;
+    cursor = page.body.data.next_cursor;
+  }
+  return n;
+}
+
 /** Creates an org with a secret key (and optionally a plan); returns ids and the plain key. */
 export async function createOrgWithKey(server: Pick<TestServer, "url">, plan = "free", scopes: string[] = []): Promise<{ orgId: string; key: string; keyId: string }> {
   const org = await admin(server, "POST", "/v1/admin/orgs", { name: `org ${Math.random()}`, plan });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { admin, ADMIN_TOKEN, api, createOrgWithKey, orgsNamed, useServer, type TestServer } from "./helpers/server.js";
+import { ADMIN_TOKEN, api, createOrgWithKey, orgsNamed, useServer, type TestServer } from "./helpers/server.js";
 
 let server!: TestServer;
 useServer((s) => (server = s));

@@ -53,6 +53,30 @@ export default defineConfig({
         },
       },
       {
+        // Tests about an answer's content: the app in the test's own process, called without a
+        // socket (test/helpers/app.ts), over a real writer thread, LMDB and scoring pool; files
+        // in parallel.
+        test: {
+          name: "app",
+          execArgv,
+          include: ["test/app/**/*.test.ts"],
+          globalSetup: ["test/integration/global-setup.ts"],
+          testTimeout: scaled(60_000),
+          hookTimeout: scaled(180_000),
+        },
+      },
+      {
+        // The same on PostgreSQL: each app gets a database of the run's server (global-setup-pg.ts).
+        test: {
+          name: "app-pg",
+          execArgv,
+          include: ["test/app/**/*.test.ts"],
+          globalSetup: ["test/integration/global-setup-pg.ts"],
+          testTimeout: scaled(60_000),
+          hookTimeout: scaled(180_000),
+        },
+      },
+      {
         // The beacon in Debian's Chromium (playwright-core), against the real server.
         test: {
           name: "browser",

@@ -59,6 +59,8 @@ export default defineConfig({
         test: {
           name: "app",
           execArgv,
+          // Each file starts its own app; the modules are loaded once per worker process.
+          isolate: false,
           include: ["test/app/**/*.test.ts"],
           globalSetup: ["test/integration/global-setup.ts"],
           testTimeout: scaled(60_000),
@@ -70,6 +72,8 @@ export default defineConfig({
         test: {
           name: "app-pg",
           execArgv,
+          // Each file starts its own app; the modules are loaded once per worker process.
+          isolate: false,
           include: ["test/app/**/*.test.ts"],
           globalSetup: ["test/integration/global-setup-pg.ts"],
           testTimeout: scaled(60_000),

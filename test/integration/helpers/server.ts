@@ -201,7 +201,7 @@ function parseDemo(out: string): DemoAccount {
  * What api() calls: a spawned server (by URL), or an in-process app (test/helpers/app.ts), which
  * brings its own `fetch`.
  */
-export type Reachable = Pick<TestServer, "url"> & { contract?: OpenApiContract; fetch?: typeof fetch };
+export type Reachable = Pick<TestServer, "url"> & { contract?: OpenApiContract; fetch?: (url: string, init?: RequestInit) => Promise<Response> };
 
 export interface ApiResponse<T = any> {
   status: number;

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, admin, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { ADMIN_TOKEN, admin, api, createOrgWithKey } from "../integration/helpers/server.js";
 
-let server!: TestServer;
-useServer((s) => (server = s));
+let server!: TestApp;
+useApp((s) => (server = s));
 
 describe("GET /v1/ip/{ip} authentication", () => {
   it("401 MISSING_KEY without Authorization", async () => {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { admin, api, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { admin, api } from "../integration/helpers/server.js";
 
-let server!: TestServer;
-useServer((s) => (server = s));
+let server!: TestApp;
+useApp((s) => (server = s));
 
 describe("admin API", () => {
   it("rejects calls without the admin token or with an API key", async () => {

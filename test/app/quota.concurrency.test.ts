@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, admin, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { ADMIN_TOKEN, admin, api, createOrgWithKey } from "../integration/helpers/server.js";
 
-let server!: TestServer;
-useServer((s) => (server = s));
+let server!: TestApp;
+useApp((s) => (server = s));
 
 /** Operator adjustment at a given instant (the test clock), so the period matches the calls that follow. */
 const adjustAt = (orgId: string, credits: number, nowMs: number) =>

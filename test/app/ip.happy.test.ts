@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { api, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { api } from "../integration/helpers/server.js";
 
-let server!: TestServer;
-useServer((s) => (server = s));
+let server!: TestApp;
+useApp((s) => (server = s));
 
 describe("GET /v1/ip/{ip}", () => {
   it("answers ASN, org and country for an IPv4 address from the built dataset", async () => {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { admin, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { admin, api, createOrgWithKey } from "../integration/helpers/server.js";
 
-let server!: TestServer;
-useServer((s) => (server = s));
+let server!: TestApp;
+useApp((s) => (server = s));
 
 /** Seconds from `now` to the first instant of the next UTC month. */
 const toMonthEnd = (now: number) => {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { api, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { api } from "../integration/helpers/server.js";
 
-let server!: TestServer;
-useServer((s) => (server = s));
+let server!: TestApp;
+useApp((s) => (server = s));
 
 describe("GET /v1/ip/{ip} errors", () => {
   for (const bad of ["256.1.1.1", "1.2.3", "01.2.3.4", "1.2.3.4.5", "abc", "2001:db8::1::1", "fe80::1%25eth0", "%ZZ", "1.2.3.4%20"]) {

@@ -3,10 +3,11 @@ import { loadConfig } from "../../src/config/index.js";
 import type { AppDeps } from "../../src/http/deps.js";
 import { buildOpenApiDocument, openApiOptions } from "../../src/http/openapi.js";
 import { allRoutes } from "../../src/http/routes/index.js";
-import { api, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { api } from "../integration/helpers/server.js";
 
-let server!: TestServer;
-useServer((s) => (server = s));
+let server!: TestApp;
+useApp((s) => (server = s));
 
 /** The document this repository generates for the test server's settings (helpers/server.ts: FS_TEST_CLOCK=true). */
 function generated() {
@@ -27,9 +28,9 @@ describe("GET /openapi.json", () => {
   });
 
   it("answers the same bytes every time, and HEAD with headers only", async () => {
-    const [a, b] = await Promise.all([fetch(`${server.url}/openapi.json`), fetch(`${server.url}/openapi.json`)]);
+    const [a, b] = await Promise.all([server.fetch(`${server.url}/openapi.json`), server.fetch(`${server.url}/openapi.json`)]);
     expect(await a.text()).toBe(await b.text());
-    const head = await fetch(`${server.url}/openapi.json`, { method: "HEAD" });
+    const head = await server.fetch(`${server.url}/openapi.json`, { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe("");
   });

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync, inflateSync } from "node:zlib";
 import { afterAll, beforeAll, inject } from "vitest";
 import { ensureChallengeSecret } from "../../src/challenge/index.js";
 import { loadConfig, type Config } from "../../src/config/index.js";
@@ -220,8 +221,24 @@ const DEFAULT_HEADERS: Array<[string, string]> = [
   ["accept-encoding", "gzip, deflate"],
 ];
 
-/** A `fetch` through the fake app: headers and body as undici would send them, the answer as a Response. */
-async function fetchThrough(fake: FakeUwsApp, input: string | URL, init: AppRequestInit = {}): Promise<Response> {
+/**
+ * A `fetch` through the fake app, as undici's: headers and body sent as it sends them, redirects
+ * followed (unless `redirect: "manual"`), a gzip or deflate answer decoded.
+ */
+async function fetchThrough(fake: FakeUwsApp, input: string | URL, init: AppRequestInit = {}, hops = 0): Promise<Response> {
+  const res = await fetchOnce(fake, input, init);
+  const location = res.headers.get("location");
+  if (!location || ![301, 302, 303, 307, 308].includes(res.status) || (init.redirect ?? "follow") !== "follow") return res;
+  if (hops >= 20) throw new TypeError("fetch failed: redirect count exceeded");
+  const next = new URL(location, new URL(String(input), BASE_URL));
+  // 303 (and 301/302 after a POST) continue as a GET without the body, as the Fetch standard says.
+  const asGet = res.status === 303 || ((res.status === 301 || res.status === 302) && (init.method ?? "GET").toUpperCase() === "POST");
+  const followed = await fetchThrough(fake, next, asGet ? { ...init, method: "GET", body: undefined } : init, hops + 1);
+  Object.defineProperties(followed, { redirected: { value: true }, url: { value: next.href } });
+  return followed;
+}
+
+async function fetchOnce(fake: FakeUwsApp, input: string | URL, init: AppRequestInit): Promise<Response> {
   const url = new URL(String(input), BASE_URL);
   const method = (init.method ?? "GET").toUpperCase();
   const given = [...new Headers(init.headers ?? {}).entries()];
@@ -246,7 +263,11 @@ async function fetchThrough(fake: FakeUwsApp, input: string | URL, init: AppRequ
   const out = new Headers();
   for (const [k, v] of answer.headers) out.append(k, v);
   if (!noBody) out.set("content-length", String(answer.body.length));
-  return new Response(noBody ? null : new Uint8Array(answer.body), { status: answer.status, headers: out });
+  const encoding = out.get("content-encoding");
+  const decoded = encoding === "gzip" ? gunzipSync(answer.body) : encoding === "deflate" ? inflateSync(answer.body) : answer.body;
+  const res = new Response(noBody ? null : new Uint8Array(decoded), { status: answer.status, headers: out });
+  Object.defineProperty(res, "url", { value: url.href });
+  return res;
 }
 
 async function bodyOf(body: RequestInit["body"]): Promise<{ body?: Uint8Array; type?: string }> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { admin, api, createBeaconProject, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { admin, api, createBeaconProject, createOrgWithKey } from "../integration/helpers/server.js";
 
 /** Beacon endpoints over HTTP (without a browser; test/browser runs the real script). */
 
@@ -13,8 +14,8 @@ const GPTBOT_IP = "132.196.86.10";
 /** A residential broadband address (Comcast). */
 const HOME_IP = "73.15.20.30";
 
-let server!: TestServer;
-useServer((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
+let server!: TestApp;
+useApp((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
 
 type Project = Awaited<ReturnType<typeof createBeaconProject>>;
 
@@ -296,7 +297,7 @@ describe("bot policy", () => {
 
 describe("CORS and allowed origins", () => {
   it("answers preflights and echoes the page's origin", async () => {
-    const pre = await fetch(`${server.url}/v1/collect`, {
+    const pre = await server.fetch(`${server.url}/v1/collect`, {
       method: "OPTIONS",
       headers: { origin: "https://shop.example.com", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
     });
@@ -361,25 +362,25 @@ describe("quota and listing", () => {
 
 describe("beacon script and demo", () => {
   it("serves /js/fs.js with an ETag, gzip and revalidation", async () => {
-    const r = await fetch(`${server.url}/js/fs.js`, { headers: { "accept-encoding": "gzip" } });
+    const r = await server.fetch(`${server.url}/js/fs.js`, { headers: { "accept-encoding": "gzip" } });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toMatch(/javascript/);
     expect(r.headers.get("cache-control")).toMatch(/max-age=\d+/);
     const etag = r.headers.get("etag");
     expect(etag).toMatch(/^".+"$/);
     expect((await r.text()).length).toBeGreaterThan(500);
-    const again = await fetch(`${server.url}/js/fs.js`, { headers: { "if-none-match": etag! } });
+    const again = await server.fetch(`${server.url}/js/fs.js`, { headers: { "if-none-match": etag! } });
     expect(again.status).toBe(304);
   });
 
   it("the demo's observation feed refuses malformed input with a 400 (never crashes the process)", async () => {
-    const bad = await fetch(`${server.url}/demo/observations?session_id=%E0%A4%A`);
+    const bad = await server.fetch(`${server.url}/demo/observations?session_id=%E0%A4%A`);
     expect(bad.status).toBe(400);
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await server.fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 
   it("serves the demo page with the demo project's publishable key", async () => {
-    const r = await fetch(`${server.url}/demo`);
+    const r = await server.fetch(`${server.url}/demo`);
     expect(r.status).toBe(200);
     const html = await r.text();
     expect(html).toContain('src="/js/fs.js"');

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { ADMIN_TOKEN, api, createOrgWithKey } from "../integration/helpers/server.js";
 
-let server!: TestServer;
+let server!: TestApp;
 // Every answer in the access log, so the test can find its own request ids there.
-useServer((s) => (server = s), { FS_ACCESS_LOG_SAMPLE: "1" });
+useApp((s) => (server = s), { FS_ACCESS_LOG_SAMPLE: "1" });
 
 async function scrape(): Promise<{ status: number; type: string | null; text: string }> {
-  const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const res = await server.fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
 }
 
@@ -75,11 +76,11 @@ describe("GET /metrics", () => {
 describe("access log", () => {
   it("writes one pino line per sampled answer, with its request id, route, status and time", async () => {
     const id = `acc-${Date.now()}`;
-    const res = await fetch(`${server.url}/v1/ip/8.8.8.8`, { headers: { "x-request-id": id } });
+    const res = await server.fetch(`${server.url}/v1/ip/8.8.8.8`, { headers: { "x-request-id": id } });
     expect(res.status).toBe(401);
-    await new Promise((r) => setTimeout(r, 100));
-    const line = server.output().split("\n").find((l) => l.includes(`"request_id":"${id}"`));
-    expect(line).toBeDefined();
+    const lineOf = () => server.output().split("\n").find((l) => l.includes(`"request_id":"${id}"`));
+    await expect.poll(lineOf).toBeDefined();
+    const line = lineOf();
     const rec = JSON.parse(line!);
     expect(rec).toMatchObject({ level: "info", component: "access", msg: "request", route: "GET /v1/ip/:ip", status: 401 });
     expect(rec.ms).toBeGreaterThanOrEqual(0);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { createOrgWithKey } from "../integration/helpers/server.js";
 
 /**
  * Issue 25, item 8: the dashboard's sign-in limit counts wrong keys per client address and per
@@ -7,9 +8,9 @@ import { createOrgWithKey, useServer, type TestServer } from "./helpers/server.j
  * lock out everyone behind its address (a NAT), nor the owner of the key it guesses at.
  */
 
-let server!: TestServer;
+let server!: TestApp;
 // Loopback is a trusted proxy, so each test speaks from X-Forwarded-For addresses of its own.
-useServer((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
+useApp((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
 
 /** The limit's default (FS_DASHBOARD_SIGNIN_FAILURES). */
 const LIMIT = 10;
@@ -17,7 +18,7 @@ let nextAddress = 1;
 const newAddress = (): string => `198.51.100.${nextAddress++}`;
 
 async function signIn(key: string, address: string): Promise<{ status: number; retryAfter: number; text: string; cookie: string }> {
-  const res = await fetch(`${server.url}/dashboard/login`, {
+  const res = await server.fetch(`${server.url}/dashboard/login`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url, "x-forwarded-for": address },
     body: new URLSearchParams({ key }).toString(),
@@ -28,7 +29,7 @@ async function signIn(key: string, address: string): Promise<{ status: number; r
 
 /** Status of the overview page with this session cookie (200 signed in). */
 async function overview(cookie: string): Promise<number> {
-  return (await fetch(`${server.url}/dashboard`, { headers: { cookie }, redirect: "manual" })).status;
+  return (await server.fetch(`${server.url}/dashboard`, { headers: { cookie }, redirect: "manual" })).status;
 }
 
 /** A key of the right shape for `key`'s key id, with another secret part. */

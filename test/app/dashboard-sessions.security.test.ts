@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { createOrgWithKey } from "../integration/helpers/server.js";
 
 /**
  * Issue 25, item 6: dashboard sessions are capped per org (the org's oldest session ends), so one
@@ -9,12 +10,12 @@ import { createOrgWithKey, useServer, type TestServer } from "./helpers/server.j
 
 const PER_ORG = 3;
 const MAX = 8;
-let server!: TestServer;
-useServer((s) => (server = s), { FS_DASHBOARD_SESSIONS_PER_ORG: String(PER_ORG), FS_DASHBOARD_MAX_SESSIONS: String(MAX) });
+let server!: TestApp;
+useApp((s) => (server = s), { FS_DASHBOARD_SESSIONS_PER_ORG: String(PER_ORG), FS_DASHBOARD_MAX_SESSIONS: String(MAX) });
 
 /** Signs in with the key; returns the session cookie. */
 async function signIn(key: string): Promise<string> {
-  const res = await fetch(`${server.url}/dashboard/login`, {
+  const res = await server.fetch(`${server.url}/dashboard/login`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },
     body: new URLSearchParams({ key }).toString(),
@@ -26,7 +27,7 @@ async function signIn(key: string): Promise<string> {
 
 /** Whether the session of this cookie is live (the overview answers 200, not a redirect to sign in). */
 async function live(cookie: string): Promise<boolean> {
-  const res = await fetch(`${server.url}/dashboard`, { headers: { cookie }, redirect: "manual" });
+  const res = await server.fetch(`${server.url}/dashboard`, { headers: { cookie }, redirect: "manual" });
   await res.arrayBuffer();
   return res.status === 200;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { api, createBeaconProject, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { api, createBeaconProject } from "../integration/helpers/server.js";
 
 /**
  * Issue 25, finding 7: a hit without a token was filed in whatever session it named, so one
@@ -14,9 +15,9 @@ const HEADLESS = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, lik
 const HOME_IP = "73.15.20.30";
 const DAY = 86_400_000;
 
-let server!: TestServer;
+let server!: TestApp;
 // Loopback is a trusted proxy (X-Forwarded-For names the client); reverse DNS answers nothing, at once.
-useServer((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_DNS_SERVERS: "127.0.0.1:9", FS_RDNS_TIMEOUT_MS: "200", FS_RDNS_CANARY: "", FS_MX_CANARY: "" });
+useApp((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_DNS_SERVERS: "127.0.0.1:9", FS_RDNS_TIMEOUT_MS: "200", FS_RDNS_CANARY: "", FS_MX_CANARY: "" });
 
 type Site = Awaited<ReturnType<typeof createBeaconProject>>;
 

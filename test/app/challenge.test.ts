@@ -1,10 +1,11 @@
 import { solveChallenge, type Challenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/sha";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createBeaconProject, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { api, createBeaconProject, createOrgWithKey } from "../integration/helpers/server.js";
 
-let server!: TestServer;
-useServer((s) => (server = s));
+let server!: TestApp;
+useApp((s) => (server = s));
 
 let site: Awaited<ReturnType<typeof createBeaconProject>>;
 let otherOrgKey: string;
@@ -48,7 +49,7 @@ describe("GET /v1/challenge", () => {
   });
 
   it("answers CORS preflights and echoes the page's origin", async () => {
-    const pre = await fetch(`${server.url}/v1/challenge`, {
+    const pre = await server.fetch(`${server.url}/v1/challenge`, {
       method: "OPTIONS",
       headers: { origin: "https://shop.example", "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
     });

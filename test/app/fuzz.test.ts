@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, admin, api, useServer, type TestServer } from "./helpers/server.js";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { ADMIN_TOKEN, admin, api } from "../integration/helpers/server.js";
 
 /**
  * Property-based fuzzing of every route in the service's own OpenAPI document: random path
@@ -10,8 +11,8 @@ import { ADMIN_TOKEN, admin, api, useServer, type TestServer } from "./helpers/s
  * error: the only 5xx allowed are the documented "not live yet" (501) and "billing not configured"
  * (503) answers of this installation. A few thousand calls per run, seeded for replay.
  */
-let server!: TestServer;
-useServer((s) => (server = s));
+let server!: TestApp;
+useApp((s) => (server = s));
 
 const RUNS_PER_ROUTE = 60;
 const ALLOWED_5XX = new Set(["NOT_IMPLEMENTED", "BILLING_NOT_CONFIGURED"]);
@@ -26,7 +27,7 @@ interface Operation {
 
 /** Every operation of the served document, with its example body when it has one. */
 async function operations(): Promise<Operation[]> {
-  const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+  const doc = (await (await server.fetch(`${server.url}/openapi.json`)).json()) as {
     paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { example?: unknown }> }; security?: Array<Record<string, unknown>> }>>;
   };
   const out: Operation[] = [];

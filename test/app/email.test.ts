@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDnsServer, type TestDnsServer } from "./helpers/dns-server.js";
-import { api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { startDnsServer, type TestDnsServer } from "../integration/helpers/dns-server.js";
+import { startApp, type TestApp } from "../helpers/app.js";
+import { api, createOrgWithKey } from "../integration/helpers/server.js";
 
 /**
  * POST /v1/email over HTTP, with MX answered by a local UDP DNS server (no network). Domains under
@@ -8,7 +9,7 @@ import { api, createOrgWithKey, startServer, type TestServer } from "./helpers/s
  * provider such as gmail.com reads as "none" here (tests use it only where MX does not matter),
  * and the MX canary is set to a `.test` domain with mail.
  */
-let server: TestServer;
+let server: TestApp;
 let dns: TestDnsServer;
 
 beforeAll(async () => {
@@ -24,7 +25,7 @@ beforeAll(async () => {
     silent: ["slow.example.test"],
   });
   // The canary (a domain known to have mail) is one the local DNS serves: its answers are believed.
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_MX_CANARY: "shop.example.test" });
+  server = await startApp({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_MX_CANARY: "shop.example.test" });
 });
 afterAll(async () => {
   await server?.stop();
@@ -35,7 +36,7 @@ afterAll(async () => {
 describe("POST /v1/email behind a blind resolver", () => {
   it("does not believe NXDOMAIN when the canary domain has no mail either: mx_unresolved, not no_mx", async () => {
     // gmail.com (the default canary) is NXDOMAIN on the local DNS, as on an air-gapped host.
-    const blind = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300" });
+    const blind = await startApp({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300" });
     try {
       const r = await api(blind, "POST", "/v1/email", { key: blind.demo.secretKey, body: { email: "a@missing.example.test" } });
       expect(r.status).toBe(200);

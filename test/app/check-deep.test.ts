@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDnsServer } from "./helpers/dns-server.js";
-import { admin, api, createBeaconProject, startServer, type TestServer } from "./helpers/server.js";
+import { startDnsServer } from "../integration/helpers/dns-server.js";
+import { startApp, type TestApp } from "../helpers/app.js";
+import { admin, api, createBeaconProject } from "../integration/helpers/server.js";
 
 /**
  * POST /v1/check/deep over HTTP: the check's answer plus the four blocks, the session's history
@@ -13,7 +14,7 @@ const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefo
 const HAM = "Hi, I ordered the blue kettle last Tuesday and it still has not arrived. Could you check the delivery status for order 4411? Thanks, Maria";
 const SPAM = "CONGRATULATIONS!!! You have WON a $1000 gift card. Click http://bit.ly/claim-now to claim your prize today, offer expires in 24 hours!";
 
-let server: TestServer;
+let server: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let p: Awaited<ReturnType<typeof createBeaconProject>>;
 
@@ -35,7 +36,7 @@ beforeAll(async () => {
     mx: { "example-shop.com": [{ exchange: "mx1.example-shop.com", priority: 10 }], "gmail.com": [{ exchange: "gmail-smtp-in.l.google.com", priority: 5 }] },
     silent: ["73.15.20.33"],
   });
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_RDNS_CANARY: "192.0.2.53" });
+  server = await startApp({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_RDNS_CANARY: "192.0.2.53" });
   p = await createBeaconProject(server, "pro");
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDnsServer } from "./helpers/dns-server.js";
-import { api, createBeaconProject, startServer, type TestServer } from "./helpers/server.js";
+import { startDnsServer } from "../integration/helpers/dns-server.js";
+import { startApp, type TestApp } from "../helpers/app.js";
+import { api, createBeaconProject } from "../integration/helpers/server.js";
 
 /**
  * Bots whose operator publishes host names, not ranges (Baiduspider: `@.baidu.com`), are
@@ -11,7 +12,7 @@ const GENUINE = "203.0.113.10";
 const IMPOSTOR = "203.0.113.20";
 const NO_PTR = "203.0.113.30";
 
-let server: TestServer;
+let server: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 
 beforeAll(async () => {
@@ -19,7 +20,7 @@ beforeAll(async () => {
     ptr: { "192.0.2.53": "canary.example.test", [GENUINE]: "baiduspider-203-0-113-10.crawl.baidu.com", [IMPOSTOR]: "host-20.cheap-vps.example" },
     a: { "baiduspider-203-0-113-10.crawl.baidu.com": [GENUINE], "host-20.cheap-vps.example": [IMPOSTOR] },
   });
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "500", FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_RDNS_CANARY: "192.0.2.53" });
+  server = await startApp({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "500", FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_RDNS_CANARY: "192.0.2.53" });
 });
 
 afterAll(async () => {

@@ -1,8 +1,9 @@
 import { solveChallenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/sha";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDnsServer } from "./helpers/dns-server.js";
-import { api, createBeaconProject, startServer, type TestServer } from "./helpers/server.js";
+import { startDnsServer } from "../integration/helpers/dns-server.js";
+import { startApp, type TestApp } from "../helpers/app.js";
+import { api, createBeaconProject } from "../integration/helpers/server.js";
 
 /** POST /v1/check over HTTP: the 422 rule, every signal's direction, the beacon's field, credits. */
 
@@ -10,7 +11,7 @@ const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KH
 const HAM = "Hi, I ordered the blue kettle last Tuesday and it still has not arrived. Could you check the delivery status for order 4411? Thanks, Maria";
 const SPAM = "CONGRATULATIONS!!! You have WON a $1000 gift card. Click http://bit.ly/claim-now to claim your prize today, offer expires in 24 hours!";
 
-let server: TestServer;
+let server: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let p: Awaited<ReturnType<typeof createBeaconProject>>;
 
@@ -20,7 +21,7 @@ beforeAll(async () => {
     a: { "mx1.example-shop.com": ["192.0.2.25"], "gmail-smtp-in.l.google.com": ["192.0.2.26"] },
     ptr: { "192.0.2.53": "canary.example.test" },
   });
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "500", FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_RDNS_CANARY: "192.0.2.53" });
+  server = await startApp({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "500", FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_RDNS_CANARY: "192.0.2.53" });
   p = await createBeaconProject(server, "pro");
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDnsServer } from "./helpers/dns-server.js";
-import { api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
+import { startDnsServer } from "../integration/helpers/dns-server.js";
+import { startApp, type TestApp } from "../helpers/app.js";
+import { api, createBeaconProject, createOrgWithKey } from "../integration/helpers/server.js";
 
 /**
  * POST /v1/auth/check over HTTP against the real writer: the verdict and its reasons, credits in
@@ -10,7 +11,7 @@ import { api, createBeaconProject, createOrgWithKey, startServer, type TestServe
 
 const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 
-let server: TestServer;
+let server: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 
 beforeAll(async () => {
@@ -18,7 +19,7 @@ beforeAll(async () => {
     mx: { "example-shop.com": [{ exchange: "mx1.example-shop.com", priority: 10 }], "gmail.com": [{ exchange: "gmail-smtp-in.l.google.com", priority: 5 }] },
     a: { "mx1.example-shop.com": ["192.0.2.25"] },
   });
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
+  server = await startApp({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
 });
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDnsServer } from "./helpers/dns-server.js";
-import { api, startServer, type TestServer } from "./helpers/server.js";
+import { startDnsServer } from "../integration/helpers/dns-server.js";
+import { startApp, type TestApp } from "../helpers/app.js";
+import { api } from "../integration/helpers/server.js";
 
 /**
  * The full record over HTTP, against the build from the repository's snapshot, with rdns answered by a local
@@ -8,7 +9,7 @@ import { api, startServer, type TestServer } from "./helpers/server.js";
  * 35.180.0.0/16 AWS EC2 eu-west-3; 204.8.96.141 a Tor exit; 134.209.95.237/32 Shodan (on
  * DigitalOcean); 10.20.30.40 listed nowhere.
  */
-let server: TestServer;
+let server: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 
 beforeAll(async () => {
@@ -24,7 +25,7 @@ beforeAll(async () => {
     aaaa: { "v6.example.test": ["2600:1f18::1"] },
     silent: ["35.180.3.3"],
   });
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_RDNS_CANARY: "192.0.2.53" });
+  server = await startApp({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300", FS_RDNS_CANARY: "192.0.2.53" });
 });
 afterAll(async () => {
   await server.stop();
@@ -135,7 +136,7 @@ describe("GET /v1/ip/{ip} from the full build", () => {
 
   it("rdns behind a blind resolver (no PTR even for the canary): skipped and not charged, even for 8.8.8.8", async () => {
     // The default canary, 8.8.8.8, has no PTR on this DNS, as on an air-gapped host.
-    const blind = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300" });
+    const blind = await startApp({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_RDNS_TIMEOUT_MS: "300" });
     try {
       for (const ip of ["8.8.8.8", "35.180.4.4", "8.8.8.8"]) {
         const r = await api(blind, "GET", `/v1/ip/${ip}?include=rdns`, { key: blind.demo.secretKey });

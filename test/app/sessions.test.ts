@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { api, createBeaconProject, createOrgWithKey, startServer, useServer, type TestServer } from "./helpers/server.js";
+import { startApp, useApp, type TestApp } from "../helpers/app.js";
+import { api, createBeaconProject, createOrgWithKey } from "../integration/helpers/server.js";
 
 /** POST /v1/sessions/resolve and POST /v1/meter over HTTP against the real writer. */
 
 const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
-let server!: TestServer;
-useServer((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_ENABLE_METER: "true" });
+let server!: TestApp;
+useApp((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_ENABLE_METER: "true" });
 
 type Site = Awaited<ReturnType<typeof createBeaconProject>>;
 
@@ -101,7 +102,7 @@ describe("POST /v1/sessions/resolve", () => {
 
 describe("POST /v1/meter (preview)", () => {
   it("is off by default: 501 NOT_IMPLEMENTED naming it as announced, nothing charged", async () => {
-    const plain = await startServer();
+    const plain = await startApp();
     try {
       const site = await createBeaconProject(plain);
       const r = await api(plain, "POST", "/v1/meter", { key: site.secretKey, body: { resource: "x", identity: { ip: "1.2.3.4" }, limit: { max: 1, window: "1m" } } });

@@ -11,6 +11,8 @@ import { scaled } from "./test/helpers/time.js";
  */
 const execArgv = ["--import", fileURLToPath(new URL("./test/helpers/ts-register.mjs", import.meta.url))];
 /** Integration files about the embedded LMDB store itself, or that run their own PostgreSQL. */
+/** Files in test/app/ that use no store (the scoring pool alone): run once, not again on PostgreSQL. */
+const STORE_FREE = ["test/app/content-batcher.test.ts", "test/app/pool.overload.test.ts"];
 const LMDB_ONLY = ["test/integration/cluster*.test.ts", "test/integration/writer.isolation.test.ts", "test/integration/data-build.*.test.ts", "test/integration/datasets.switch.test.ts"];
 
 export default defineConfig({
@@ -75,6 +77,7 @@ export default defineConfig({
           // Each file starts its own app; the modules are loaded once per worker process.
           isolate: false,
           include: ["test/app/**/*.test.ts"],
+          exclude: STORE_FREE,
           globalSetup: ["test/integration/global-setup-pg.ts"],
           testTimeout: scaled(60_000),
           hookTimeout: scaled(180_000),

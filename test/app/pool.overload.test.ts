@@ -4,7 +4,7 @@ import { ApiError } from "../../src/http/errors.js";
 import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 import { ScoringPool, TASKS_PER_THREAD } from "../../src/workers/pool.js";
 
-/** The real piscina pool (compiled worker, real dataset) with a tiny queue. */
+/** The real piscina pool (its threads run the sources, real dataset) with a tiny queue. */
 const pool = new ScoringPool({ ipDatasetDir: currentIpDatasetDir(inject("datasetDataDir"))!, threads: 1, maxQueue: 2, retryAfterSeconds: 3 });
 afterAll(() => pool.close());
 

@@ -4,7 +4,7 @@ import { loadContentModel } from "../../src/scoring/content/index.js";
 import { ContentBatcher } from "../../src/workers/content-batcher.js";
 import { ScoringPool } from "../../src/workers/pool.js";
 
-/** The real pool (compiled worker) running the real content model from data/content-model. */
+/** The real pool (its threads run the sources, as this test does) running the real content model from data/content-model. */
 const dir = currentIpDatasetDir(inject("datasetDataDir"))!;
 const model = loadContentModel();
 const pools: ScoringPool[] = [];

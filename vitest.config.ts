@@ -13,7 +13,12 @@ const execArgv = ["--import", fileURLToPath(new URL("./test/helpers/ts-register.
 /** Integration files about the embedded LMDB store itself, or that run their own PostgreSQL. */
 /** Files in test/app/ that use no store (the scoring pool alone): run once, not again on PostgreSQL. */
 const STORE_FREE = ["test/app/content-batcher.test.ts", "test/app/pool.overload.test.ts"];
-const LMDB_ONLY = ["test/integration/cluster*.test.ts", "test/integration/writer.isolation.test.ts", "test/integration/data-build.*.test.ts", "test/integration/datasets.switch.test.ts"];
+const LMDB_ONLY = [
+  "test/integration/cluster*.test.ts",
+  "test/integration/writer.isolation.test.ts",
+  "test/integration/data-build.*.test.ts",
+  "test/integration/datasets.switch.test.ts",
+];
 
 export default defineConfig({
   test: {

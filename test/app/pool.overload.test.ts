@@ -1,5 +1,4 @@
-import { afterAll, describe, expect, it } from "vitest";
-import { inject } from "vitest";
+import { afterAll, describe, expect, it, inject } from "vitest";
 import { ApiError } from "../../src/http/errors.js";
 import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 import { ScoringPool, TASKS_PER_THREAD } from "../../src/workers/pool.js";

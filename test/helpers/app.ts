@@ -243,7 +243,10 @@ async function fetchOnce(fake: FakeUwsApp, input: string | URL, init: AppRequest
   const method = (init.method ?? "GET").toUpperCase();
   const given = [...new Headers(init.headers ?? {}).entries()];
   const { body, type } = await bodyOf(init.body);
-  const headers: Array<[string, string]> = [["host", url.host], ["connection", "keep-alive"]];
+  const headers: Array<[string, string]> = [
+    ["host", url.host],
+    ["connection", "keep-alive"],
+  ];
   if (body !== undefined) headers.push(["content-length", String(body.length)]);
   if (type && !given.some(([k]) => k === "content-type")) headers.push(["content-type", type]);
   headers.push(...given);

@@ -16,7 +16,11 @@ export async function orgsNamed(server: Reachable, name: string): Promise<number
   let n = 0;
   let cursor: string | null = "";
   while (cursor !== null) {
-    const page: { body: { data: { items: Array<{ name: string }>; next_cursor: string | null } } } = await admin(server, "GET", `/v1/admin/orgs?limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+    const page: { body: { data: { items: Array<{ name: string }>; next_cursor: string | null } } } = await admin(
+      server,
+      "GET",
+      `/v1/admin/orgs?limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+    );
     n += page.body.data.items.filter((o) => o.name === name).length;
     cursor = page.body.data.next_cursor;
   }

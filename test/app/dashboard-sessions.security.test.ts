@@ -13,8 +13,15 @@ const MAX = 8;
 let server!: TestApp;
 useApp((s) => (server = s), { FS_DASHBOARD_SESSIONS_PER_ORG: String(PER_ORG), FS_DASHBOARD_MAX_SESSIONS: String(MAX) });
 
-/** Signs in with the key; returns the session cookie. */
+let lastSignIn = 0;
+
+/**
+ * Signs in with the key; returns the session cookie. Each sign-in in a millisecond of its own:
+ * "oldest" is by creation time, and two sessions of one millisecond are ordered by chance.
+ */
 async function signIn(key: string): Promise<string> {
+  while (Date.now() <= lastSignIn) await new Promise((r) => setImmediate(r));
+  lastSignIn = Date.now();
   const res = await server.fetch(`${server.url}/dashboard/login`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },

@@ -55,6 +55,8 @@ export interface HttpBenchResult {
   markdown: string;
   /** False when a server died, a scenario failed verification, or responses were wrong. */
   clean: boolean;
+  /** Every scenario's rounds under every generator (bench:guard reads their CPU per response). */
+  series: Series[];
 }
 
 /** One service process the run measures: the current build, or a variant of it (variants.ts). */
@@ -276,7 +278,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     ...(problems.length ? ["", "**Problems**", "", ...problems.map((p) => `- ${p}`)] : [`- no problems: every response had the expected status, ${services.length > 1 ? "every server" : "both servers"} stopped cleanly`]),
     "",
   ].join("\n");
-  return { markdown, clean: problems.length === 0 };
+  return { markdown, clean: problems.length === 0, series };
 }
 
 /** The CPU table and what it means, or nothing where /proc gave no figures. */

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
+import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import { readBody } from "./body.js";
 import type { AppDeps } from "./deps.js";
 import { ApiError, toApiError } from "./errors.js";
@@ -33,16 +33,18 @@ export function loadBeaconAsset(path: string): BeaconAsset | null {
  * long); gzip when the client accepts it; CORS-readable so sites may use Subresource Integrity.
  */
 export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset | null): void {
-  app.get("/js/fs.js", (res, req) => {
+  // GET and HEAD (a HEAD gets the same status and headers, the length of the body GET would send).
+  const beacon = (head: boolean) => (res: HttpResponse, req: HttpRequest) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
     if (!asset) {
       writeError(res, state, new ApiError("NOT_READY", "The beacon script has not been built; run `npm run build`."));
       return;
     }
     const inm = req.getHeader("if-none-match");
+    const notModified = inm !== "" && inm.split(",").some((t) => t.trim().replace(/^W\//, "") === asset.etag);
     const gzip = /\bgzip\b/.test(req.getHeader("accept-encoding"));
     res.cork(() => {
-      if (inm && inm.split(",").some((t) => t.trim().replace(/^W\//, "") === asset.etag)) res.writeStatus("304 Not Modified");
+      if (notModified) res.writeStatus("304 Not Modified");
       res.writeHeader("content-type", "application/javascript; charset=utf-8");
       res.writeHeader("cache-control", "public, max-age=86400, stale-while-revalidate=604800");
       res.writeHeader("etag", asset.etag);
@@ -50,14 +52,39 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
       res.writeHeader("access-control-allow-origin", "*");
       res.writeHeader("cross-origin-resource-policy", "cross-origin");
       res.writeHeader("x-content-type-options", "nosniff");
-      if (inm && inm.split(",").some((t) => t.trim().replace(/^W\//, "") === asset.etag)) {
+      if (notModified) {
         res.endWithoutBody();
         return;
       }
       if (gzip) res.writeHeader("content-encoding", "gzip");
-      res.end(gzip ? asset.gzip : asset.body);
+      const body = gzip ? asset.gzip : asset.body;
+      if (head) res.endWithoutBody(body.length);
+      else res.end(body);
+    });
+  };
+  app.get("/js/fs.js", beacon(false));
+  app.head("/js/fs.js", beacon(true));
+
+  // The service's own front door: the dashboard, its icon, and the pages Stripe sends a customer
+  // back to when no URL of the site's own was given (FS_PUBLIC_URL/billing/success and /canceled).
+  const home = (res: HttpResponse) => {
+    res.cork(() => {
+      res.writeStatus("302 Found");
+      res.writeHeader("location", "/dashboard");
+      res.end();
+    });
+  };
+  app.get("/", home);
+  app.head("/", home);
+  app.get("/favicon.ico", (res) => {
+    res.cork(() => {
+      res.writeHeader("content-type", "image/svg+xml");
+      res.writeHeader("cache-control", "public, max-age=604800");
+      res.end(FAVICON);
     });
   });
+  app.get("/billing/success", (res, req) => html(res, stateFor(res, req.getHeader("x-request-id")), billingReturnPage("success")));
+  app.get("/billing/canceled", (res, req) => html(res, stateFor(res, req.getHeader("x-request-id")), billingReturnPage("canceled")));
 
   if (!deps.config.FS_DEMO) return;
 
@@ -156,6 +183,19 @@ function html(res: HttpResponse, state: ResponseState, page: string): void {
     res.writeHeader("x-request-id", state.requestId);
     res.end(page);
   });
+}
+
+/** The service's icon: a shield, in the dashboard's colours. */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path d="M16 2 4 6v9c0 7.5 5.1 13.2 12 15 6.9-1.8 12-7.5 12-15V6z" fill="#1f4e79"/><path d="m10 16 4 4 8-8" stroke="#fff" stroke-width="3" fill="none"/></svg>';
+
+/** Where Stripe's checkout sends the customer back when the site gave no URL of its own. */
+function billingReturnPage(outcome: "success" | "canceled"): string {
+  const [title, text] =
+    outcome === "success"
+      ? ["Payment received", "Thank you. The new plan applies as soon as Stripe confirms the payment to this service, usually within seconds."]
+      : ["Checkout canceled", "Nothing was charged and the plan is unchanged."];
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title} · fraudscore</title><link rel="stylesheet" href="/dashboard/style.css"></head><body><main><h1>${title}</h1><p>${text}</p><p><a href="/dashboard">Open the dashboard</a></p></main></body></html>`;
 }
 
 /** Our errors as they are; anything else a logged, generic 500. */

@@ -234,7 +234,8 @@ async function fetchThrough(fake: FakeUwsApp, input: string | URL, init: AppRequ
   // 303 (and 301/302 after a POST) continue as a GET without the body, as the Fetch standard says.
   const asGet = res.status === 303 || ((res.status === 301 || res.status === 302) && (init.method ?? "GET").toUpperCase() === "POST");
   const followed = await fetchThrough(fake, next, asGet ? { ...init, method: "GET", body: undefined } : init, hops + 1);
-  Object.defineProperties(followed, { redirected: { value: true }, url: { value: next.href } });
+  // The last hop's answer keeps its own URL (fetchOnce set it); it is marked redirected once.
+  if (!followed.redirected) Object.defineProperty(followed, "redirected", { value: true });
   return followed;
 }
 
@@ -267,8 +268,8 @@ async function fetchOnce(fake: FakeUwsApp, input: string | URL, init: AppRequest
   for (const [k, v] of answer.headers) out.append(k, v);
   if (!noBody) out.set("content-length", String(answer.body.length));
   const encoding = out.get("content-encoding");
-  const decoded = encoding === "gzip" ? gunzipSync(answer.body) : encoding === "deflate" ? inflateSync(answer.body) : answer.body;
-  const res = new Response(noBody ? null : new Uint8Array(decoded), { status: answer.status, headers: out });
+  const decoded = noBody ? null : encoding === "gzip" ? gunzipSync(answer.body) : encoding === "deflate" ? inflateSync(answer.body) : answer.body;
+  const res = new Response(decoded && new Uint8Array(decoded), { status: answer.status, headers: out });
   Object.defineProperty(res, "url", { value: url.href });
   return res;
 }

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { useApp, type TestApp } from "../helpers/app.js";
+
+/** What a person or a browser asks of the service's root before any API call. */
+let server!: TestApp;
+useApp((s) => (server = s));
+
+describe("the service's front door", () => {
+  it("GET / and HEAD / send a person to the dashboard", async () => {
+    for (const method of ["GET", "HEAD"]) {
+      const r = await server.fetch(`${server.url}/`, { method, redirect: "manual" });
+      expect(r.status, method).toBe(302);
+      expect(r.headers.get("location")).toBe("/dashboard");
+    }
+  });
+
+  it("serves an icon at /favicon.ico", async () => {
+    const r = await server.fetch(`${server.url}/favicon.ico`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("image/svg+xml");
+    expect(await r.text()).toMatch(/^<svg /);
+  });
+
+  it("HEAD /js/fs.js answers as GET does, without the body", async () => {
+    const get = await server.fetch(`${server.url}/js/fs.js`);
+    const head = await server.fetch(`${server.url}/js/fs.js`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    for (const h of ["content-type", "etag", "cache-control"]) expect(head.headers.get(h), h).toBe(get.headers.get(h));
+    expect(await head.text()).toBe("");
+    const cached = await server.fetch(`${server.url}/js/fs.js`, { method: "HEAD", headers: { "if-none-match": get.headers.get("etag")! } });
+    expect(cached.status).toBe(304);
+  });
+
+  it("has the pages Stripe returns a customer to by default", async () => {
+    const success = await server.fetch(`${server.url}/billing/success?session_id=cs_test_1`);
+    expect(success.status).toBe(200);
+    expect(await success.text()).toContain("Payment received");
+    const canceled = await server.fetch(`${server.url}/billing/canceled`);
+    expect(canceled.status).toBe(200);
+    expect(await canceled.text()).toContain("Nothing was charged");
+  });
+});

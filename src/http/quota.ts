@@ -335,14 +335,18 @@ function quotaExceeded(s: OrgStanding, credits: number, nowMs: number, leased = 
   const resetIn = Math.max(0, Math.ceil((reset - nowMs) / 1000));
   // In a cluster the node cannot tell: the rest of the quota may be held by other nodes' leases.
   const onlyHeld = !leased && s.c.used + credits <= limit;
+  const remaining = Math.max(0, limit - s.c.used - s.c.held);
+  const resets = `it resets at ${new Date(reset).toISOString()}`;
   return new ApiError(
     "QUOTA_EXCEEDED",
     onlyHeld
       ? `Monthly quota of ${limit} credits for plan ${s.plan} is fully taken by calls in progress; retry in a moment.`
-      : `Monthly quota of ${limit} credits reached for plan ${s.plan}; it resets at ${new Date(reset).toISOString()}.`,
+      : remaining > 0
+        ? `This call needs ${credits} credits and ${remaining} of the monthly quota of ${limit} for plan ${s.plan} remain; ${resets}.`
+        : `Monthly quota of ${limit} credits reached for plan ${s.plan}; ${resets}.`,
     {
       headers: { "retry-after": onlyHeld ? "1" : String(resetIn) },
-      metadata: { ratelimit: { limit, remaining: Math.max(0, limit - s.c.used - s.c.held), reset, reset_in_seconds: resetIn } },
+      metadata: { ratelimit: { limit, remaining, reset, reset_in_seconds: resetIn } },
     },
   );
 }

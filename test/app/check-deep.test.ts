@@ -199,6 +199,10 @@ describe("POST /v1/check/deep", () => {
     const blind = await deep({ form_id: "f", metadata: { ip: "73.15.20.33" } }, site.secretKey);
     expect([blind.status, blind.body.metadata.credits]).toEqual([200, 2]);
     expect(await usedBy(site)).toBe(9_999);
+    // One credit left: the refusal says the call needs more than what remains, not that the quota is used up.
+    const short = await deep({ form_id: "f", metadata: { ip: "73.15.20.33" } }, site.secretKey);
+    expect([short.status, short.body.error.code, short.body.metadata.ratelimit.remaining]).toEqual([429, "QUOTA_EXCEEDED", 1]);
+    expect(short.body.error.message).toMatch(/^This call needs 2 credits and 1 of the monthly quota of 10000 for plan free remain; it resets at /);
   });
 
   it("answers bad requests in the envelope, charging nothing", async () => {

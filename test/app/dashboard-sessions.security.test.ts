@@ -17,18 +17,21 @@ let lastSignIn = 0;
 
 /**
  * Signs in with the key; returns the session cookie. Each sign-in in a millisecond of its own:
- * "oldest" is by creation time, and two sessions of one millisecond are ordered by chance.
+ * "oldest" is by creation time, and two sessions of one millisecond are ordered by chance. The
+ * server stamps a session at some moment before its answer arrives, so the next sign-in is sent
+ * only once the clock has passed the millisecond that answer arrived in.
  */
 async function signIn(key: string): Promise<string> {
   while (Date.now() <= lastSignIn) await new Promise((r) => setImmediate(r));
-  lastSignIn = Date.now();
   const res = await server.fetch(`${server.url}/dashboard/login`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },
     body: new URLSearchParams({ key }).toString(),
     redirect: "manual",
   });
-  expect(res.status, await res.text()).toBe(303);
+  const page = await res.text();
+  lastSignIn = Date.now();
+  expect(res.status, page).toBe(303);
   return (res.headers.get("set-cookie") ?? "").split(";")[0]!;
 }
 

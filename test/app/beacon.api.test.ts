@@ -102,8 +102,11 @@ describe("collect and report", () => {
     const t0 = Date.now();
     const h = await handshake(p, undefined, { "x-fs-test-now": String(t0) });
     const late = { "x-fs-test-now": String(t0 + 60_000) };
-    const replayed = await hit(p, { token: h.token, session_id: h.session_id, headers: late, body: { signals: { tells: [], timing: { elapsed_ms: 800, interactions: 0 } } } });
-    const honest = await hit(p, { token: h.token, session_id: h.session_id, headers: late, body: { signals: { tells: [], timing: { elapsed_ms: 61_000, interactions: 9 } } } });
+    // From an address of their own: a minute ahead, they would leave the address's rate limit a
+    // minute ahead too, and the next tests' hits (at the real time) would be refused.
+    const ip = "73.15.20.77";
+    const replayed = await hit(p, { ip, token: h.token, session_id: h.session_id, headers: late, body: { signals: { tells: [], timing: { elapsed_ms: 800, interactions: 0 } } } });
+    const honest = await hit(p, { ip, token: h.token, session_id: h.session_id, headers: late, body: { signals: { tells: [], timing: { elapsed_ms: 61_000, interactions: 9 } } } });
     expect([replayed.status, honest.status]).toEqual([200, 200]);
     const { items } = await observations(p);
     const byId = new Map(items.map((o: { id: string; reasons: string[]; decision: string }) => [o.id, o]));

@@ -45,7 +45,7 @@ export class PgLink {
 
   /**
    * Runs `statements` in one round trip; resolves with the rows (arrays of column values) of the
-   * last one. Throws PgError: PostgreSQL's SQLSTATE when it refused a statement (the connection
+   * last one that returns rows. Throws PgError: PostgreSQL's SQLSTATE when it refused a statement (the connection
    * stays; a transaction opened by the request is left aborted, for the caller to roll back), or
    * CONNECTION / TIMEOUT, with `unknown` set when the request may have run.
    */
@@ -61,9 +61,7 @@ export class PgLink {
       });
       try {
         const r = await Promise.race([c.query({ text: scriptOf(statements), rowMode: "array" }), deadline]);
-        // A script of several statements answers with one result each; keep the last.
-        const last = Array.isArray(r) ? (r as pg.QueryResult[])[(r as pg.QueryResult[]).length - 1] : (r as pg.QueryResult);
-        return (last?.rows ?? []) as unknown[][];
+        return rowsOf(r as pg.QueryResult | pg.QueryResult[]);
       } catch (err) {
         const e = asPgError(err, true);
         if (e.code === "CONNECTION" || e.code === "TIMEOUT" || /^08|^57P/.test(e.code)) this.drop(c);
@@ -133,6 +131,16 @@ export class PgLink {
     destroySocket(c);
     if (pid) void terminateBackend(this.settings, pid);
   }
+}
+
+/**
+ * The rows of the last statement that returns rows (a SELECT, or a RETURNING clause): a script
+ * answers with one result per statement, and BEGIN, SET or COMMIT around a query return none.
+ */
+function rowsOf(r: pg.QueryResult | pg.QueryResult[]): unknown[][] {
+  if (!Array.isArray(r)) return r.rows as unknown[][];
+  for (let i = r.length - 1; i >= 0; i--) if (r[i]!.fields.length > 0) return r[i]!.rows as unknown[][];
+  return [];
 }
 
 /** Connections already given up (each backend is terminated once). */

@@ -57,7 +57,8 @@ export class SyncPg {
   }
 
   /**
-   * Runs statements in order in one round trip and returns the rows of the last; stops at the
+   * Runs statements in order in one round trip and returns the rows of the last that returns
+   * rows (a SELECT between BEGIN and COMMIT); stops at the
    * first that fails (throws PgError). Statements after a BEGIN in the same call are one
    * transaction only if the call also carries its COMMIT.
    */

@@ -34,14 +34,11 @@ export class IntentApplier {
 
   /**
    * @param nodeId set in a cluster: the applied sequence numbers are kept per node.
-   * @param onCharges runs inside the transaction with the journal records it applies (the
-   *   cluster store moves their credits from the node's lease to its shipped usage).
    */
   constructor(
     private readonly dbs: StateDbs,
     bindingRetentionMs = DEFAULT_RETENTION_MS,
     nodeId: string | null = null,
-    private readonly onCharges: ((records: ChargeRecord[]) => void) | null = null,
   ) {
     this.pagePerObservation = nodeId !== null;
     this.chargesSeqKey = nodeId === null ? "journal_applied_seq" : `journal_applied_seq:${nodeId}`;
@@ -223,6 +220,11 @@ export class IntentApplier {
     return removed;
   }
 
+  /** The meta key of journal `journal`'s applied sequence number, for its charges or its observations. */
+  cursorKey(kind: "charges" | "observations", journal = ""): string {
+    return seqKey(kind === "charges" ? this.chargesSeqKey : this.observationsSeqKey, journal);
+  }
+
   /** Highest sequence number of charge journal `journal` ("" the first front thread's) whose charge is in the ledger. */
   appliedSeq(journal = ""): number {
     const v = this.dbs.meta.get(seqKey(this.chargesSeqKey, journal));
@@ -242,21 +244,17 @@ export class IntentApplier {
     let applied = this.appliedSeq(journal);
     const start = applied;
     const day = utcDay(nowMs);
-    const fresh: ChargeRecord[] = [];
     if (upToSeq !== undefined) {
       if (upToSeq <= applied) return;
       for (const r of records) this.addUsage(r, day);
-      fresh.push(...records);
       applied = upToSeq;
     } else {
       for (const r of records) {
         if (r.seq <= applied) continue;
         applied = r.seq;
         this.addUsage(r, day);
-        fresh.push(r);
       }
     }
-    if (this.onCharges && fresh.length > 0) this.onCharges(fresh);
     // One put per touched org and period, not per charge.
     for (const k of this.dirty) this.dbs.usage.putSync(k, this.usageCache.get(k)!);
     this.dirty.clear();

@@ -208,10 +208,23 @@ export async function slowCommit(url: string, seconds: number, tables: string[] 
   };
 }
 
-/** Makes each insert or update of a row of `table` take `seconds` (a statement-level slow write). Returns the undo. */
+/**
+ * Makes each statement that inserts or updates rows of `table` take `seconds` longer, once per
+ * statement (an upsert fires both the insert and the update triggers; it sleeps once). Returns the undo.
+ */
 export async function slowUpsert(url: string, table: string, seconds: number): Promise<() => Promise<void>> {
   const fn = `fs_test_slow_${table}`;
-  await sqlOn(url, `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(${Number(seconds)}); RETURN NEW; END $$`);
+  await sqlOn(
+    url,
+    `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+       IF current_setting('fs_test.${fn}', true) IS DISTINCT FROM statement_timestamp()::text THEN
+         PERFORM set_config('fs_test.${fn}', statement_timestamp()::text, true);
+         PERFORM pg_sleep(${Number(seconds)});
+       END IF;
+       RETURN NEW;
+     END $$`,
+  );
   await sqlOn(url, `CREATE TRIGGER ${fn} BEFORE INSERT OR UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
   return async () => {
     await sqlOn(url, `DROP TRIGGER IF EXISTS ${fn} ON ${table}`);

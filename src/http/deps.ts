@@ -31,6 +31,11 @@ export interface AppDeps {
    * that follows sees every answered charge (messages to the writer keep their order).
    */
   flushLedger(): void;
+  /**
+   * When this thread's debits are slow to reach the ledger (a second or more; a cluster whose
+   * PostgreSQL is slow or away): how many are not in it, and the age of the oldest. Null otherwise.
+   */
+  ledgerBehind(): { records: number; seconds: number } | null;
   /** Reverse DNS with forward confirmation, cached (include=rdns). */
   rdns: RdnsResolver;
   /** The IP dataset in service now; swappable without a restart (hot switch, rollback). */

@@ -54,6 +54,9 @@ export interface ResponseState {
   idem?: Extract<Claim, { kind: "claimed" }> | null;
   /** Body bytes this request holds (body-budget.ts); released when the answer is written or the client leaves. */
   lease?: BodyLease | null;
+  /** On a cluster node, the body read while a record was fetched from the store (router.ts, StoreWait), and the waits so far. */
+  body?: Promise<Buffer>;
+  waits?: number;
 }
 
 /** Milliseconds since `startedAt`, rounded to microseconds. */

@@ -116,6 +116,24 @@ describe("faults on one node's database link", () => {
     await ledgerSettlesAt(orgId, key, load.tally.credits);
   });
 
+  it("while a node's debits cannot commit, /usage on it says how far it is behind; then it catches up", async () => {
+    const { orgId, key } = await createOrgWithKey(nodes[0]!, "pro");
+    // Every commit that moves a cursor takes 3 s, past the 1 s timeout: shipping fails, reads go on.
+    const undo = await slowCommit(url, 3, ["fs_meta"]);
+    const load = new IpLoad(() => [nodes[0]!], key, 4, { paceMs: 5 });
+    const behind = async (): Promise<{ records: number; seconds: number } | null> =>
+      (await api(nodes[0]!, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.data.behind;
+    try {
+      await expect.poll(async () => (await behind())?.records ?? 0, { timeout: 20_000, interval: 500 }).toBeGreaterThan(0);
+      expect((await behind())?.seconds).toBeGreaterThanOrEqual(1);
+    } finally {
+      await load.stop();
+      await undo();
+    }
+    await ledgerSettlesAt(orgId, key, load.tally.credits);
+    expect(await behind()).toBeNull();
+  });
+
   it("a Stripe upgrade whose commit stalls: applied once, with its event id, also after the redelivery", async () => {
     const org = await createOrgWithKey(nodes[0]!, "free", ["billing"]);
     const r = await api(nodes[0]!, "POST", `/v1/orgs/${org.orgId}/billing/checkout`, { key: org.key, body: { plan: "pro" } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { toBufferKey } from "ordered-binary";
-import { shipOps } from "../../src/store/pg/writer-ship.js";
+import { inRuns, shipOps } from "../../src/store/pg/writer-ship.js";
 import { literal, scriptOf } from "../../src/store/pg/sql-text.js";
 
 const hex = (k: unknown) => toBufferKey(k as string).toString("hex");
@@ -46,5 +46,33 @@ describe("scriptOf", () => {
     expect(literal(Buffer.from([1, 255]))).toBe("'\\x01ff'::bytea");
     expect(() => literal(Number.NaN)).toThrow();
     expect(() => scriptOf([{ sql: "SELECT $2", params: [1] }])).toThrow(/\$2/);
+  });
+});
+
+describe("inRuns", () => {
+  type B = { journal?: string; afterSeq?: number; upToSeq: number; n: number[] };
+  const merge = (run: B[]): B => ({ ...run[0]!, upToSeq: run[run.length - 1]!.upToSeq, n: run.flatMap((b) => b.n) });
+
+  it("applies each journal's batches that continue one another at once, a gap apart, and fails the rest of a journal after a failure", () => {
+    const applied: B[] = [];
+    const batches: B[] = [
+      { afterSeq: 0, upToSeq: 2, n: [1] },
+      { journal: "f1", afterSeq: 0, upToSeq: 5, n: [2] },
+      { afterSeq: 2, upToSeq: 4, n: [3] },
+      { afterSeq: 9, upToSeq: 12, n: [4] }, // a gap: on its own
+      { journal: "f1", afterSeq: 5, upToSeq: 6, n: [5] },
+    ];
+    const acks = inRuns(batches, (b) => (applied.push(b), b.journal === "f1" ? { ok: false, error: "STORE_FAILED", message: "away" } : { ok: true }), merge);
+    expect(applied.map((b) => [b.journal ?? "", b.afterSeq, b.upToSeq, b.n])).toEqual([
+      ["", 0, 4, [1, 3]],
+      ["f1", 0, 6, [2, 5]],
+      ["", 9, 12, [4]],
+    ]);
+    expect(acks.map((a) => a.ok)).toEqual([true, false, true, true, false]);
+    // After a failure, a later run of that journal is not tried: it gets the same answer.
+    applied.length = 0;
+    const again = inRuns([{ afterSeq: 0, upToSeq: 1, n: [1] }, { afterSeq: 5, upToSeq: 6, n: [2] }], (b) => (applied.push(b), { ok: false, error: "STORE_FAILED", message: "away" }), merge);
+    expect(applied).toHaveLength(1);
+    expect(again.map((a) => a.ok)).toEqual([false, false]);
   });
 });

@@ -82,13 +82,3 @@ export function returnLeasesStatement(nodeId: string): Statement {
 export function usageKey(orgId: string, period: string): Buffer {
   return toBufferKey(`${orgId}:${period}`);
 }
-
-/**
- * Asks for `want` more credits (at least `need`) of a hard-stop org's quota for this node;
- * returns the grant, 0 when the quota has no room left. Throws PgError when PostgreSQL fails.
- */
-export function grantLease(sql: SyncPg, nodeId: string, orgId: string, period: string, quota: number, need: number, want: number): number {
-  return Number(
-    sql.value("SELECT fs_lease_grant($1, $2, $3, decode($4, 'hex'), $5, $6, $7)", [orgId, period, nodeId, usageKey(orgId, period).toString("hex"), quota, need, want]),
-  );
-}

@@ -33,10 +33,15 @@ export class SyncPg {
   private readonly worker: Worker;
   private closed = false;
 
+  /**
+   * @param isDown when it says PostgreSQL is away (another connection of this thread found so),
+   *   calls fail at once with PgError(CONNECTION) instead of waiting for their deadline.
+   */
   constructor(
     url: string,
     private readonly timeoutMs: number,
     name: string,
+    private readonly isDown: () => boolean = () => false,
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
@@ -64,6 +69,7 @@ export class SyncPg {
    */
   run(statements: Statement[]): unknown[][] {
     if (this.closed) throw new PgError("CONNECTION", "connection closed");
+    if (this.isDown()) throw new PgError("CONNECTION", "PostgreSQL is unreachable from this node right now");
     const id = this.nextId++;
     const req: BridgeRequest = { id, kind: "run", statements };
     Atomics.store(this.flag, 0, 0);

@@ -48,6 +48,25 @@ export class PgShipping {
     private readonly journals: readonly JournalDir[],
   ) {}
 
+  /**
+   * The charges.apply intents of one writer batch: each journal's batches that continue one another
+   * are shipped together, in one statement; once one fails (PostgreSQL away), the rest of that
+   * journal's fail with it at once rather than wait for a deadline each. One ack per intent.
+   */
+  chargesAll(intents: ReadonlyArray<IntentOf<"charges.apply">>): Ack[] {
+    return inRuns(intents, (i) => this.charges(i), (run) => ({ ...run[0]!, records: run.flatMap((x) => x.records), upToSeq: run[run.length - 1]!.upToSeq }));
+  }
+
+  /** The same for observations.apply. */
+  observationsAll(intents: ReadonlyArray<IntentOf<"observations.apply">>): Ack[] {
+    return inRuns(intents, (i) => this.observations(i), (run) => ({
+      ...run[0]!,
+      pages: run.flatMap((x) => x.pages),
+      sessions: run.flatMap((x) => x.sessions),
+      upToSeq: run[run.length - 1]!.upToSeq,
+    }));
+  }
+
   /** charges.apply: applied, already applied, or made good from the journal. */
   charges(i: IntentOf<"charges.apply">): Ack {
     const j = i.journal ?? "";
@@ -161,6 +180,32 @@ export class PgShipping {
     if (!j) throw new Error(`no journal '${journal}' on this node`);
     return j.dir;
   }
+}
+
+/**
+ * Acks for `intents` (batches of several journals, each journal's in order): consecutive batches
+ * of a journal that continue one another (afterSeq = the previous upToSeq) are merged (`merge`)
+ * and applied once (`apply`); after a failure, the journal's later batches get the same ack.
+ */
+export function inRuns<T extends { journal?: string; afterSeq?: number; upToSeq: number }>(intents: readonly T[], apply: (i: T) => Ack, merge: (run: T[]) => T): Ack[] {
+  const acks = new Array<Ack>(intents.length);
+  const failed = new Map<string, Ack>();
+  let i = 0;
+  while (i < intents.length) {
+    const j = intents[i]!.journal ?? "";
+    const run = [i];
+    for (let k = i + 1; k < intents.length; k++) {
+      const x = intents[k]!;
+      if ((x.journal ?? "") !== j) continue;
+      if (x.afterSeq !== intents[run[run.length - 1]!]!.upToSeq) break;
+      run.push(k);
+    }
+    const ack = failed.get(j) ?? apply(run.length === 1 ? intents[i]! : merge(run.map((k) => intents[k]!)));
+    if (!ack.ok) failed.set(j, ack);
+    for (const k of run) acks[k] = ack;
+    while (i < intents.length && acks[i] !== undefined) i++;
+  }
+  return acks;
 }
 
 /** The statement that ships `records` of a journal as continuing `after`, up to `upto`. */

@@ -14,7 +14,7 @@ import { IntentApplier } from "./apply.js";
 import { listSegments, pruneSegments, readSegment, truncateTornTail } from "../charge-journal.js";
 import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments, readJournalSegment } from "../journal.js";
 import { OBSERVATION_CODEC } from "../observation-journal.js";
-import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterPort, type WriterReady } from "../protocol.js";
+import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type IntentOf, type WriterData, type WriterPort, type WriterReady } from "../protocol.js";
 import { markMetersClean, migrateLegacyMeters, prepareMetersDir, unmarkMetersClean } from "./meters-env.js";
 import { flushToDisk, openPgState, openState, stateTransaction, type StateDbs } from "../state-env.js";
 import { KvStore } from "../pg/kv.js";
@@ -185,13 +185,17 @@ function commitQueued(): void {
  */
 function applyShippingFirst(items: IntentBatch["items"]): AckBatch["items"] {
   const acks = new Map<number, Ack>();
+  const charges: Array<{ id: number; intent: IntentOf<"charges.apply"> }> = [];
+  const observations: Array<{ id: number; intent: IntentOf<"observations.apply"> }> = [];
   const rest: IntentBatch["items"] = [];
   for (const item of items) {
     const i = item.intent;
-    if (i.op === "charges.apply") acks.set(item.id, shipping!.charges(i));
-    else if (i.op === "observations.apply") acks.set(item.id, shipping!.observations(i));
+    if (i.op === "charges.apply") charges.push({ id: item.id, intent: i });
+    else if (i.op === "observations.apply") observations.push({ id: item.id, intent: i });
     else rest.push(item);
   }
+  shipping!.chargesAll(charges.map((c) => c.intent)).forEach((ack, k) => acks.set(charges[k]!.id, ack));
+  shipping!.observationsAll(observations.map((o) => o.intent)).forEach((ack, k) => acks.set(observations[k]!.id, ack));
   for (const a of applyIsolated(rest)) acks.set(a.id, a.ack);
   return items.map((item) => ({ id: item.id, ack: acks.get(item.id)! }));
 }

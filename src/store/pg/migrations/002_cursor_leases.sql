@@ -2,13 +2,17 @@
 -- increments, in one statement (docs/cluster.md).
 
 -- A lease counts against the quota until it expires; its node renews it (fs_lease_renew) while it
--- runs. Rows of nodes that ran before this migration never expire, as before.
+-- runs. `chain` names the node's run of unbroken renewals the lease was granted in: a node that
+-- could not renew in time stops admitting against its leases, and a later grant starts its lease
+-- afresh rather than adding to one it no longer counts. Rows of nodes that ran before this
+-- migration never expire, as before.
 ALTER TABLE fs_leases ADD COLUMN expires_at timestamptz NOT NULL DEFAULT 'infinity';
+ALTER TABLE fs_leases ADD COLUMN chain bigint NOT NULL DEFAULT 0;
 
 -- fs_lease_grant of 001, with a time limit: expired leases hold nothing of the quota, and a grant
--- to a node whose lease expired starts again from what that node shipped. The lease lives
--- `p_ttl_ms` unless renewed.
-CREATE FUNCTION fs_lease_grant(p_org text, p_period text, p_node text, p_usage_key bytea, p_quota bigint, p_need bigint, p_want bigint, p_ttl_ms bigint)
+-- to a node whose lease expired (or was granted in an earlier chain of the node) starts again from
+-- what that node shipped. The lease lives `p_ttl_ms` unless renewed.
+CREATE FUNCTION fs_lease_grant(p_org text, p_period text, p_node text, p_usage_key bytea, p_quota bigint, p_need bigint, p_want bigint, p_ttl_ms bigint, p_chain bigint)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   shipped bigint;
@@ -27,22 +31,24 @@ BEGIN
   END IF;
   -- Leases shrink as the quota runs out: at most a quarter of what is left, never below the call.
   grant_ := least(free, greatest(p_need, least(p_want, free / 4)));
-  INSERT INTO fs_leases AS l (org_id, period, node_id, granted, expires_at)
-    VALUES (p_org, p_period, p_node, grant_, now() + p_ttl_ms * interval '1 millisecond')
+  INSERT INTO fs_leases AS l (org_id, period, node_id, granted, expires_at, chain)
+    VALUES (p_org, p_period, p_node, grant_, now() + p_ttl_ms * interval '1 millisecond', p_chain)
     ON CONFLICT (org_id, period, node_id) DO UPDATE SET
-      granted = CASE WHEN l.expires_at > now() THEN l.granted ELSE greatest(l.used, 0) END + grant_,
+      granted = CASE WHEN l.expires_at > now() AND l.chain = p_chain THEN l.granted ELSE greatest(l.used, 0) END + grant_,
       expires_at = now() + p_ttl_ms * interval '1 millisecond',
+      chain = p_chain,
       updated_at = now();
   RETURN grant_;
 END $$;
 
--- The heartbeat: the node's leases that have not expired live `p_ttl_ms` more. Returns how many.
-CREATE FUNCTION fs_lease_renew(p_node text, p_ttl_ms bigint) RETURNS integer LANGUAGE plpgsql AS $$
+-- The heartbeat: the node's leases of chain `p_chain` that have not expired live `p_ttl_ms` more.
+-- Returns how many.
+CREATE FUNCTION fs_lease_renew(p_node text, p_chain bigint, p_ttl_ms bigint) RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   n integer;
 BEGIN
   UPDATE fs_leases SET expires_at = now() + p_ttl_ms * interval '1 millisecond'
-    WHERE node_id = p_node AND expires_at > now();
+    WHERE node_id = p_node AND chain = p_chain AND expires_at > now();
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
 END $$;

@@ -4,6 +4,7 @@ import type { IpDatasetHolder } from "../datasets/holder.js";
 import type { RdnsResolver } from "../datasets/rdns.js";
 import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/front/client.js";
+import type { StoreReader } from "../store/reader.js";
 import type { StateDbs } from "../store/state-env.js";
 import type { BeaconServices } from "./beacon/hits.js";
 import type { ChallengeService } from "../challenge/index.js";
@@ -42,6 +43,8 @@ export interface AppDeps {
   ipDatasets: IpDatasetHolder;
   /** The state environment, read-only (the writer thread owns every write). */
   state: StateDbs;
+  /** Reads a route awaits (store/reader.ts): at once on LMDB, off the event loop on a cluster node. */
+  reads: StoreReader;
   /** Beacon: projects, tokens, trusted proxies, the observation journal. */
   beacon: BeaconServices;
   /** Sends observations gathered on the front to the writer now (before a read of them). */

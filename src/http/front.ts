@@ -25,7 +25,8 @@ import { OrderedShipper, type ShipOutcome } from "../store/front/shipper.js";
 import { ObservationJournal } from "../store/observation-journal.js";
 import { groupObservations } from "../store/observation-pages.js";
 import { observationSeqs, type PgSettings } from "../store/pg/cluster.js";
-import { RecordLoader } from "../store/pg/front-records.js";
+import { poolReader, RecordLoader } from "../store/pg/front-records.js";
+import { localReader } from "../store/reader.js";
 import { KvStore } from "../store/pg/kv.js";
 import { ClusterLeases, LeaseClock } from "../store/pg/leases.js";
 import { PgPool } from "../store/pg/pool.js";
@@ -250,6 +251,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     ledgerBehind: () => chargeShipper.behind(),
     ipDatasets,
     state: readDbs,
+    reads: pgPool ? poolReader(pgPool) : localReader(readDbs),
     beacon: {
       projects,
       tokens: new BeaconTokens(Buffer.from(setup.secrets.beacon, "hex"), config.FS_BEACON_TOKEN_TTL_SECONDS * 1000),

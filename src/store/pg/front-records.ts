@@ -9,6 +9,7 @@
  */
 import { toBufferKey } from "ordered-binary";
 import { canWait, StoreWait } from "../store-wait.js";
+import type { ReadDb, StoreReader } from "../reader.js";
 import type { PgPool } from "./pool.js";
 
 /** How long a record read stays here for the call that waited for it (the caches keep it after). */
@@ -88,4 +89,17 @@ export class RecordLoader {
     }
     this.read.set(id, e);
   }
+}
+
+/** The tables of the databases routes read asynchronously (reader.ts). */
+const READ_TABLES: Record<ReadDb, string> = { sessionProjects: "fs_session_projects", sessions: "fs_sessions" };
+
+/** Reads a route awaits, over the front's pool: one round trip each, off the event loop. */
+export function poolReader(pool: PgPool): StoreReader {
+  return {
+    async get(db, key) {
+      const rows = await pool.query(`SELECT v::text FROM ${READ_TABLES[db]} WHERE k = decode($1, 'hex')`, [toBufferKey(key as Parameters<typeof toBufferKey>[0]).toString("hex")]);
+      return rows[0] ? (JSON.parse(rows[0][0] as string) as never) : undefined;
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
+import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
 import type { AckFailure, AckOf, IntentOf, Op } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
@@ -49,6 +49,7 @@ export class IntentApplier {
 
   /** Forget cached state (after a failed transaction the disk is the truth again). */
   reset(): void {
+    this.sessionsAhead.clear();
     this.usageCache.clear();
     this.orgCache.clear();
     this.dirty.clear();
@@ -56,15 +57,44 @@ export class IntentApplier {
     this.bindings.reset();
   }
 
-  /** Reads ahead what a batch's resolves and meter decisions look up (BindingIndex.prefetch). */
+  /** Reads ahead what a batch's resolves and meter decisions look up (BindingIndex.prefetch), and their beacon sessions. */
   prefetch(intents: ReadonlyArray<{ op: string }>): void {
     const resolves: ResolveRequest[] = [];
     const meters: MeterRequest[] = [];
+    const sessionIds: string[] = [];
     for (const i of intents) {
-      if (i.op === "sessions.resolve") resolves.push((i as IntentOf<"sessions.resolve">).request);
-      else if (i.op === "meter.consume") meters.push((i as IntentOf<"meter.consume">).request);
+      if (i.op === "sessions.resolve") {
+        const r = i as IntentOf<"sessions.resolve">;
+        resolves.push(r.request);
+        if (r.sessionId !== undefined) sessionIds.push(r.sessionId);
+      } else if (i.op === "meter.consume") meters.push((i as IntentOf<"meter.consume">).request);
     }
     if (resolves.length > 0 || meters.length > 0) this.bindings.prefetch(resolves, meters);
+    if (sessionIds.length > 0) this.prefetchSessions(sessionIds);
+  }
+
+  /** Beacon sessions read ahead for this batch (prefetch): session id -> its project and record. */
+  private readonly sessionsAhead = new Map<string, { projectId: string | undefined; session: SessionRecord | undefined }>();
+
+  private prefetchSessions(ids: string[]): void {
+    const { sessionProjects, sessions } = this.dbs;
+    if (!sessionProjects.readMany || !sessions.readMany) return; // LMDB: a get costs no round trip
+    const projects = sessionProjects.readMany(ids);
+    const known = ids.map((id, i) => [projects[i], id] as [string | undefined, string]).filter((k): k is [string, string] => k[0] !== undefined);
+    const records = sessions.readMany(known);
+    ids.forEach((id, i) => this.sessionsAhead.set(id, { projectId: projects[i], session: undefined }));
+    known.forEach((k, i) => this.sessionsAhead.set(k[1], { projectId: k[0], session: records[i] }));
+  }
+
+  /**
+   * The beacon session a resolve names by its `_fs` id, when it is one of the org's (the state
+   * this batch reads: hits answered before the resolve are stored ahead of it); undefined otherwise.
+   */
+  private beaconSession(orgId: string, sessionId: string): SessionRecord | undefined {
+    const ahead = this.sessionsAhead.get(sessionId);
+    const projectId = ahead ? ahead.projectId : this.dbs.sessionProjects.get(sessionId);
+    if (projectId === undefined || this.dbs.projects.get(projectId)?.org_id !== orgId) return undefined;
+    return ahead ? ahead.session : this.dbs.sessions.get([projectId, sessionId]);
   }
 
   /**
@@ -135,7 +165,7 @@ export class IntentApplier {
       return { ok: true, value: i.value };
     },
     "demo.get": () => ({ ok: true, demo: (this.dbs.meta.get("demo") as DemoInfo | undefined) ?? null }),
-    "sessions.resolve": (i) => ({ ok: true, ...this.bindings.resolve(i.request) }),
+    "sessions.resolve": (i) => ({ ok: true, ...this.bindings.resolve(i.request), session: i.sessionId === undefined ? undefined : this.beaconSession(i.request.orgId, i.sessionId) }),
     "meter.consume": (i) => ({ ok: true, ...this.bindings.meter(i.request) }),
     "billing.customer": (i) => {
       const org = this.billing.setCustomer(i.orgId, i.customerId);

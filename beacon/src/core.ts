@@ -84,15 +84,42 @@ export function validSession(value: string | null | undefined): string | undefin
   return value && SESSION_ID.test(value) ? value : undefined;
 }
 
+/** The value of cookie `name` in a `document.cookie` string, if any. */
+function cookieValue(cookie: string, name: string): string | undefined {
+  const m = new RegExp("(?:^|;\\s*)" + name + "=([^;]*)").exec(cookie);
+  return m ? m[1] : undefined;
+}
+
+/** A first-party cookie of the beacon's (beacon/README.md): one year, whole site, SameSite=Lax. */
+function beaconCookie(name: string, value: string, https: boolean): string {
+  return `${name}=${value}; path=/; max-age=31536000; SameSite=Lax${https ? "; Secure" : ""}`;
+}
+
 /** The `_fs` session id from a `document.cookie` string, if well-formed. */
 export function sessionFromCookie(cookie: string): string | undefined {
-  const m = /(?:^|;\s*)_fs=([^;]*)/.exec(cookie);
-  return validSession(m && m[1]);
+  return validSession(cookieValue(cookie, "_fs"));
 }
 
 /** The `_fs` cookie to set after the first collect (beacon/README.md). */
 export function sessionCookie(sessionId: string, https: boolean): string {
-  return `_fs=${sessionId}; path=/; max-age=31536000; SameSite=Lax${https ? "; Secure" : ""}`;
+  return beaconCookie("_fs", sessionId, https);
+}
+
+const TOKEN = /^v1\.[0-9A-Za-z_.-]{1,200}$/;
+
+/** The well-formed token in a value, or undefined. */
+export function validToken(value: string | null | undefined): string | undefined {
+  return value && TOKEN.test(value) ? value : undefined;
+}
+
+/** The `_fs_t` token (the session's last, which lets the next handshake continue it) from a `document.cookie` string. */
+export function tokenFromCookie(cookie: string): string | undefined {
+  return validToken(cookieValue(cookie, "_fs_t"));
+}
+
+/** The `_fs_t` cookie, set with `_fs` (beacon/README.md); an empty token expires it. */
+export function tokenCookie(token: string, https: boolean): string {
+  return token ? beaconCookie("_fs_t", token, https) : "_fs_t=; path=/; max-age=0";
 }
 
 /** Tells found by the names of window/document properties an automation driver leaves behind. */

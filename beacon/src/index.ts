@@ -50,7 +50,8 @@ function afterLoad(): Promise<void> {
 }
 
 function start(cfg: BeaconConfig): FsBeacon {
-  const state: BeaconState = { session_id: loadSession() };
+  const saved = loadSession();
+  const state: BeaconState = { session_id: saved.session_id };
   let rtt: number | undefined;
   const signals = (): Signals => collectSignals(rtt);
   const page = (): string => location.pathname;
@@ -58,7 +59,8 @@ function start(cfg: BeaconConfig): FsBeacon {
   const run = async (): Promise<{ session_id: string; observation_id?: string }> => {
     await afterLoad();
     const facts = readSlowFacts(); // while the handshake and probes run
-    const hs = await call<{ token: string; session_id: string }>(cfg, cfg.initUrl, { session_id: state.session_id });
+    // The saved token proves the session is this browser's; without it the service starts a new one.
+    const hs = await call<{ token: string; session_id: string }>(cfg, cfg.initUrl, { session_id: state.session_id, token: saved.token });
     state.token = hs.token;
     state.session_id = hs.session_id;
     // Two probes, the faster one counts: the first may also pay for the CORS preflight.
@@ -73,15 +75,17 @@ function start(cfg: BeaconConfig): FsBeacon {
     }
     if (!cfg.pageload) {
       // forms mode sends no collect; keep the handshake's id so the next page reuses it.
-      saveSession(hs.session_id);
+      saveSession(hs.session_id, hs.token);
       return { session_id: hs.session_id };
     }
     await facts;
     const hit = buildHit("page.view", cfg.action, state, page(), signals());
     const res = await call<{ observation_id: string; session_id: string }>(cfg, cfg.collectUrl, hit);
+    // The answer names the session the hit was filed in; the token goes with it only if it is that session's.
     state.session_id = res.session_id;
     state.observation_id = res.observation_id;
-    saveSession(res.session_id);
+    if (res.session_id !== hs.session_id) state.token = undefined;
+    saveSession(res.session_id, state.token);
     return { session_id: res.session_id, observation_id: res.observation_id };
   };
 

@@ -141,6 +141,11 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
         FS_LOG_LEVEL: "info",
         // The meter is a preview, off by default; the benchmark measures it.
         FS_ENABLE_METER: "true",
+        // The collect scenario sends from one address as fast as it can and checks that every
+        // answered hit is stored: the beacon's rate limits and observation budget are off.
+        FS_BEACON_ADDRESS_LIMIT: "0",
+        FS_BEACON_PROJECT_LIMIT: "0",
+        FS_OBSERVATION_BUDGET_PER_DAY: "0",
         ...(opts.databaseUrl ? { FS_STORE: "postgres", DATABASE_URL: opts.databaseUrl, FS_NODE_ID: "bench" } : {}),
         // A variant's own environment (--variant name:ENV=value) comes last and wins.
         ...opts.env,

@@ -20,11 +20,30 @@ type Obj = Record<string, unknown>;
 export const MAX_STRIPE_ID = 255;
 const ID = /^[\x21-\x7e]+$/;
 
-/** The event envelope every verified event must have; what fails here is a 400 and is recorded nowhere. */
+/**
+ * Dates an event may carry (`created`, trial end, billing period bounds), in epoch seconds: from
+ * 2000-01-01 to 10 years (3,653 days) after now. Stripe's are well inside; a date outside is
+ * refused (400) rather than stored, since one far out of range cannot be turned into a date and
+ * would fail the writer on every retry.
+ */
+export const EARLIEST_EVENT_DATE_S = 946_684_800;
+export const LATEST_EVENT_DATE_AHEAD_S = 3_653 * 86_400;
+
+/** The bounds of a date of an event received at `nowMs`. */
+function dateBounds(nowMs: number): { min: number; max: number } {
+  return { min: EARLIEST_EVENT_DATE_S, max: Math.floor(nowMs / 1000) + LATEST_EVENT_DATE_AHEAD_S };
+}
+
+const DATE_RANGE = "epoch seconds between 2000-01-01 and 10 years from now";
+
+/**
+ * The event envelope every verified event must have (`created` also within dateBounds); what
+ * fails here is a 400 and is recorded nowhere.
+ */
 const envelopeSchema = z.object({
   id: z.string().min(1).max(MAX_STRIPE_ID).regex(ID, "printable ASCII without spaces"),
   type: z.string().min(1).max(100).regex(/^[a-z0-9_.]+$/, "lower-case letters, digits, '_' and '.'"),
-  created: z.number().int().min(0).max(1e11),
+  created: z.number().int(),
   data: z.object({ object: z.custom<Obj>(isObject, "an object") }),
 });
 
@@ -37,7 +56,10 @@ class BadField extends Error {}
 
 /** Reads the fields of `data.object` we use, refusing any that is present with the wrong shape. */
 class FieldReader {
-  constructor(private readonly base: string) {}
+  constructor(
+    private readonly base: string,
+    private readonly dates: { min: number; max: number },
+  ) {}
 
   object(v: unknown, path: string): Obj {
     if (v === undefined || v === null) return {};
@@ -68,6 +90,12 @@ class FieldReader {
     if (typeof v !== "number" || !Number.isFinite(v)) throw new BadField(`${this.base}.${path}: a number`);
     return v;
   }
+  /** A date in epoch seconds, within the bounds (EARLIEST_EVENT_DATE_S, LATEST_EVENT_DATE_AHEAD_S). */
+  date(v: unknown, path: string): number | null {
+    const n = this.number(v, path);
+    if (n !== null && (n < this.dates.min || n > this.dates.max)) throw new BadField(`${this.base}.${path}: ${DATE_RANGE}`);
+    return n;
+  }
 }
 
 /** A verified event reduced to what the writer applies, or why it cannot be. */
@@ -78,17 +106,20 @@ export type NormalizedEvent = { ok: true; event: BillingEvent } | { ok: false; m
  * subscription's price ids (our configured prices), or its `metadata.plan` as set at checkout.
  * The billing period is read from the subscription items, where this API version puts it.
  * An event whose envelope (id, type, created, data.object) or a field we read is missing where
- * required, of the wrong type or too long is refused with a message naming the field.
+ * required, of the wrong type, too long, or a date out of range (dateBounds of `nowMs`) is refused
+ * with a message naming the field.
  */
-export function normalizeEvent(raw: unknown, setup: Pick<BillingSetup, "prices">): NormalizedEvent {
+export function normalizeEvent(raw: unknown, setup: Pick<BillingSetup, "prices">, nowMs: number): NormalizedEvent {
   const envelope = envelopeSchema.safeParse(raw);
   if (!envelope.success) {
     const issue = envelope.error.issues[0]!;
     return { ok: false, message: `event.${issue.path.join(".")}: ${issue.message}` };
   }
   const event = envelope.data;
+  const dates = dateBounds(nowMs);
+  if (event.created < dates.min || event.created > dates.max) return { ok: false, message: `event.created: ${DATE_RANGE}` };
   const obj = event.data.object;
-  const r = new FieldReader("event.data.object");
+  const r = new FieldReader("event.data.object", dates);
   try {
     const metadata = r.object(obj.metadata, "metadata");
     const out: BillingEvent = {
@@ -103,13 +134,13 @@ export function normalizeEvent(raw: unknown, setup: Pick<BillingSetup, "prices">
     } else if (event.type.startsWith("customer.subscription.")) {
       const items = r.array(r.object(obj.items, "items").data, "items.data").map((item, i) => r.object(item, `items.data.${i}`));
       const priceIds = items.map((item, i) => r.ref(item.price, `items.data.${i}.price`)).filter((p): p is string => p !== null);
-      const starts = items.map((item, i) => r.number(item.current_period_start, `items.data.${i}.current_period_start`)).filter((n): n is number => n !== null);
-      const ends = items.map((item, i) => r.number(item.current_period_end, `items.data.${i}.current_period_end`)).filter((n): n is number => n !== null);
+      const starts = items.map((item, i) => r.date(item.current_period_start, `items.data.${i}.current_period_start`)).filter((n): n is number => n !== null);
+      const ends = items.map((item, i) => r.date(item.current_period_end, `items.data.${i}.current_period_end`)).filter((n): n is number => n !== null);
       out.subscription = {
         id: r.id(obj.id, "id") ?? "",
         status: r.text(obj.status, "status", 40) ?? "incomplete",
         plan: planOf(priceIds, r.text(metadata.plan, "metadata.plan", 40), setup),
-        trialEnd: r.number(obj.trial_end, "trial_end"),
+        trialEnd: r.date(obj.trial_end, "trial_end"),
         periodStart: starts.length ? Math.min(...starts) : null,
         periodEnd: ends.length ? Math.min(...ends) : null,
         cancelAtPeriodEnd: obj.cancel_at_period_end === true,

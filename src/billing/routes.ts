@@ -1,4 +1,4 @@
-import type { BillingOutcome, OrgRecord } from "../store/records.js";
+import type { OrgRecord } from "../store/records.js";
 import type { AppDeps } from "../http/deps.js";
 import { ApiError } from "../http/errors.js";
 import { defineRoute } from "../http/route.js";
@@ -147,23 +147,35 @@ export function portalPost(deps: AppDeps) {
 }
 
 /** `t=<seconds>,v1=<hex>[,...]` as Stripe signs; anything else cannot verify, so its body is never read. */
-const STRIPE_SIGNATURE = /^t=\d{1,12}(,[a-z0-9]{1,8}=[0-9a-f]{1,128}){1,8}$/;
+const STRIPE_SIGNATURE = /^t=(\d{1,12})(,[a-z0-9]{1,8}=[0-9a-f]{1,128}){1,8}$/;
 
-/** Answers before the body is read: billing and webhooks configured, a signature header of Stripe's form. */
+/** How far a signature's timestamp may be from now, either way (seconds): Stripe's SDK default. */
+export const WEBHOOK_TOLERANCE_S = 300;
+
+/**
+ * Answers before the body is read: billing and webhooks configured, a signature header of
+ * Stripe's form, stamped within WEBHOOK_TOLERANCE_S of now. (The SDK refuses only old stamps: a
+ * stamp in the future would make a captured delivery replayable until then.)
+ */
 function webhookPrecheck(deps: AppDeps, snap: RequestSnapshot): void {
   const setup = setupOrThrow(deps);
   if (!setup.webhookSecret) throw new ApiError("BILLING_NOT_CONFIGURED", "Webhooks are not configured: set STRIPE_WEBHOOK_SECRET.");
   const signature = snap.extra["stripe-signature"] ?? "";
   if (!signature) throw new ApiError("INVALID_SIGNATURE", "Stripe-Signature header missing.");
-  if (signature.length > 1024 || !STRIPE_SIGNATURE.test(signature) || !/(^|,)v1=/.test(signature)) {
+  const form = signature.length > 1024 ? null : STRIPE_SIGNATURE.exec(signature);
+  if (!form || !/(^|,)v1=/.test(signature)) {
     throw new ApiError("INVALID_SIGNATURE", "Stripe-Signature header is not of the form t=<timestamp>,v1=<signature>.");
+  }
+  const skew = Number(form[1]) - Date.now() / 1000;
+  if (Math.abs(skew) > WEBHOOK_TOLERANCE_S) {
+    throw new ApiError("INVALID_SIGNATURE", `Stripe-Signature timestamp is ${Math.round(Math.abs(skew))} s ${skew > 0 ? "in the future" : "old"}; at most ${WEBHOOK_TOLERANCE_S} s either way is accepted.`);
   }
 }
 
 /**
- * POST /webhooks/stripe: billing configuration and the form of the Stripe-Signature header are
- * checked before the body is read; then the signature is verified on the raw body (the SDK's
- * constructEvent, with its 300 s tolerance), the event's envelope and the fields we use are
+ * POST /webhooks/stripe: billing configuration, the form of the Stripe-Signature header and its
+ * timestamp are checked before the body is read; then the signature is verified on the raw body
+ * (the SDK's constructEvent), the event's envelope and the fields we use (dates in range) are
  * validated, and the event goes to the writer, which applies it exactly once and never lets an
  * older event undo a newer state. Answers 200 for every verified event (also duplicates and types
  * we ignore, so Stripe stops retrying); 400 INVALID_SIGNATURE or VALIDATION_ERROR otherwise,
@@ -179,7 +191,7 @@ export function stripeWebhookPost(deps: AppDeps) {
     docs: {
       summary: "Stripe webhook",
       description: [
-        "Stripe's event deliveries. Billing configuration and the form of the Stripe-Signature header are checked before the body is read (without them the answer comes at once); then the signature is checked against the raw body (300 s tolerance), the event's envelope (id, type, created, data.object) and the fields used are validated, and the event is applied exactly once; an older event never undoes a newer state.",
+        "Stripe's event deliveries. Billing configuration, the form of the Stripe-Signature header and its timestamp (within 300 s of now, either way) are checked before the body is read (without them the answer comes at once); then the signature is checked against the raw body, the event's envelope (id, type, created, data.object) and the fields used are validated (dates between 2000-01-01 and 10 years from now), and the event is applied exactly once; an older event never undoes a newer state.",
         "Every verified, well-formed event is answered 200 with a receipt (also duplicates and types that are ignored, so Stripe stops retrying); 400 INVALID_SIGNATURE or VALIDATION_ERROR otherwise, with nothing recorded. The body may be up to 1 MiB.",
       ].join("\n\n"),
       tag: "billing",
@@ -195,13 +207,13 @@ export function stripeWebhookPost(deps: AppDeps) {
       const setup = setupOrThrow(deps);
       let parsed: unknown;
       try {
-        parsed = setup.stripe.webhooks.constructEvent(raw, snap.extra["stripe-signature"] ?? "", setup.webhookSecret ?? "");
+        parsed = setup.stripe.webhooks.constructEvent(raw, snap.extra["stripe-signature"] ?? "", setup.webhookSecret ?? "", WEBHOOK_TOLERANCE_S);
       } catch (err) {
         // Verified but not JSON: the SDK's parse fails after its signature check passed.
         if ((err as { type?: string }).type !== "StripeSignatureVerificationError") parsed = parseJson(raw);
         else throw new ApiError("INVALID_SIGNATURE", `Stripe-Signature does not verify: ${(err as Error).message.split("\n")[0]}`);
       }
-      const normalized = normalizeEvent(parsed, setup);
+      const normalized = normalizeEvent(parsed, setup, Date.now());
       if (!normalized.ok) throw new ApiError("VALIDATION_ERROR", `${normalized.message}. The event was not recorded.`);
       const event = normalized.event;
       const ack = ackOrThrow(await deps.store.send({ op: "billing.event", event, nowMs: Date.now() }));

@@ -58,13 +58,29 @@ export const envSchema = z.object({
   FS_MAX_BODY_BYTES: positiveInt.max(16 * 1024 * 1024).default(64 * 1024),
   /**
    * Request-body bytes held at once, across every connection, for routes reached without a
-   * secret key (the payment webhook, the beacon, the demo); past it, 503 OVERLOADED and the
-   * connection is closed. Bounds what unauthenticated clients can make the process hold.
-   * Example: 8388608 (8 MiB).
+   * secret key (the payment webhook, the beacon, the dashboard's forms, the demo), counted as they
+   * arrive; past it, 503 OVERLOADED. Bounds what unauthenticated clients can make the process
+   * hold. Shared out between the front threads. Example: 8388608 (8 MiB).
    */
   FS_BODY_BUFFER_PUBLIC_BYTES: positiveInt.max(1024 * 1024 * 1024).default(8 * 1024 * 1024),
   /** The same for routes that need a secret or admin key (checked before the body is read). Example: 67108864. */
   FS_BODY_BUFFER_BYTES: positiveInt.max(4 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  /**
+   * Bytes one client address (an IPv6 /64) may hold of FS_BODY_BUFFER_PUBLIC_BYTES in bodies
+   * still arriving, per front thread; past it, 503 OVERLOADED for that client only. At least the
+   * largest public body (Stripe's events, 1 MiB) for such a body to arrive in pieces. Example: 1048576.
+   */
+  FS_BODY_BUFFER_PER_CLIENT_BYTES: positiveInt.max(1024 * 1024 * 1024).default(1024 * 1024),
+  /** The same for one org (or the admin token) of FS_BODY_BUFFER_BYTES. Example: 8388608. */
+  FS_BODY_BUFFER_PER_ORG_BYTES: positiveInt.max(4 * 1024 * 1024 * 1024).default(8 * 1024 * 1024),
+  /**
+   * Milliseconds a request body may take to arrive after its headers; a body still arriving
+   * then is answered 408 REQUEST_TIMEOUT and its connection closed, unless it has averaged
+   * FS_BODY_MIN_BYTES_PER_SECOND. Example: 10000.
+   */
+  FS_BODY_TIMEOUT_MS: positiveInt.max(600_000).default(10_000),
+  /** The average rate (bytes a second) that lets a body keep arriving past FS_BODY_TIMEOUT_MS. Example: 16384. */
+  FS_BODY_MIN_BYTES_PER_SECOND: positiveInt.max(1024 * 1024 * 1024).default(16 * 1024),
   /**
    * Front threads: each runs the HTTP server (routing, validation, authentication, admission,
    * answers) on the same port, the kernel spreading connections over them. Default 1. Example: 2.
@@ -130,6 +146,20 @@ export const envSchema = z.object({
   /** Seconds a beacon handshake token stays valid. Example: 1800. */
   FS_BEACON_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(1800),
   /**
+   * Beacon writes (handshake, collect, report) one client address may make per minute, at most
+   * this many at once (an IPv6 address counts by its /64); past it, 429 RATE_LIMITED. Per front
+   * thread. 0 turns the limit off. Example: 600.
+   */
+  FS_BEACON_ADDRESS_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(600),
+  /** The same per project, from every address together. 0 turns the limit off. Example: 60000. */
+  FS_BEACON_PROJECT_LIMIT: z.coerce.number().int().min(0).max(100_000_000).default(60_000),
+  /**
+   * Beacon observations recorded per org and UTC day; past it hits are answered but not
+   * recorded (dropped and counted). Bounds the disk an org's publishable key can fill to this
+   * times FS_OBSERVATION_RETENTION_DAYS observations. 0: no budget. Example: 50000.
+   */
+  FS_OBSERVATION_BUDGET_PER_DAY: z.coerce.number().int().min(0).max(1_000_000_000).default(50_000),
+  /**
    * Serve the demo page at /demo (the demo org's project; see README, "Quick start"). Default: on
    * when HOST is a loopback address, off otherwise (the demo page shows a publishable key).
    */
@@ -150,6 +180,21 @@ export const envSchema = z.object({
    * kept in memory: a restart signs everyone out. Example: 30.
    */
   FS_DASHBOARD_IDLE_MINUTES: positiveInt.max(1440).default(30),
+  /** Dashboard sessions kept for all orgs together (memory bound; each holds a few hundred bytes). Example: 10000. */
+  FS_DASHBOARD_MAX_SESSIONS: positiveInt.max(1_000_000).default(10_000),
+  /**
+   * Dashboard sessions kept per org: a sign-in beyond it ends that org's oldest session, so no org
+   * can end another's. Example: 100.
+   */
+  FS_DASHBOARD_SESSIONS_PER_ORG: positiveInt.max(1_000_000).default(100),
+  /**
+   * Wrong dashboard sign-in keys per client address, and per key id, within
+   * FS_DASHBOARD_SIGNIN_WINDOW_MINUTES before further wrong keys are answered 429 (a right key
+   * always signs in). Example: 10.
+   */
+  FS_DASHBOARD_SIGNIN_FAILURES: positiveInt.max(1_000_000).default(10),
+  /** Minutes the dashboard's wrong-key counts last; past the limit each wrong key restarts them. Example: 15. */
+  FS_DASHBOARD_SIGNIN_WINDOW_MINUTES: positiveInt.max(1440).default(15),
   /** Days beacon observations and their sessions are kept. Example: 30. */
   FS_OBSERVATION_RETENTION_DAYS: positiveInt.max(3650).default(30),
   /** Days a session-resolution binding counts towards shared-account figures. Example: 90. */

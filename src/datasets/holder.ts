@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { currentIpVersion, listIpBuilds, setCurrentIpVersion, type IpBuildInfo } from "./ip-catalog.js";
+import { currentIpVersion, listIpBuilds, pruneIpBuilds, setCurrentIpVersion, type IpBuildInfo } from "./ip-catalog.js";
 import { ipDatasetRoot, openIpDatasetDir, type IpDataset } from "./ip-dataset.js";
 
 /** Seconds an replaced dataset stays open for requests that still hold it (async enrichment). */
@@ -26,12 +26,21 @@ export class IpDatasetHolder {
   private loadedVersion: string;
   private readonly listeners: Array<(dir: string) => void> = [];
 
-  constructor(private readonly dataDir: string) {
+  /**
+   * @param prune after opening and after each switch, delete builds older than the live one and
+   *   the previous one (pruneIpBuilds); called with what was deleted or could not be.
+   *   One holder per process prunes (the first front thread's).
+   */
+  constructor(
+    private readonly dataDir: string,
+    private readonly prune: ((outcome: ReturnType<typeof pruneIpBuilds>) => void) | null = null,
+  ) {
     const version = currentIpVersion(dataDir);
     if (!version) throw new Error(`no IP dataset has been built under ${ipDatasetRoot(dataDir)}; run \`npm run data:build\``);
     assertLmdbFile(join(ipDatasetRoot(dataDir), version, "data.mdb"));
     this.dataset = openIpDatasetDir(join(ipDatasetRoot(dataDir), version));
     this.loadedVersion = version;
+    this.pruneOld(null);
   }
 
   /** The dataset to answer with now. */
@@ -84,7 +93,16 @@ export class IpDatasetHolder {
     this.loadedVersion = version;
     setTimeout(() => old.close(), RETIRE_AFTER_MS).unref();
     for (const l of this.listeners) l(this.dir);
+    // Deleting the files of a build still open (replaced less than a minute ago) is safe: open
+    // files and mappings stay readable until closed, and nothing opens an older build again.
+    this.pruneOld(previous);
     return { loaded: version, previous, changed: true };
+  }
+
+  private pruneOld(previous: string | null): void {
+    if (!this.prune) return;
+    const outcome = pruneIpBuilds(this.dataDir, this.loadedVersion, previous);
+    if (outcome.deleted.length > 0 || outcome.failed.length > 0) this.prune(outcome);
   }
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERSION_NAME, ipDatasetRoot } from "./ip-dataset.js";
 
@@ -53,4 +53,36 @@ export function setCurrentIpVersion(dataDir: string, version: string): void {
   const tmp = join(root, `current.${process.pid}.${Date.now()}.tmp`);
   writeFileSync(tmp, `${version}\n`);
   renameSync(tmp, join(root, "current"));
+}
+
+/**
+ * Deletes old builds: every complete build older than both `live` and `previous` (names sort by
+ * build time), except the one `current` names. What is newer than either stays (a build made by
+ * data:build and not loaded yet, one kept aside, the one rolled back from), so an operator can
+ * still activate it. A build is renamed out of the listing first, then removed, so no reader ever
+ * sees half of one.
+ * @param live the build in service
+ * @param previous the build it replaced; at a start null: the newest build older than `live`
+ * @returns the versions deleted, and those that could not be (with the reason)
+ */
+export function pruneIpBuilds(dataDir: string, live: string, previous: string | null): { deleted: string[]; failed: Array<{ version: string; reason: string }> } {
+  const root = ipDatasetRoot(dataDir);
+  const builds = listIpBuilds(dataDir).map((b) => b.version); // newest first
+  const before = previous ?? builds.find((v) => v < live) ?? live;
+  const oldest = before < live ? before : live;
+  const current = currentIpVersion(dataDir);
+  const deleted: string[] = [];
+  const failed: Array<{ version: string; reason: string }> = [];
+  for (const version of builds) {
+    if (version >= oldest || version === current) continue;
+    const aside = join(root, `.pruned-${version}-${process.pid}`);
+    try {
+      renameSync(join(root, version), aside);
+      deleted.push(version);
+      rmSync(aside, { recursive: true, force: true });
+    } catch (err) {
+      failed.push({ version, reason: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return { deleted, failed };
 }

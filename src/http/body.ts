@@ -1,60 +1,134 @@
 import type { HttpResponse } from "uWebSockets.js";
-import type { BodyBudget, BodyPool } from "./body-budget.js";
+import { addressOwner, type BodyBudget, type BodyLease } from "./body-budget.js";
+import type { BodyDeadlines, PartialBody } from "./body-deadline.js";
+import type { TrustedProxies } from "./client-address.js";
 import { ApiError } from "./errors.js";
+import { CONFLICTING_LENGTH } from "./request.js";
 import type { ResponseState } from "./respond.js";
+
+/** What reading bodies takes on a front thread: the byte pools, the deadline sweep, who is a proxy. */
+export interface BodyIntake {
+  budget: BodyBudget;
+  deadlines: BodyDeadlines;
+  trusted: TrustedProxies;
+}
+
+/**
+ * Whose body it is, for the pool's shares: an org (or `admin`) on keyed routes; on public ones the
+ * client, from the peer address (read from the connection when empty) and X-Forwarded-For.
+ */
+export type BodyOwner = { pool: "keyed"; id: string } | { pool: "public"; peer: string; forwardedFor: string };
 
 /**
  * Reads a request body of at most `limit` bytes. Chunks are copied as they arrive (uWS detaches
- * them after the callback). The bytes count against `pool` of `budget` (the declared length up
- * front, then as they arrive) until the answer is written or the client leaves. Rejects with 413
- * as soon as the count passes the limit, and with 503 OVERLOADED when the pool is full, without
- * waiting for the rest; what the client still sends is dropped as it arrives, never held (the
- * connection stays usable, so a client writing its body is not cut off mid-write). The caller
- * must have registered onAborted already, releasing `state.lease` when the client leaves.
+ * them after the callback) and count against the owner's pool (body-budget.ts) until the answer
+ * is written or the client leaves; a body that does not arrive whole with its headers also counts
+ * against its owner's share and is watched by the deadline sweep (body-deadline.ts). Rejects with
+ * 413 as soon as the count passes the limit (or the declared length does), with 503 OVERLOADED
+ * when the pool or the share is full, and with 408 REQUEST_TIMEOUT when the deadline cuts the
+ * body (then `state.close` is set: the answer closes the connection). After a 413 or 503 what the
+ * client still sends is dropped as it arrives, never held. The caller must have registered
+ * onAborted already, calling `state.lease.release()` when the client leaves. `declaredLength` is
+ * request.ts declaredLength's answer: a request whose Content-Length headers differ is refused
+ * (400) and its connection closed.
  */
-export function readBody(
-  res: HttpResponse,
-  state: ResponseState,
-  limit: number,
-  declaredLength: string,
-  budget: BodyBudget,
-  pool: BodyPool,
-): Promise<Buffer> {
-  let declared = 0;
+export function readBody(res: HttpResponse, state: ResponseState, limit: number, declaredLength: string, intake: BodyIntake, owner: BodyOwner): Promise<Buffer> {
+  if (declaredLength === CONFLICTING_LENGTH) {
+    state.close = true; // where this body ends is unknown: nothing after it on the connection can be read
+    return Promise.reject(new ApiError("VALIDATION_ERROR", "header.content-length: the request carries several Content-Length headers that differ; send one."));
+  }
   if (declaredLength) {
     const n = Number(declaredLength);
     if (Number.isFinite(n) && n > limit) return Promise.reject(tooLarge(limit));
-    if (Number.isSafeInteger(n) && n > 0) declared = n;
   }
-  try {
-    state.lease = budget.lease(pool, declared);
-  } catch (err) {
-    return Promise.reject(err);
-  }
-  const lease = state.lease;
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const fail = (err: ApiError) => {
-      done = true;
-      chunks.length = 0;
-      reject(err);
-    };
-    res.onData((chunk, isLast) => {
-      if (done) return;
-      size += chunk.byteLength;
-      if (size > limit) return fail(tooLarge(limit));
-      if (!lease.grow(size)) return fail(budget.overloaded());
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) {
-        done = true;
-        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-      }
-    });
+    const read = new BodyRead(res, state, limit, intake, owner, resolve, reject);
+    state.lease = read;
+    res.onData((chunk, isLast) => read.onChunk(chunk, isLast));
   });
 }
 
+/** One body being read: its chunks, its lease, and its place in the deadline sweep. */
+class BodyRead implements PartialBody {
+  readonly startedAt: number;
+  received = 0;
+  private chunks: Buffer[] = [];
+  private done = false;
+  private tracked = false;
+  private readonly lease: BodyLease;
+
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly state: ResponseState,
+    private readonly limit: number,
+    private readonly intake: BodyIntake,
+    private readonly owner: BodyOwner,
+    private readonly resolve: (body: Buffer) => void,
+    private readonly reject: (err: ApiError) => void,
+  ) {
+    this.startedAt = state.startedAt;
+    this.lease = intake.budget.lease(owner.pool);
+  }
+
+  onChunk(chunk: ArrayBuffer, isLast: boolean): void {
+    if (this.done) return;
+    const size = (this.received += chunk.byteLength);
+    if (size > this.limit) return this.fail(tooLarge(this.limit));
+    // A body that did not come whole with its headers: watched, and counted against its owner.
+    if (!isLast && !this.tracked) {
+      this.tracked = true;
+      this.intake.deadlines.track(this);
+      const refusal = this.lease.ownedBy(this.ownerKey());
+      if (refusal) return this.fail(refusal);
+    }
+    const refusal = this.lease.grow(size);
+    if (refusal) return this.fail(refusal);
+    if (chunk.byteLength > 0) this.chunks.push(Buffer.from(chunk.slice(0)));
+    if (isLast) {
+      const chunks = this.chunks;
+      this.finish();
+      this.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    }
+  }
+
+  /** The deadline sweep gave up on this body. */
+  cut(): void {
+    if (this.done) return;
+    const seconds = ((performance.now() - this.startedAt) / 1000).toFixed(1);
+    const { timeoutMs, minBytesPerSecond } = this.intake.deadlines;
+    this.state.close = true;
+    this.fail(
+      new ApiError(
+        "REQUEST_TIMEOUT",
+        `The request body did not arrive in time: ${this.received} bytes in ${seconds} s. A body must arrive within ${timeoutMs / 1000} s, or keep to ${minBytesPerSecond} bytes a second on average; the connection is closed.`,
+      ),
+    );
+  }
+
+  /** The answer was written or the client left: the bytes go back to the pool. */
+  release(): void {
+    this.finish();
+    this.lease.release();
+  }
+
+  private fail(err: ApiError): void {
+    this.release();
+    this.reject(err);
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.chunks = [];
+    if (this.tracked) this.intake.deadlines.untrack(this);
+  }
+
+  private ownerKey(): string {
+    const o = this.owner;
+    if (o.pool === "keyed") return o.id;
+    const peer = o.peer || Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    return addressOwner(this.intake.trusted.clientIp(peer, o.forwardedFor));
+  }
+}
 
 function tooLarge(limit: number): ApiError {
   return new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes.`);

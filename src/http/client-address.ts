@@ -37,9 +37,23 @@ export class TrustedProxies {
   }
 
   /**
+   * Whether a connection's peer (its address as text) is a trusted proxy, so that the request's
+   * X-Forwarded-For lines are worth reading (request.ts forwardedFor); false at once when no proxy
+   * is trusted.
+   */
+  trusts(peer: string): boolean {
+    if (this.nets.length === 0) return false;
+    const p = parseIp(peer);
+    return p !== null && this.has(p);
+  }
+
+  /**
    * The client's address: the peer's, or, behind a trusted proxy, the rightmost untrusted
    * X-Forwarded-For entry (IPv4-mapped addresses come back as IPv4); null when the peer address
-   * is unreadable.
+   * is unreadable. `forwardedFor` holds every X-Forwarded-For line of the request joined in
+   * arrival order (request.ts forwardedFor): a proxy that appends a line of its own (HAProxy)
+   * puts the address it saw after the client's own lines, as one that appends to the line does
+   * (nginx, AWS ALB). Empty entries are skipped.
    */
   clientIp(peer: string, forwardedFor: string): ParsedIp | null {
     const p = parseIp(peer);
@@ -47,7 +61,9 @@ export class TrustedProxies {
     if (this.nets.length === 0 || !forwardedFor || !this.has(p)) return p;
     const hops = forwardedFor.split(",");
     for (let i = hops.length - 1; i >= 0; i--) {
-      const h = parseIp(hops[i]!.trim());
+      const hop = hops[i]!.trim();
+      if (hop === "") continue;
+      const h = parseIp(hop);
       if (!h) return p; // a malformed hop: stop trusting the chain at our own proxy
       if (!this.has(h)) return h;
     }

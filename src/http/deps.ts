@@ -1,5 +1,5 @@
 import type { Config } from "../config/index.js";
-import type { BodyBudget } from "./body-budget.js";
+import type { BodyIntake } from "./body.js";
 import type { IpDatasetHolder } from "../datasets/holder.js";
 import type { RdnsResolver } from "../datasets/rdns.js";
 import type { Logger } from "../shared/log.js";
@@ -59,8 +59,8 @@ export interface AppDeps {
   pseudonyms: Pseudonymizer;
   /** Stripe billing; null when not configured (billing endpoints answer 503). */
   billing: BillingSetup | null;
-  /** The cap on request-body bytes held across connections. */
-  bodies: BodyBudget;
+  /** The caps on request-body bytes held across connections, and the deadline of slow bodies. */
+  bodies: BodyIntake;
   /** Stored answers of Idempotency-Keys (idempotency.ts). */
   idempotency: IdempotencyKeys;
   /** Prometheus metrics (GET /metrics). */

@@ -6,7 +6,7 @@ import { PgError } from "../store/pg/errors.js";
 import { StoreWait } from "../store/store-wait.js";
 export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: { status: 400, meaning: "Invalid request format; the message names the failing field path." },
-  INVALID_SIGNATURE: { status: 400, meaning: "Webhook: the Stripe-Signature header does not verify against the raw body (or is too old); nothing was applied." },
+  INVALID_SIGNATURE: { status: 400, meaning: "Webhook: the Stripe-Signature header does not verify against the raw body, or its timestamp is more than 300 s old or ahead; nothing was applied." },
   MISSING_KEY: { status: 401, meaning: "No Authorization header." },
   INVALID_KEY: { status: 401, meaning: "Invalid API key (unknown, malformed, or wrong admin token)." },
   EXPIRED_KEY: { status: 401, meaning: "API key expired." },
@@ -14,7 +14,7 @@ export const ERROR_CATALOGUE = {
   INSUFFICIENT_SCOPE: { status: 403, meaning: "The secret key lacks the scope this endpoint needs." },
   KEY_TYPE_NOT_ALLOWED: { status: 403, meaning: "A publishable key used on a server endpoint, or a secret key on a beacon endpoint." },
   FORBIDDEN: { status: 403, meaning: "A publishable key that is not bound to a project (a resource of another org answers 404 NOT_FOUND)." },
-  ORIGIN_NOT_ALLOWED: { status: 403, meaning: "Beacon call from a page origin the project does not allow (allowed_origins)." },
+  ORIGIN_NOT_ALLOWED: { status: 403, meaning: "Beacon call from a page origin the project does not allow (allowed_origins), or a beacon write without an Origin to a project that lists them." },
   NOT_FOUND: { status: 404, meaning: "No such route or resource." },
   METHOD_NOT_ALLOWED: { status: 405, meaning: "The route exists but not for this method; see the Allow header." },
   REQUEST_TIMEOUT: { status: 408, meaning: "The request body did not arrive in time (FS_BODY_TIMEOUT_MS, FS_BODY_MIN_BYTES_PER_SECOND); the connection is closed and nothing was run or charged." },

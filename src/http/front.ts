@@ -40,7 +40,11 @@ import type { QuotaCells } from "./admission/cells.js";
 import type { ClaimTable } from "./admission/claims.js";
 import { Authenticator } from "./auth.js";
 import { BeaconTokens } from "./beacon/token.js";
+import type { BodyIntake } from "./body.js";
+import { BeaconRateLimits } from "./beacon/limits.js";
+import { ObservationBudget } from "./beacon/budget.js";
 import { BodyBudget } from "./body-budget.js";
+import { BodyDeadlines } from "./body-deadline.js";
 import { TrustedProxies } from "./client-address.js";
 import type { AppDeps } from "./deps.js";
 import { IdempotencyKeys } from "./idempotency.js";
@@ -48,7 +52,7 @@ import { activateMetrics, ServiceMetrics } from "./metrics.js";
 import { FrontPeers } from "./peers.js";
 import { ProjectDirectory } from "./projects.js";
 import { QuotaGate, type LeaseSource } from "./quota.js";
-import { listen } from "./server.js";
+import { listen, type Listener } from "./server.js";
 import { loadBeaconAsset } from "./static.js";
 
 /** How long journaled records wait before a failed shipment to the store is tried again. */
@@ -91,8 +95,8 @@ export interface RunningFront {
   close(): Promise<void>;
 }
 
-/** Builds one front thread's services over `store` and listens. */
-export async function startFront(setup: FrontSetup, store: StoreClient, log: Logger): Promise<RunningFront> {
+/** Builds one front thread's services over `store` and listens (`listener`: tests serve without a socket). */
+export async function startFront(setup: FrontSetup, store: StoreClient, log: Logger, listener: Listener = listen): Promise<RunningFront> {
   const { config, cluster } = setup;
   // In a cluster, a few asynchronous connections of this thread's own: the records a call needs
   // before it starts (keys, orgs, projects), credit leases and their heartbeat, and the refresh of
@@ -105,7 +109,16 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   const records = pgPool ? new RecordLoader(pgPool, readDbs) : null;
   store.afterCommit = () => readDbs.root.resetReadTxn();
 
-  const ipDatasets = new IpDatasetHolder(config.DATA_DIR);
+  // The first thread deletes builds older than the one in service and the one before it.
+  const ipDatasets = new IpDatasetHolder(
+    config.DATA_DIR,
+    setup.index === 0
+      ? ({ deleted, failed }) => {
+          if (deleted.length > 0) log.info("old dataset builds deleted", { versions: deleted });
+          for (const f of failed) log.warn("old dataset build not deleted", { version: f.version, reason: f.reason });
+        }
+      : null,
+  );
   if (setup.index === 0) {
     const ipMeta = ipDatasets.get().meta;
     log.info("dataset open", { ip: ipMeta.version, source: ipMeta.source, built_at: ipMeta.built_at });
@@ -210,6 +223,19 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       : null,
     setup.cells,
   );
+  const trusted = new TrustedProxies(config.FS_TRUSTED_PROXIES);
+  // The pools are shared out between the front threads; a client's or an org's share is per thread.
+  const bodies: BodyIntake = {
+    budget: new BodyBudget(
+      { public: Math.ceil(config.FS_BODY_BUFFER_PUBLIC_BYTES / setup.threads), keyed: Math.ceil(config.FS_BODY_BUFFER_BYTES / setup.threads) },
+      { public: config.FS_BODY_BUFFER_PER_CLIENT_BYTES, keyed: config.FS_BODY_BUFFER_PER_ORG_BYTES },
+      config.FS_RETRY_AFTER_SECONDS,
+    ),
+    deadlines: new BodyDeadlines(config.FS_BODY_TIMEOUT_MS, config.FS_BODY_MIN_BYTES_PER_SECOND),
+    trusted,
+  };
+  const beaconLimits = new BeaconRateLimits({ perAddress: config.FS_BEACON_ADDRESS_LIMIT, perProject: config.FS_BEACON_PROJECT_LIMIT });
+  const observationBudget = new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PER_DAY);
   const metrics = new ServiceMetrics({
     pool,
     store,
@@ -218,9 +244,11 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       { name: "charges", written: () => journal.lastSeq, applied: () => applied.charges },
       { name: "observations", written: () => observations.lastSeq, applied: () => applied.observations },
     ],
+    bodies,
     log: createLogger(config.FS_LOG_LEVEL, "access"),
     accessLogSample: config.FS_ACCESS_LOG_SAMPLE,
     thread: setup.index,
+    beacon: { rateLimited: beaconLimits.refused, budget: observationBudget },
   });
   activateMetrics(metrics);
   // On a cluster node a beacon call's project is read (if need be) before the call starts.
@@ -240,10 +268,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     config,
     log,
     store,
-    bodies: new BodyBudget(
-      { public: Math.ceil(config.FS_BODY_BUFFER_PUBLIC_BYTES / setup.threads), keyed: Math.ceil(config.FS_BODY_BUFFER_BYTES / setup.threads) },
-      config.FS_RETRY_AFTER_SECONDS,
-    ),
+    bodies,
     auth,
     quota,
     pool,
@@ -255,10 +280,13 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     beacon: {
       projects,
       tokens: new BeaconTokens(Buffer.from(setup.secrets.beacon, "hex"), config.FS_BEACON_TOKEN_TTL_SECONDS * 1000),
-      trusted: new TrustedProxies(config.FS_TRUSTED_PROXIES),
+      trusted,
       ipDatasets,
       rdns,
       journal: observations,
+      limits: beaconLimits,
+      budget: observationBudget,
+      sessionProofMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
     },
     flushObservations: obsForwarder.flush,
     challenge: createChallengeService({ secret: setup.secrets.challenge, projects, spend: storeSpender(store) }),
@@ -281,7 +309,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     peers,
     front: { index: setup.index, threads: setup.threads },
   };
-  const server = await listen(deps, beaconAsset, setup.port);
+  const server = await listener(deps, beaconAsset, setup.port);
   // In a cluster: cached keys, projects and plans are read again every FS_CLUSTER_CACHE_MS, so a
   // change made on another node applies here within that bound.
   const refresher = pgPool
@@ -319,6 +347,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     },
     async close() {
       if (setup.index > 0) server.closeAll();
+      bodies.deadlines.close();
       peers.close();
       frontPg?.close();
       await pgPool?.close();

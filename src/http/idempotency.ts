@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { HttpRequest } from "uWebSockets.js";
 import { periodOf } from "../shared/period.js";
 import type { ChargeJournal } from "../store/charge-journal.js";
 import { IDEMPOTENCY_TTL_MS, type StoredAnswer } from "../store/records.js";
@@ -25,6 +26,28 @@ export function isIdempotent(route: Pick<Route<any>, "method" | "auth">): boolea
 export type Claim = { kind: "replay"; answer: StoredAnswer } | { kind: "claimed"; scope: string; key: string; fingerprint: string };
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * Stands for an Idempotency-Key header that was sent with nothing uWS lets through (see
+ * keyHeaderSent); fails KEY like any malformed key.
+ */
+export const BLANK_KEY = " ";
+
+/**
+ * uWS removes a header value's leading and trailing bytes at or below 0x20 and at or above 0x80
+ * before JavaScript sees it, and answers "" alike for an absent header and for one sent with
+ * only such bytes (`ключ` arrives as ""; `ключ-3` as `-3`, which no API can tell from a key sent
+ * as `-3`). Whether the header was sent at all shows only by walking every header of the
+ * request (a native call each): a request with a body is walked anyway (request.ts, for its
+ * Content-Length lines), which tells; an admin POST without a body asks here.
+ */
+export function keyHeaderSent(req: HttpRequest): boolean {
+  let sent = false;
+  req.forEach((name) => {
+    if (name === "idempotency-key") sent = true;
+  });
+  return sent;
+}
 
 export class IdempotencyKeys {
   /** Keys with a request running now: scope \0 key -> fingerprint. */
@@ -94,6 +117,17 @@ export class IdempotencyKeys {
       }
       onWritten(err);
     }, answer);
+  }
+
+  /**
+   * A claim's answer was made durable with the request's effect (RouteResult.recorded): committed
+   * by the writer (`seq` null: in the store now) or journaled as `seq`.
+   */
+  recorded(answer: StoredAnswer, seq: number | null): void {
+    if (seq !== null) return this.remember(answer, seq);
+    const id = `${answer.scope}\0${answer.key}`;
+    this.running.delete(id);
+    this.giveShared(id);
   }
 
   /** A claim's answer is durable (journaled as `seq`, alone or with its debit). */

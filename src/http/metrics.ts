@@ -1,10 +1,11 @@
-import { AggregatorRegistry, collectDefaultMetrics, Gauge, Histogram, Registry, type Metric, type MetricObjectWithValues, type MetricValue } from "prom-client";
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric, type MetricObjectWithValues, type MetricValue } from "prom-client";
 import type { IpDatasetHolder } from "../datasets/holder.js";
 import { coverageOf } from "../datasets/coverage.js";
 import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/front/client.js";
 import type { ScoringPool } from "../workers/pool.js";
 import type { ResponseState } from "./respond.js";
+import type { BodyIntake } from "./body.js";
 
 /**
  * The service's Prometheus metrics (GET /metrics, docs/operations.md "Metrics"), through
@@ -31,11 +32,15 @@ export interface MetricsSources {
   store: StoreClient;
   ipDatasets: IpDatasetHolder;
   journals: JournalProgress[];
+  /** Request bodies being received (body.ts). */
+  bodies?: BodyIntake;
   log: Logger;
   /** Share of answers written to the access log, 0 (none) to 1 (all). */
   accessLogSample: number;
   /** The front thread's index: the process's own metrics are collected by thread 0 only. */
   thread?: number;
+  /** The beacon's refusals per rate limit, and the observations its budget dropped (this thread's). */
+  beacon?: { rateLimited: Readonly<Record<"address" | "project", number>>; budget: { readonly dropped: number } };
 }
 
 /** Every front thread's metrics as JSON, this thread's first (several front threads: peers.ts). */
@@ -148,6 +153,15 @@ export class ServiceMetrics {
       commitSize.observe(c.intents);
       commitTime.observe(c.ms / 1000);
     };
+    const bodies = sources.bodies;
+    if (bodies) {
+      gauge("fs_body_bytes_held", "Request-body bytes held now, by pool (public: routes reached without a secret key; keyed: the rest).", function () {
+        for (const pool of ["public", "keyed"] as const) this.set({ pool }, bodies.budget.holding(pool));
+      }, ["pool"]);
+      gauge("fs_bodies_arriving", "Request bodies arriving in pieces now, watched by their deadline (FS_BODY_TIMEOUT_MS).", function () {
+        this.set(bodies.deadlines.size);
+      });
+    }
     gauge("fs_writer_intents_in_flight", "Intents sent to the writer thread and not yet acknowledged.", function () {
       this.set(store.inFlight);
     });
@@ -173,6 +187,29 @@ export class ServiceMetrics {
       ["family"],
       "first",
     );
+    const beacon = sources.beacon;
+    if (beacon) {
+      // Counted on the request path as plain numbers; read here (a prom-client counter hashes its labels on every inc).
+      new Counter({
+        name: "fs_beacon_rate_limited_total",
+        help: "Beacon writes (handshake, collect, report) refused with 429 RATE_LIMITED, by the limit reached: address or project.",
+        labelNames: ["limit"],
+        registers: [r],
+        collect() {
+          this.reset();
+          for (const limit of ["address", "project"] as const) this.inc({ limit }, beacon.rateLimited[limit]);
+        },
+      });
+      new Counter({
+        name: "fs_beacon_observations_dropped_total",
+        help: "Beacon hits answered but not recorded because their org's daily observation budget (FS_OBSERVATION_BUDGET_PER_DAY) was used up.",
+        registers: [r],
+        collect() {
+          this.reset();
+          this.inc(beacon.budget.dropped);
+        },
+      });
+    }
     gauge("fs_dataset_built_timestamp_seconds", "When the IP dataset in service was built (Unix time).", function () {
       const t = Date.parse(ipDatasets.get().meta.built_at);
       if (Number.isFinite(t)) this.set(t / 1000);

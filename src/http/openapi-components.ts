@@ -73,7 +73,7 @@ export const IDEMPOTENCY_KEY_PARAM = {
   in: "header",
   required: false,
   description:
-    "Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again.",
+    "Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, \"Idempotent requests\"): use ASCII.",
   schema: { type: "string", minLength: 1, maxLength: 255 },
 };
 
@@ -98,5 +98,13 @@ export const HEADERS = {
   RateLimit: {
     description: 'Credits left in the period and seconds until it resets, after this call: `"monthly";r=<credits>;t=<seconds>`. Absent for unmetered plans.',
     schema: { type: "string", pattern: '^"monthly";r=[0-9]+;t=[0-9]+$' },
+  },
+  RouteRateLimitPolicy: {
+    description: 'With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`.',
+    schema: { type: "string", pattern: '^"[a-z]+";q=[0-9]+;w=[0-9]+$' },
+  },
+  RouteRateLimit: {
+    description: 'With 429 RATE_LIMITED: `"<limit>";r=0;t=<seconds until a call is allowed again>` (also Retry-After).',
+    schema: { type: "string", pattern: '^"[a-z]+";r=[0-9]+;t=[0-9]+$' },
   },
 };

@@ -110,9 +110,10 @@ export function errorCodesOf(route: Route<any>, testClock: boolean): ErrorCode[]
   if (auth.kind !== "none") codes.add("MISSING_KEY").add("INVALID_KEY");
   if (auth.kind === "secret" || auth.kind === "publishable") codes.add("EXPIRED_KEY").add("KEY_DISABLED").add("KEY_TYPE_NOT_ALLOWED");
   if (auth.kind === "secret" && auth.scope) codes.add("INSUFFICIENT_SCOPE");
-  // Bodies are read against the body budget (body-budget.ts): 503 OVERLOADED when it is full.
-  if (route.body) codes.add("VALIDATION_ERROR").add("UNSUPPORTED_MEDIA_TYPE").add("PAYLOAD_TOO_LARGE").add("OVERLOADED");
-  if (route.rawBody) codes.add("PAYLOAD_TOO_LARGE").add("OVERLOADED");
+  // Bodies are read against the body budget (body-budget.ts): 503 OVERLOADED when the pool or
+  // the client's share is full; 408 REQUEST_TIMEOUT when a slow body is cut (body-deadline.ts).
+  if (route.body) codes.add("VALIDATION_ERROR").add("REQUEST_TIMEOUT").add("UNSUPPORTED_MEDIA_TYPE").add("PAYLOAD_TOO_LARGE").add("OVERLOADED");
+  if (route.rawBody) codes.add("REQUEST_TIMEOUT").add("PAYLOAD_TOO_LARGE").add("OVERLOADED");
   // Held before the handler runs (429) and charged before the answer (429 for credits beyond
   // the hold, 503 when the charge cannot be recorded).
   if (route.minCredits) codes.add("QUOTA_EXCEEDED").add("NOT_READY");
@@ -263,11 +264,17 @@ function operationOf(route: Route<any>, options: OpenApiOptions, errorResponses:
 function errorResponse(status: number, codes: ErrorCode[], credits: boolean): ResponseObject {
   const extra: Record<string, ZodType> = {};
   if (credits) extra.credits = z.literal(0).describe("A failed call costs nothing.");
-  if (status === 429) extra.ratelimit = RATELIMIT;
-  const retry = codes.some((c) => c === "QUOTA_EXCEEDED" || c === "OVERLOADED" || c === "NOT_READY");
+  // The quota's standing; a route's own rate limit states its standing in headers instead.
+  if (codes.includes("QUOTA_EXCEEDED")) extra.ratelimit = codes.includes("RATE_LIMITED") ? RATELIMIT.optional() : RATELIMIT;
+  const limited = codes.includes("RATE_LIMITED");
+  const retry = limited || codes.some((c) => c === "QUOTA_EXCEEDED" || c === "OVERLOADED" || c === "NOT_READY");
   return {
     description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].meaning}`).join("\n\n"),
-    headers: { "X-Request-Id": { $ref: "#/components/headers/RequestId" }, ...(retry ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}) },
+    headers: {
+      "X-Request-Id": { $ref: "#/components/headers/RequestId" },
+      ...(retry ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}),
+      ...(limited ? { "RateLimit-Policy": { $ref: "#/components/headers/RouteRateLimitPolicy" }, RateLimit: { $ref: "#/components/headers/RouteRateLimit" } } : {}),
+    },
     content: { "application/json": { schema: toJsonSchema(errorEnvelope(codes, extra), "output"), example: errorExample(codes[0]!, credits) } },
   };
 }

@@ -17,7 +17,7 @@ export type PeerMessage =
   | { kind: "billing"; org: OrgRecord }
   | { kind: "datasets" }
   | { kind: "dashboard"; digest: string; session: DashboardSession | null }
-  | { kind: "login"; address: string; nowMs: number; ok: boolean }
+  | { kind: "login"; address: string; keyId: string; nowMs: number }
   | { kind: "metrics?"; id: string }
   | { kind: "metrics!"; id: string; metrics: MetricsJson };
 
@@ -49,7 +49,7 @@ export class FrontPeers {
   private readonly channel: BroadcastChannel | null;
   private readonly waiting = new Map<string, (m: MetricsJson) => void>();
   private dashboard: ((digest: string, session: DashboardSession | null) => void) | null = null;
-  private login: ((address: string, nowMs: number, ok: boolean) => void) | null = null;
+  private login: ((address: string, keyId: string, nowMs: number) => void) | null = null;
   private nextId = 0;
 
   /** `threads`: the front threads of the process; with one, nothing is sent. */
@@ -96,11 +96,11 @@ export class FrontPeers {
     };
   }
 
-  /** Dashboard sign-in outcomes shared with the other threads (the sign-in limit); null with one thread. */
+  /** Wrong dashboard sign-in keys shared with the other threads (the sign-in limit); null with one thread. */
   loginLink(): LoginLink | null {
     if (!this.channel) return null;
     return {
-      publish: (address, nowMs, ok) => this.channel?.postMessage({ kind: "login", address, nowMs, ok } satisfies PeerMessage),
+      publish: (address, keyId, nowMs) => this.channel?.postMessage({ kind: "login", address, keyId, nowMs } satisfies PeerMessage),
       subscribe: (take) => {
         this.login = take;
       },
@@ -113,7 +113,7 @@ export class FrontPeers {
       return;
     }
     if (msg.kind === "login") {
-      this.login?.(msg.address, msg.nowMs, msg.ok);
+      this.login?.(msg.address, msg.keyId, msg.nowMs);
       return;
     }
     if (msg.kind === "metrics?") {

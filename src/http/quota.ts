@@ -1,6 +1,6 @@
 import { PLAN_RULES, type Plan } from "../shared/plans.js";
 import { usagePeriod, type BillingPeriodSource } from "../shared/billing-period.js";
-import { JournalClosedError, type ChargeJournal } from "../store/charge-journal.js";
+import { JournalClosedError, type ChargeJournal, type Liveness } from "../store/charge-journal.js";
 import type { StateDbs } from "../store/state-env.js";
 import type { OrgRecord, StoredAnswer } from "../store/records.js";
 import { mayWait, StoreWait } from "../store/store-wait.js";
@@ -48,6 +48,13 @@ export interface LeaseSource {
 }
 
 /** Credits set aside by QuotaGate.hold for one call in progress; see there. */
+/** An org's usage after an operator's adjustment (POST /v1/admin/orgs/{orgId}/usage/adjust). */
+export interface UsageAfterAdjust {
+  period: string;
+  used: number;
+  quota: number | null;
+}
+
 export interface Hold {
   readonly credits: number;
   /** The standing the credits were added to; null once charged or released. */
@@ -125,8 +132,11 @@ export class QuotaGate {
    * period that has ended since covers nothing: the call is checked in full in the new one.)
    * The hold ends here, also when this throws. `onCharged` runs once the debit is in the
    * journal file. A callback, not a promise: this runs once per metered request.
+   * `live` is the request: if its client has left by the time the debit would be written (a
+   * connection uWS closed for a pipelined request, a client that disconnected), nothing is
+   * charged and `onCharged` gets an error, as for a failed write.
    */
-  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError, seq?: number) => void, hold: Hold | null = null, idem?: StoredAnswer): void {
+  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError, seq?: number) => void, hold: Hold | null = null, idem?: StoredAnswer, live?: Liveness): void {
     const s = this.standing(orgId, nowMs);
     const own = hold !== null && hold.standing !== null && hold.standing === s;
     if (hold !== null && !own) this.release(hold); // a hold of another period covers nothing
@@ -164,9 +174,9 @@ export class QuotaGate {
     try {
       const seq = this.journal.append(orgId, credits, s.period, (err) => {
         if (!err) return onCharged(undefined, seq);
-        giveBack(); // not durable, not charged: give the room back
+        giveBack(); // not durable (or withdrawn), not charged: give the room back
         onCharged(unavailable());
-      }, idem);
+      }, idem, false, live);
     } catch (err) {
       giveBack();
       if (err instanceof JournalClosedError) throw unavailable();
@@ -228,15 +238,20 @@ export class QuotaGate {
   /**
    * An operator's correction of the current period's usage by `delta` credits (negative gives
    * credits back). It travels through the journal like a charge, so the front's counter and the
-   * ledger can never count it twice. Resolves with the new standing once journaled.
+   * ledger can never count it twice. Resolves with the new standing once journaled, and the
+   * adjustment's journal sequence number.
+   * @param answerFor the stored answer of the request's Idempotency-Key for the standing the
+   *   adjustment leads to: journaled in the adjustment's own line, so both are durable or neither.
    */
-  async adjust(orgId: string, delta: number, nowMs: number): Promise<{ period: string; used: number; quota: number | null }> {
+  async adjust(orgId: string, delta: number, nowMs: number, answerFor?: (after: UsageAfterAdjust) => StoredAnswer): Promise<UsageAfterAdjust & { seq: number }> {
     const s = await this.standingRead(orgId, nowMs);
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
+    const quota = PLAN_RULES[s.plan].monthlyQuota;
+    const idem = answerFor?.({ period: s.period, used: this.cells.locked(s.c, () => Math.max(0, s.c.used + delta)), quota });
     let seq = 0;
     try {
       await new Promise<void>((resolve, reject) => {
-        seq = this.journal.append(orgId, delta, s.period, (err) => (err ? reject(err) : resolve()), undefined, true);
+        seq = this.journal.append(orgId, delta, s.period, (err) => (err ? reject(err) : resolve()), idem, true);
       });
     } catch (err) {
       throw err instanceof JournalClosedError ? unavailable() : err;
@@ -244,7 +259,7 @@ export class QuotaGate {
     // A cluster's other nodes see it once shipped: answer then, so what follows counts it.
     if (this.shipped) await this.shipped(seq);
     const used = this.cells.locked(s.c, () => (s.c.used = Math.max(0, s.c.used + delta)));
-    return { period: s.period, used, quota: PLAN_RULES[s.plan].monthlyQuota };
+    return { period: s.period, used, quota, seq };
   }
 
   /** The org's standing, waiting for the store's records on a cluster node if need be. */

@@ -1,7 +1,7 @@
 import { randomBase62 } from "../shared/ids.js";
 import { readsHeaderOrder } from "./beacon/header-tells.js";
 import { ApiError } from "./errors.js";
-import type { HttpRequest } from "uWebSockets.js";
+import type { HttpRequest, HttpResponse } from "uWebSockets.js";
 
 /**
  * Everything a handler may read from the uWS request, copied synchronously: the uWS request
@@ -13,12 +13,21 @@ export interface RequestSnapshot {
   authorization: string;
   contentType: string;
   contentLength: string;
+  /**
+   * Routes with a body: an Idempotency-Key header was sent, even if uWS trimmed its value to ""
+   * (only bytes at or below 0x20 or at or above 0x80).
+   */
+  idempotencyKeySent: boolean;
   requestId: string;
   /** X-FS-Test-Now header; honoured only with FS_TEST_CLOCK=true. */
   testNow: string;
-  /** Beacon routes only (empty elsewhere): Origin, User-Agent, X-Forwarded-For, peer address. */
+  /** Beacon routes only (empty elsewhere): Origin, User-Agent. */
   origin: string;
   userAgent: string;
+  /**
+   * Beacon routes only, set by the router: every X-Forwarded-For line joined (forwardedFor), read
+   * only when the peer is a trusted proxy (empty otherwise), and the peer address.
+   */
   forwardedFor: string;
   peer: string;
   /** If-None-Match, for routes that answer with an ETag. */
@@ -45,44 +54,106 @@ export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, t
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? "");
   const incomingId = req.getHeader("x-request-id");
   const userAgent = client ? req.getHeader("user-agent") : "";
+  // One walk over the headers serves both what a body needs and the header order a Chromium UA's tell reads.
+  const order: string[] | null = client && readsHeaderOrder(userAgent) ? [] : null;
+  const heads = hasBody || order !== null ? walkHeaders(req, order) : null;
   return {
     query: req.getQuery() ?? "",
     params,
     authorization: req.getHeader("authorization"),
     contentType: hasBody ? req.getHeader("content-type") : "",
-    contentLength: hasBody ? req.getHeader("content-length") : "",
+    contentLength: heads === null ? "" : heads.lengthsDisagree ? CONFLICTING_LENGTH : heads.length,
+    idempotencyKeySent: heads !== null && heads.idempotencyKeySent,
     requestId: acceptRequestId(incomingId),
     testNow: testClock ? req.getHeader("x-fs-test-now") : "",
     origin: client ? req.getHeader("origin") : "",
     userAgent,
-    forwardedFor: client ? req.getHeader("x-forwarded-for") : "",
+    forwardedFor: "",
     peer: "",
     ifNoneMatch: "",
     extra,
-    client: client ? clientHeaders(req, userAgent) : null,
+    client: client ? clientHeaders(req, order ?? NO_ORDER) : null,
   };
 }
 
+const NO_ORDER: string[] = [];
+
 /**
- * Client hints and header order of a beacon call (uWS lists headers in arrival order, lower-case).
- * The order is listed only for a UA whose order the one tell that reads it looks at
- * (header-tells.ts headerOrder: a Chromium UA): walking the headers costs a native call per
- * header, about 0.2 µs each. (Whether Accept-Language was sent cannot gate it: getHeader answers
- * "" for an absent header and for one sent empty, which the tell counts.)
+ * Client hints of a beacon call and the order of its header names (uWS lists headers in arrival
+ * order, lower-case), taken by the snapshot's header walk only for a UA whose order the one tell
+ * that reads it looks at (header-tells.ts headerOrder: a Chromium UA); empty otherwise. (Whether
+ * Accept-Language was sent cannot gate it: getHeader answers "" for an absent header and for one
+ * sent empty, which the tell counts.)
  */
-export function clientHeaders(req: HttpRequest, userAgent: string): NonNullable<RequestSnapshot["client"]> {
-  const order: string[] = [];
-  if (readsHeaderOrder(userAgent)) {
-    req.forEach((name) => {
-      order.push(name);
-    });
-  }
+function clientHeaders(req: HttpRequest, order: string[]): NonNullable<RequestSnapshot["client"]> {
   return {
     secChUa: req.getHeader("sec-ch-ua"),
     secChUaPlatform: req.getHeader("sec-ch-ua-platform"),
     secChUaMobile: req.getHeader("sec-ch-ua-mobile"),
     order,
   };
+}
+
+/** The connection's peer address as text (IPv6 in full, IPv4-mapped as uWS gives it). */
+export function peerAddress(res: HttpResponse): string {
+  return Buffer.from(res.getRemoteAddressAsText()).toString();
+}
+
+/**
+ * Every X-Forwarded-For line of the request, joined in arrival order with ", " (empty lines left
+ * out), as RFC 9110 section 5.3 combines repeated fields. uWS's getHeader answers only the first
+ * line, which is the client's own when a proxy appends a line of its own (HAProxy's `option
+ * forwardfor`). Walks the headers, a native call each (about 0.2 µs): call it only for a peer
+ * that is a trusted proxy, on routes that need the client address.
+ */
+export function forwardedFor(req: HttpRequest): string {
+  let joined = "";
+  req.forEach((name, value) => {
+    if (name !== "x-forwarded-for" || value === "") return;
+    joined = joined === "" ? value : `${joined}, ${value}`;
+  });
+  return joined;
+}
+
+/**
+ * What declaredLength answers for a request whose Content-Length lines disagree; readBody refuses
+ * it (400) and closes the connection.
+ */
+export const CONFLICTING_LENGTH = "conflicting";
+
+/** What one walk over a request's headers found (reused: read it before the next walk). */
+const walked = { length: "", lengthsDisagree: false, idempotencyKeySent: false, order: null as string[] | null };
+function visitHeader(name: string, value: string): void {
+  walked.order?.push(name);
+  if (name === "content-length") {
+    if (walked.length === "") walked.length = value;
+    else if (value !== walked.length) walked.lengthsDisagree = true;
+  } else if (name === "idempotency-key") walked.idempotencyKeySent = true;
+}
+
+/**
+ * Walks a request's headers once (a native call each, about 0.15 µs; uWS's getHeader sees only
+ * the first of repeated lines, and "" for a line whose value it trimmed away), for a request that
+ * may have a body, or whose header order is wanted (`order`, filled in arrival order): its
+ * Content-Length, or CONFLICTING_LENGTH when it carries several that differ (uWS frames the body
+ * by the first; a proxy in front may have framed it by another, so what follows could be a
+ * request smuggled past the proxy: RFC 9112 section 6.3 makes it an error), and whether an
+ * Idempotency-Key header was sent at all (idempotency.ts keyHeaderSent).
+ */
+function walkHeaders(req: HttpRequest, order: string[] | null = null): typeof walked {
+  walked.length = "";
+  walked.lengthsDisagree = false;
+  walked.idempotencyKeySent = false;
+  walked.order = order;
+  req.forEach(visitHeader);
+  walked.order = null;
+  return walked;
+}
+
+/** The request's Content-Length as readBody takes it (walkHeaders). */
+export function declaredLength(req: HttpRequest): string {
+  const w = walkHeaders(req);
+  return w.lengthsDisagree ? CONFLICTING_LENGTH : w.length;
 }
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;

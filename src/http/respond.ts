@@ -1,9 +1,9 @@
 import type { HttpResponse } from "uWebSockets.js";
-import type { BodyLease } from "./body-budget.js";
 import { ApiError, STATUS_TEXT } from "./errors.js";
 import type { Claim } from "./idempotency.js";
 import { recordAnswer } from "./metrics.js";
 import type { Hold } from "./quota.js";
+import type { StoredAnswer } from "../store/records.js";
 
 /** Envelope version (docs/api.md, "Envelope"). */
 export const ENVELOPE_VERSION = "1";
@@ -52,8 +52,12 @@ export interface ResponseState {
   hold?: Hold | null;
   /** The Idempotency-Key this request claimed (idempotency.ts), until its answer is stored or it fails. */
   idem?: Extract<Claim, { kind: "claimed" }> | null;
-  /** Body bytes this request holds (body-budget.ts); released when the answer is written or the client leaves. */
-  lease?: BodyLease | null;
+  /** The answer RouteContext.recordAnswer rendered: the one to store (`answer`) and the one to send (`body`). */
+  recorded?: { answer: StoredAnswer; status: number; body: string } | null;
+  /** The body this request is reading or holds (body.ts); released when the answer is written or the client leaves. */
+  lease?: { release(): void } | null;
+  /** Close the connection after the answer (a body cut by its deadline: its client may still be sending). */
+  close?: boolean;
   /** On a cluster node, the body read while a record was fetched from the store (router.ts, StoreWait), and the waits so far. */
   body?: Promise<Buffer>;
   waits?: number;
@@ -104,7 +108,7 @@ function writeBody(res: HttpResponse, state: ResponseState, status: number, body
     res.writeHeader("content-type", contentType);
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body);
+    res.end(body, state.close === true);
   });
 }
 

@@ -2,6 +2,7 @@ import type { ZodType } from "zod";
 import type { AuthRequirement, KeyPrincipal } from "./auth.js";
 import type { ErrorCode } from "./errors.js";
 import type { RequestSnapshot } from "./request.js";
+import type { StoredAnswer } from "../store/records.js";
 
 export type Method = "get" | "post" | "patch" | "put" | "del";
 
@@ -16,6 +17,14 @@ export interface RouteContext<B> {
   requestId: string;
   /** performance.now() when the request arrived (for answers that state their own time). */
   startedAt: number;
+  /**
+   * Set when the request claimed an Idempotency-Key: renders the success answer now, for the
+   * handler to store with its effect in one commit (an intent's `answer`, or the journal line of
+   * a usage adjustment), so that a crash can never keep the effect and lose the answer. `replay`
+   * is what a replay shows instead of `data` (without what must not be stored, such as a new
+   * key's plain text). The handler then returns `recorded`; the router sends this answer.
+   */
+  recordAnswer?: (status: number, data: unknown, replay?: unknown) => StoredAnswer;
 }
 
 /** A handler's answer. `credits` > 0 is debited from the caller's org before the response goes out. */
@@ -30,6 +39,11 @@ export interface RouteResult {
   neverBlock?: boolean;
   /** Extra response headers. */
   headers?: Record<string, string>;
+  /**
+   * The answer ctx.recordAnswer rendered is durable with the effect: committed by the writer
+   * (`seq` null) or journaled as charge-journal record `seq`. The router sends that answer.
+   */
+  recorded?: { seq: number | null };
 }
 
 /** One endpoint: method, uWS pattern, who may call it, its body schema, and the handler. */
@@ -53,6 +67,12 @@ export interface Route<B = unknown> {
      */
     precheck?: (snap: RequestSnapshot) => void;
   };
+  /**
+   * Runs after authentication and before the body is read; throwing an ApiError answers at once.
+   * For refusals that need no body (the beacon's rate limits), so a refused call holds no body
+   * bytes and costs no parsing.
+   */
+  admit?: (snap: RequestSnapshot, principal: KeyPrincipal | null, nowMs: number) => void;
   /**
    * Least credits a successful call costs. They are held (QuotaGate.hold) before the handler
    * runs: a call the org has no room for is refused (429) before it does or records anything,

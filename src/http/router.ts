@@ -1,22 +1,22 @@
 import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "../shared/log.js";
 import type { Authenticator, KeyPrincipal } from "./auth.js";
-import { isJsonContentType, parseJson, readBody } from "./body.js";
-import type { BodyBudget, BodyPool } from "./body-budget.js";
+import { isJsonContentType, parseJson, readBody, type BodyIntake, type BodyOwner } from "./body.js";
 import { mayWait, StoreWait } from "../store/store-wait.js";
 import { ApiError, toApiError } from "./errors.js";
-import { IdempotencyKeys, isIdempotent } from "./idempotency.js";
+import { BLANK_KEY, IdempotencyKeys, isIdempotent, keyHeaderSent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
-import { acceptRequestId, snapshot, type RequestSnapshot } from "./request.js";
-import { RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
+import type { TrustedProxies } from "./client-address.js";
+import { acceptRequestId, forwardedFor, peerAddress, snapshot, type RequestSnapshot } from "./request.js";
+import { elapsedMs, RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext, RouteResult } from "./route.js";
 import { validate } from "./validate.js";
 
 /** What the router needs besides the routes. */
 export interface RouterDeps {
   auth: Authenticator;
-  /** Caps the body bytes held across connections (public and keyed routes apart). */
-  bodies: BodyBudget;
+  /** Caps the body bytes held across connections (public and keyed routes apart) and cuts slow bodies. */
+  bodies: BodyIntake;
   quota: QuotaGate;
   /** Idempotency-Key answers (POST routes with a secret key or the admin token). */
   idempotency: IdempotencyKeys | null;
@@ -24,6 +24,8 @@ export interface RouterDeps {
   maxBodyBytes: number;
   /** When true, X-FS-Test-Now (epoch ms) replaces the wall clock for this request. */
   testClock: boolean;
+  /** Proxies whose X-Forwarded-For is read (beacon routes: the client address). */
+  trusted: TrustedProxies;
 }
 
 const UWS_METHOD: Record<Method, "get" | "post" | "patch" | "put" | "del"> = {
@@ -48,13 +50,24 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
     const label = `${HTTP_NAME[route.method]} ${route.pattern}`;
     const extraHeaders = isIdempotent(route) ? [...(route.rawBody?.headers ?? []), "idempotency-key"] : route.rawBody?.headers;
+    // An Idempotency-Key sent with nothing uWS lets through is refused, not read as no key: a
+    // body route's header walk (request.ts) says whether it was sent; an admin POST without a body
+    // walks for it (a retried create must not run twice).
+    const idempotent = isIdempotent(route);
+    const hasBody = route.body !== undefined || route.rawBody !== undefined;
+    // Public bodies count against their client's share: X-Forwarded-For is read here, while the
+    // request is valid (beacon routes read it anyway); the peer address only if a body comes in pieces.
+    const bodyClient = hasBody && !route.beacon && poolOf(route) === "public";
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
-      const snap = snapshot(req, paramCount, route.body !== undefined || route.rawBody !== undefined, deps.testClock, route.beacon === true, extraHeaders);
+      const snap = snapshot(req, paramCount, hasBody, deps.testClock, route.beacon === true, extraHeaders);
+      if (idempotent && snap.extra["idempotency-key"] === "" && (hasBody ? snap.idempotencyKeySent : route.auth.kind === "admin" && keyHeaderSent(req))) snap.extra["idempotency-key"] = BLANK_KEY;
       if (route.beacon) {
-        snap.peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+        snap.peer = peerAddress(res);
+        // Every X-Forwarded-For line, walked for a trusted proxy's requests only.
+        if (deps.trusted.trusts(snap.peer)) snap.forwardedFor = forwardedFor(req);
         state.cors = corsHeaders(snap.origin);
-      }
+      } else if (bodyClient && !deps.trusted.empty) snap.forwardedFor = forwardedFor(req);
       state.requestId = snap.requestId;
       res.onAborted(() => {
         state.aborted = true;
@@ -183,12 +196,13 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
         return p;
       });
     }
+    route.admit?.(snap, principal, nowMs);
 
     if (route.rawBody) {
       // Checks that need no body (is the endpoint configured, is the signature header well
       // formed) answer before a byte of it is read or held.
       route.rawBody.precheck?.(snap);
-      bodyOf(route, res, state, snap, deps).then((raw) => {
+      bodyOf(route, res, state, snap, deps, principal).then((raw) => {
         try {
           run(route, res, state, snap, deps, principal, nowMs, raw);
         } catch (err) {
@@ -204,7 +218,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
-    bodyOf(route, res, state, snap, deps).then((raw) => {
+    bodyOf(route, res, state, snap, deps, principal).then((raw) => {
       try {
         if (replayed(route, res, state, snap, deps, principal, nowMs, raw)) return;
         run(route, res, state, snap, deps, principal, nowMs, validate(route.body!, parseJson(raw), "body"));
@@ -216,7 +230,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     if (err instanceof StoreWait) {
       // The key's record (or its org's) is read from the store first; the body meanwhile, as uWS
       // hands it over only now. Then the request starts again.
-      if ((route.body || route.rawBody) && !state.body) state.body = bodyOf(route, res, state, snap, deps);
+      if ((route.body || route.rawBody) && !state.body) state.body = bodyOf(route, res, state, snap, deps, null);
       return afterWait(err, state, () => handle(route, res, state, snap, deps), fail);
     }
     fail(err);
@@ -224,8 +238,8 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
 }
 
 /** The request's body: the one read while it waited for the store, or read now. */
-function bodyOf(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps): Promise<Buffer> {
-  return state.body ?? readBody(res, state, route.rawBody?.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, poolOf(route));
+function bodyOf(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null): Promise<Buffer> {
+  return state.body ?? readBody(res, state, route.rawBody?.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, bodyOwner(route, snap, principal));
 }
 
 /**
@@ -268,8 +282,17 @@ function replayed(route: Route<any>, res: HttpResponse, state: ResponseState, sn
 }
 
 /** Bodies of routes reached without a secret key count against the public pool. */
-function poolOf(route: Route<any>): BodyPool {
+function poolOf(route: Route<any>): BodyOwner["pool"] {
   return route.auth.kind === "none" || route.auth.kind === "publishable" ? "public" : "keyed";
+}
+
+/**
+ * Whose share a body counts against: the client's on public routes, the org's (or the admin's) on
+ * the others; the key's own while its org is being read from the store (a cluster node, StoreWait).
+ */
+function bodyOwner(route: Route<any>, snap: RequestSnapshot, principal: KeyPrincipal | null): BodyOwner {
+  if (poolOf(route) === "public") return { pool: "public", peer: snap.peer, forwardedFor: snap.forwardedFor };
+  return { pool: "keyed", id: principal ? principal.orgId : route.auth.kind === "admin" ? "admin" : snap.authorization };
 }
 
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */
@@ -285,6 +308,7 @@ function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: R
     }
   }
   const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId, startedAt: state.startedAt };
+  if (state.idem) ctx.recordAnswer = answerRecorder(state, state.idem, nowMs);
   const pending = route.handle(ctx);
   if (pending instanceof Promise) {
     pending.then(
@@ -352,6 +376,10 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
           },
           hold,
           stored,
+          // The charge counts only if the client is still there when it is written, after uWS has
+          // seen the rest of what came with this request: a pipelined request behind an
+          // asynchronous answer makes uWS close the connection, and this answer could never go out.
+          state,
         );
       } catch (err) {
         if (!(err instanceof StoreWait)) throw err;
@@ -369,6 +397,13 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
     }
   }
   releaseHold(state, deps); // nothing charged
+  if (idem && result.recorded && state.recorded) {
+    // Stored with the effect already (RouteContext.recordAnswer): sent as rendered then.
+    deps.idempotency!.recorded(state.recorded.answer, result.recorded.seq);
+    state.idem = null;
+    writeRendered(res, state, state.recorded.status, state.recorded.body, headers);
+    return;
+  }
   if (idem) {
     // Answered once the answer is durable, so a retry after a crash finds it.
     const body = renderData(state, result.data, metadata, metadataJson);
@@ -379,6 +414,20 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
     return;
   }
   writeData(res, state, status, result.data, metadata, metadataJson, headers);
+}
+
+/**
+ * RouteContext.recordAnswer for a request that claimed `idem`: renders the answer to send and the
+ * one to store (the replay form, when given) with the same metadata, and keeps both in `state`.
+ */
+function answerRecorder(state: ResponseState, idem: NonNullable<ResponseState["idem"]>, nowMs: number): NonNullable<RouteContext<unknown>["recordAnswer"]> {
+  return (status, data, replay) => {
+    const timing = { processing_time_ms: elapsedMs(state.startedAt) };
+    const body = renderData(state, data, timing);
+    const answer = storedAnswer(idem, status, replay === undefined ? body : renderData(state, replay, timing), state.cors, nowMs);
+    state.recorded = { answer, status, body };
+    return answer;
+  };
 }
 
 function storedAnswer(idem: NonNullable<ResponseState["idem"]>, status: number, body: string, headers: Record<string, string> | undefined, nowMs: number) {

@@ -5,7 +5,7 @@ import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
 import { readBody } from "./body.js";
 import type { AppDeps } from "./deps.js";
 import { ApiError, toApiError } from "./errors.js";
-import { acceptRequestId, queryParam } from "./request.js";
+import { acceptRequestId, declaredLength, queryParam } from "./request.js";
 import { writeData, writeError, type ResponseState } from "./respond.js";
 import { listObservations, publicObservation, syncObservations } from "./routes/observations.get.js";
 import { demoPage, demoResultPage } from "./demo-page.js";
@@ -73,8 +73,9 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
   // session's observations (a real backend would forward the field to POST /v1/check).
   app.post("/demo/submit", (res, req) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
-    const length = req.getHeader("content-length");
-    readBody(res, state, deps.config.FS_MAX_BODY_BYTES, length, deps.bodies, "public")
+    const length = declaredLength(req);
+    const owner = { pool: "public", peer: "", forwardedFor: req.getHeader("x-forwarded-for") } as const;
+    readBody(res, state, deps.config.FS_MAX_BODY_BYTES, length, deps.bodies, owner)
       .then(async (raw) => {
         const demo = await demoInfo(deps);
         const fields = new URLSearchParams(raw.toString("utf8"));
@@ -145,6 +146,8 @@ function stateFor(res: HttpResponse, requestId: string): ResponseState {
 }
 
 function html(res: HttpResponse, state: ResponseState, page: string): void {
+  state.lease?.release(); // the demo form's body
+  state.lease = null;
   if (state.aborted) return;
   state.aborted = true;
   res.cork(() => {

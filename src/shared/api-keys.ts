@@ -24,6 +24,15 @@ export function generateKey(type: KeyType): { id: string; plain: string; hash: s
   return { id: `key_${idPart}`, plain, hash: hashKey(plain) };
 }
 
+/**
+ * What may be kept and shown of a key after it was handed out: its prefix and last 4 characters,
+ * e.g. `fs_live_…v2X9` (about 24 of its 190 random bits).
+ */
+export function redactKey(plain: string): string {
+  const prefix = plain.startsWith(PUBLISHABLE_PREFIX) ? PUBLISHABLE_PREFIX : plain.startsWith(SECRET_PREFIX) ? SECRET_PREFIX : "";
+  return `${prefix}…${plain.slice(-4)}`;
+}
+
 /** SHA-256 hex of the whole key. Keys are random and long, so a plain hash is enough (no KDF). */
 export function hashKey(plain: string): string {
   return createHash("sha256").update(plain).digest("hex");

@@ -14,26 +14,31 @@ import {
   pruneJournalSegments,
   readJournalSegment,
   type JournalCodec,
+  type Liveness,
 } from "./journal.js";
 import type { ChargeRecord, StoredAnswer } from "./records.js";
 
-export { JournalClosedError, truncateTornTail } from "./journal.js";
+export { JournalClosedError, RecordWithdrawnError, truncateTornTail, type Liveness } from "./journal.js";
 
 /**
- * One line per debit: `seq \t orgId \t credits \t period`, and for a request with an
- * Idempotency-Key a fifth field, its stored answer as JSON (which never holds a raw tab or newline).
+ * One line per debit: `seq \t orgId \t credits \t period`, then `adj` for an operator's
+ * adjustment, then for a request with an Idempotency-Key its stored answer as JSON (which never
+ * holds a raw tab or newline), so an adjustment and its answer are durable together.
  */
 export const CHARGE_CODEC: JournalCodec<ChargeRecord> = {
   prefix: "charges-",
   name: "charge journal",
-  encode: (r) => `${r.seq}\t${r.orgId}\t${r.credits}\t${r.period}${r.idem ? `\t${JSON.stringify(r.idem)}` : r.adjust ? "\tadj" : ""}`,
+  encode: (r) => `${r.seq}\t${r.orgId}\t${r.credits}\t${r.period}${r.adjust ? "\tadj" : ""}${r.idem ? `\t${JSON.stringify(r.idem)}` : ""}`,
   decode(line) {
-    const [seq, orgId, credits, period, idem] = line.split("\t");
+    const [seq, orgId, credits, period, fifth, sixth] = line.split("\t");
     const rec: ChargeRecord = { seq: Number(seq), orgId: orgId ?? "", credits: Number(credits), period: period ?? "" };
     if (!Number.isSafeInteger(rec.seq) || !rec.orgId || !Number.isSafeInteger(rec.credits) || !PERIOD_ID.test(rec.period)) return null;
-    if (idem === "adj") {
+    let idem = fifth;
+    if (fifth === "adj") {
       rec.adjust = true;
-    } else if (idem !== undefined) {
+      idem = sixth;
+    }
+    if (idem !== undefined) {
       const answer = parseStoredAnswer(idem);
       if (!answer) return null;
       rec.idem = answer;
@@ -71,12 +76,15 @@ export class ChargeJournal extends AppendJournal<ChargeRecord> {
   /**
    * Queues a debit (with the stored answer of an Idempotency-Key, if any); returns its sequence
    * number. `onWritten` runs once the batch holding it reached the journal file, or with an error
-   * when that write failed (nothing of the batch counts then).
+   * when that write failed (nothing of the batch counts then). With `live`, the debit is dropped
+   * unwritten if that request has left by then (`onWritten` gets a RecordWithdrawnError).
    * @throws JournalClosedError after close() (the service is stopping): the caller answers 503.
    */
-  append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void, idem?: StoredAnswer, adjust = false): number {
-    const fields = idem ? { orgId, credits, period, idem } : adjust ? { orgId, credits, period, adjust: true as const } : { orgId, credits, period };
-    return this.appendRecord(fields, onWritten).seq;
+  append(orgId: string, credits: number, period: string, onWritten: (err?: Error) => void, idem?: StoredAnswer, adjust = false, live?: Liveness): number {
+    const fields = adjust
+      ? idem ? { orgId, credits, period, adjust: true as const, idem } : { orgId, credits, period, adjust: true as const }
+      : idem ? { orgId, credits, period, idem } : { orgId, credits, period };
+    return this.appendRecord(fields, onWritten, live).seq;
   }
 }
 

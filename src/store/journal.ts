@@ -1,5 +1,6 @@
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, truncateSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, readFileSync, readdirSync, truncateSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { ensurePrivateDir, openPrivate, restrictFiles } from "./private-files.js";
 
 /**
  * An append-only journal of records, written by the front thread once per event-loop turn before
@@ -12,6 +13,23 @@ import { join } from "node:path";
  */
 export interface JournalRecord {
   seq: number;
+}
+
+/**
+ * The request a record is for, when the record counts only if that request can still be answered
+ * (a debit): checked when the batch is written, after the event-loop turn that queued it.
+ */
+export interface Liveness {
+  /** True once the client has left (or its connection was closed); the record is then dropped. */
+  readonly aborted: boolean;
+}
+
+/** What a dropped record's waiter receives: nothing of it was written. */
+export class RecordWithdrawnError extends Error {
+  constructor() {
+    super("the request left before its record was written");
+    this.name = "RecordWithdrawnError";
+  }
 }
 
 /** How one journal writes and reads its lines. A line never contains a newline. */
@@ -37,6 +55,10 @@ export class AppendJournal<T extends JournalRecord> {
   private lines: string[] = [];
   private records: T[] = [];
   private waiters: Array<(err?: Error) => void> = [];
+  /** Per queued record, the request it depends on (Liveness), if any; `conditional` counts them. */
+  private lives: Array<Liveness | undefined> = [];
+  private conditional = 0;
+  private writtenSeq: number;
   private scheduled = false;
   private closed = false;
 
@@ -60,8 +82,10 @@ export class AppendJournal<T extends JournalRecord> {
     lastSeq: number,
     private readonly onWritten: (records: T[], lines: string[]) => void,
   ) {
-    mkdirSync(dir, { recursive: true });
+    ensurePrivateDir(dir);
+    restrictFiles(dir); // segments an older version wrote with looser modes
     this.nextSeq = lastSeq + 1;
+    this.writtenSeq = lastSeq;
     this.fd = this.openSegment();
   }
 
@@ -70,10 +94,10 @@ export class AppendJournal<T extends JournalRecord> {
    * reached the journal file, or with an error when that write failed (nothing of it counts then).
    * @throws JournalClosedError after close() (the service is stopping): the caller answers 503.
    */
-  appendRecord(fields: Omit<T, "seq">, onWritten: (err?: Error) => void): T {
+  appendRecord(fields: Omit<T, "seq">, onWritten: (err?: Error) => void, live?: Liveness): T {
     if (this.closed) throw new JournalClosedError(this.codec.name);
     const seq = this.nextSeqNumber();
-    return this.queue({ seq, ...fields } as T, onWritten);
+    return this.queue({ seq, ...fields } as T, onWritten, live);
   }
 
   /**
@@ -94,7 +118,13 @@ export class AppendJournal<T extends JournalRecord> {
     return seq;
   }
 
-  private queue(rec: T, onWritten: (err?: Error) => void): T {
+  /**
+   * `live`: the record is written only if `live.aborted` is still false when its batch is
+   * written (setImmediate, after the native callback that queued it has returned: uWS reports a
+   * client that left, or a connection it closed, before then); otherwise it is dropped and
+   * `onWritten` gets a RecordWithdrawnError. Its sequence number is then never written.
+   */
+  private queue(rec: T, onWritten: (err?: Error) => void, live?: Liveness): T {
     this.records.push(rec);
     this.lines.push(`${this.codec.encode(rec)}\n`);
     if (!this.scheduled) {
@@ -102,31 +132,63 @@ export class AppendJournal<T extends JournalRecord> {
       setImmediate(this.flush);
     }
     this.waiters.push(onWritten);
+    this.lives.push(live);
+    if (live) this.conditional++;
     return rec;
+  }
+
+  /** Takes the queued batch, without the records whose request has left (their waiters apart). */
+  private takeBatch(): { lines: string[]; records: T[]; waiters: Array<(err?: Error) => void>; withdrawn: Array<(err?: Error) => void> } {
+    let { lines, records, waiters } = this;
+    const lives = this.lives;
+    const withdrawn: Array<(err?: Error) => void> = [];
+    this.lines = [];
+    this.records = [];
+    this.waiters = [];
+    this.lives = [];
+    if (this.conditional > 0) {
+      this.conditional = 0;
+      if (lives.some((l) => l?.aborted)) {
+        const keep = (_: unknown, i: number): boolean => !lives[i]?.aborted;
+        for (let i = 0; i < lives.length; i++) if (lives[i]?.aborted) withdrawn.push(waiters[i]!);
+        lines = lines.filter(keep);
+        records = records.filter(keep);
+        waiters = waiters.filter(keep);
+      }
+    }
+    return { lines, records, waiters, withdrawn };
   }
 
   /** Writes what is queued now (also used at shutdown). */
   flush = (): void => {
     this.scheduled = false;
     if (this.lines.length === 0) return;
-    const lines = this.lines;
-    const text = lines.join("");
-    const records = this.records;
-    const waiters = this.waiters;
-    this.lines = [];
-    this.records = [];
-    this.waiters = [];
+    const { lines, records, waiters, withdrawn } = this.takeBatch();
     let failure: Error | undefined;
-    try {
-      const buf = Buffer.from(text, "utf8");
-      writeAll(this.fd, buf);
-      this.segmentBytes += buf.length;
-    } catch (err) {
-      // Disk full or I/O error: the batch is not durable, so none of it is answered as done.
-      // A partial line may be on disk; the next start cuts it off (truncateTornTail).
-      failure = err instanceof Error ? err : new Error(String(err));
+    if (lines.length > 0) {
+      try {
+        const buf = Buffer.from(lines.join(""), "utf8");
+        writeAll(this.fd, buf);
+        this.segmentBytes += buf.length;
+      } catch (err) {
+        // Disk full or I/O error: the batch is not durable, so none of it is answered as done.
+        // A partial line may be on disk; the next start cuts it off (truncateTornTail).
+        failure = err instanceof Error ? err : new Error(String(err));
+      }
+      if (!failure) {
+        this.writtenSeq = Math.max(this.writtenSeq, records[records.length - 1]!.seq);
+        this.onWritten(records, lines);
+      }
     }
-    if (!failure) this.onWritten(records, lines);
+    this.notify(waiters, failure);
+    if (withdrawn.length > 0) this.notify(withdrawn, new RecordWithdrawnError());
+    if (!failure && this.segmentBytes > SEGMENT_BYTES) {
+      closeSync(this.fd);
+      this.fd = this.openSegment();
+    }
+  };
+
+  private notify(waiters: Array<(err?: Error) => void>, failure: Error | undefined): void {
     for (const w of waiters) {
       try {
         w(failure);
@@ -135,18 +197,14 @@ export class AppendJournal<T extends JournalRecord> {
         this.onCallbackError?.(err);
       }
     }
-    if (!failure && this.segmentBytes > SEGMENT_BYTES) {
-      closeSync(this.fd);
-      this.fd = this.openSegment();
-    }
-  };
-
-  /** True after close(): the service is stopping and appends throw. */
-  /** Highest sequence number assigned so far (written or about to be). */
-  get lastSeq(): number {
-    return this.nextSeq - 1;
   }
 
+  /** Highest sequence number written to the journal file (a withdrawn record's never is). */
+  get lastSeq(): number {
+    return this.writtenSeq;
+  }
+
+  /** True after close(): the service is stopping and appends throw. */
   get isClosed(): boolean {
     return this.closed;
   }
@@ -161,7 +219,7 @@ export class AppendJournal<T extends JournalRecord> {
 
   private openSegment(): number {
     this.segmentBytes = 0;
-    return openSync(join(this.dir, `${this.codec.prefix}${String(this.nextSeq).padStart(16, "0")}${SEGMENT_SUFFIX}`), "a");
+    return openPrivate(join(this.dir, `${this.codec.prefix}${String(this.nextSeq).padStart(16, "0")}${SEGMENT_SUFFIX}`), "a");
   }
 }
 

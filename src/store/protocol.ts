@@ -9,7 +9,7 @@ import type { PgSettings } from "./pg/cluster.js";
 import type { Plan } from "../shared/plans.js";
 import type {
   BillingEvent, BillingOutcome, ChargeRecord, DemoInfo, KeyRecord, MeterOutcome, MeterRequest, ObservationPage, OrgRecord, OverageClaim,
-  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, SessionRecord, UsageDay, UsageStanding,
+  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, SessionRecord, StoredAnswer, UsageDay, UsageStanding,
 } from "./records.js";
 
 export const PROTOCOL_VERSION = 2;
@@ -92,13 +92,19 @@ export interface StoreOps {
 /** The name of an operation. */
 export type Op = keyof StoreOps;
 
-/** The intent of one operation: its name and request fields. */
-export type IntentOf<K extends Op> = { op: K } & StoreOps[K]["req"];
+/**
+ * The intent of one operation: its name and request fields, and, for the request of a client
+ * that sent an Idempotency-Key (admin POSTs), the answer to store for that key: the writer stores
+ * it in the same transaction as the operation's effect, only if the operation succeeds, and
+ * refuses the operation (ANSWERED) when the key already has an answer.
+ */
+export type IntentOf<K extends Op> = { op: K; answer?: StoredAnswer } & StoreOps[K]["req"];
 
 /** Any intent, as it crosses the boundary. */
 export type Intent = { [K in Op]: IntentOf<K> }[Op];
 
-export type AckError = "NOT_FOUND" | "CONFLICT" | "STORE_FAILED";
+/** ANSWERED: the intent's Idempotency-Key has a stored answer already (another thread or node was first). */
+export type AckError = "NOT_FOUND" | "CONFLICT" | "STORE_FAILED" | "ANSWERED";
 
 /** A refused operation: nothing of it was written. */
 export interface AckFailure {

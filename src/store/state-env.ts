@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database as LmdbDatabase, type Key as LmdbKey, type RootDatabase } from "lmdb";
 import type { KvStore } from "./pg/kv.js";
+import { ensurePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "./private-files.js";
 import type { KeyRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord } from "./records.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
@@ -12,8 +12,14 @@ export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observat
  * already open at the same path, so options given by a later open may silently not apply.
  */
 function envOptions(stateDir: string) {
-  return { path: stateDir, maxDbs: 32, mapSize: 2 * 1024 ** 3 } as const;
+  return { path: stateDir, maxDbs: 32, mapSize: 2 * 1024 ** 3, ...CREATE_PRIVATE } as const;
 }
+
+/**
+ * Mode of the files LMDB creates (its default is 0664): lmdb-js passes `permissionsMode` to
+ * mdb_env_open but its typings do not list it.
+ */
+const CREATE_PRIVATE = { permissionsMode: PRIVATE_FILE_MODE } as const;
 
 /** Bounds of a key range (LMDB's getRange options): start inclusive, end exclusive, or the other way round with `reverse`. */
 export interface RangeOptions {
@@ -104,9 +110,18 @@ export function stateDirOf(dataDir: string): string {
  * passes `readOnly: false`; it also decides `metersNoSync` (meters-env.ts: prepareMetersDir).
  */
 export function openState(stateDir: string, readOnly: boolean, metersNoSync = false): LmdbStateDbs {
-  if (!readOnly) mkdirSync(join(stateDir, "meters"), { recursive: true });
+  const metersDir = join(stateDir, "meters");
+  if (!readOnly) {
+    ensurePrivateDir(stateDir);
+    ensurePrivateDir(metersDir);
+  }
   const root = open({ ...envOptions(stateDir), readOnly });
-  const metersRoot = open({ path: join(stateDir, "meters"), maxDbs: 1, mapSize: 2 * 1024 ** 3, noSync: metersNoSync, readOnly });
+  const metersRoot = open({ path: metersDir, maxDbs: 1, mapSize: 2 * 1024 ** 3, noSync: metersNoSync, readOnly, ...CREATE_PRIVATE });
+  if (!readOnly) {
+    // LMDB created its files with 0600 less the umask; files of an older version may be looser.
+    restrictFiles(stateDir);
+    restrictFiles(metersDir);
+  }
   return {
     root,
     orgs: root.openDB<OrgRecord, string>({ name: "orgs" }),

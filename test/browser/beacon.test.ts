@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildBeacon } from "../../scripts/build-beacon.js";
+import { scaled } from "../helpers/time.js";
 import { admin, api, startServer, type TestServer } from "../integration/helpers/server.js";
 import { html, scriptTag, startSite, type Site, type SitePost } from "./helpers/site.js";
 
@@ -92,7 +93,7 @@ async function observations(projectId = server.demo.projectId): Promise<Observat
 
 /** Polls the observations of one session until `done` holds (writes land asynchronously). */
 async function sessionObservations(sessionId: string, done: (items: Observation[]) => boolean, projectId?: string): Promise<Observation[]> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + scaled(15_000);
   for (;;) {
     const items = (await observations(projectId)).filter((o) => o.session_id === sessionId);
     if (done(items)) return items;
@@ -131,8 +132,9 @@ describe("beacon script", () => {
     page.on("console", (m) => void (m.type() === "warning" && warnings.push(m.text())));
     page.on("request", (r) => void (r.url().startsWith(server.url) && !r.url().endsWith("/js/fs.js") && calls.push(r.url())));
     await page.goto(site.page("/no-key", html("<p>hi</p>", scriptTag(`${server.url}/js/fs.js`, { "data-fs-mode": "auto" }))));
-    await page.waitForLoadState("load");
-    await sleep(1500);
+    // The script warns as it runs and stops there: no beacon object, so nothing is scheduled.
+    await expect.poll(() => warnings.length, { timeout: scaled(15_000) }).toBe(1);
+    expect(await page.evaluate(() => window.fsBeacon)).toBeUndefined();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/data-fs-project-key/);
     expect(calls).toEqual([]);
@@ -152,6 +154,7 @@ describe("pageload mode", () => {
     expect(post.form.has("_fs_signals")).toBe(false);
 
     await sessionObservations(ready.session_id, (items) => items.length >= 1);
+    // A grace period, not a wait for the machine: what is checked is that nothing more happens.
     await sleep(1000); // a second page.view would have landed by now
     const items = await sessionObservations(ready.session_id, () => true);
     expect(items).toHaveLength(1);
@@ -182,12 +185,12 @@ describe("pageload mode", () => {
     );
     await page.waitForFunction(() => window.fsBeacon !== undefined);
     const ready = (await page.evaluate(() => window.fsBeacon.ready)) as Ready;
-    await sleep(1000);
+    await sleep(1000); // a grace period: a second page.view would have landed by now
     const items = await sessionObservations(ready.session_id, (i) => i.length >= 1);
     expect(items.map((o) => [o.kind, o.action])).toEqual([["page.view", "pageview"]]);
   });
 
-  it("sets the _fs cookie to the session id and reuses it on the next page", async () => {
+  it("sets the _fs cookie to the session id and _fs_t to its token, and continues the session on the next page", async () => {
     const page = await newPage();
     const url = site.page("/cookie", html("<p>c</p>", beaconTag({ "data-fs-mode": "pageload" })));
     const first = await openReady(page, url);
@@ -196,12 +199,22 @@ describe("pageload mode", () => {
     expect(fs).toMatchObject({ value: first.session_id, path: "/", sameSite: "Lax", secure: false });
     // max-age=31536000: about a year from now (seconds).
     expect(fs!.expires - Date.now() / 1000).toBeGreaterThan(364 * 86400);
+    // The token the next page's handshake shows to continue the session (a session id alone does not).
+    const fsT = cookies.find((c) => c.name === "_fs_t");
+    expect(fsT).toMatchObject({ path: "/", sameSite: "Lax", secure: false });
+    expect(fsT!.value.split(".")[2]).toBe(first.session_id);
 
     const second = await openReady(page, url);
     expect(second.session_id).toBe(first.session_id);
     expect(second.observation_id).not.toBe(first.observation_id);
     const items = await sessionObservations(first.session_id, (i) => i.length >= 2);
     expect(items.map((o) => o.kind)).toEqual(["page.view", "page.view"]);
+
+    // A page that has the session id but not its token (a copied cookie) gets a session of its own.
+    await page.context().clearCookies({ name: "_fs_t" });
+    const third = await openReady(page, url);
+    expect(third.session_id).not.toBe(first.session_id);
+    expect((await page.context().cookies(site.url)).find((c) => c.name === "_fs")?.value).toBe(third.session_id);
   });
 
   it("works with cookies disabled: the session id lives in sessionStorage", async () => {
@@ -220,7 +233,11 @@ describe("pageload mode", () => {
     const ready = await openReady(page, site.page("/nocookie", html("<p>n</p>", beaconTag({ "data-fs-mode": "pageload" }))));
     expect(ready.session_id).toMatch(SESSION);
     expect(await page.evaluate(() => sessionStorage.getItem("_fs"))).toBe(ready.session_id);
+    expect((await page.evaluate(() => sessionStorage.getItem("_fs_t")))?.split(".")[2]).toBe(ready.session_id);
     expect((await page.context().cookies(site.url)).map((c) => c.name)).not.toContain("_fs");
+    // The next page of the tab continues the session.
+    const next = await openReady(page, site.page("/nocookie-next", html("<p>n</p>", beaconTag({ "data-fs-mode": "pageload" }))));
+    expect(next.session_id).toBe(ready.session_id);
   });
 });
 

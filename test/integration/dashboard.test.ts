@@ -93,24 +93,25 @@ describe("sign-in", () => {
     expect(css.headers.get("content-type")).toMatch(/^text\/css/);
   });
 
-  it("refuses a wrong key (401), a publishable key (403), and limits wrong keys per address (429)", async () => {
+  it("refuses a wrong key (401), a publishable key (403), and answers wrong keys past the limit per address 429", async () => {
     const p = await createBeaconProject(server);
     const b = browser();
     const wrong = await b.post("/dashboard/login", { key: "fs_live_" + "x".repeat(44) });
     expect(wrong.res.status).toBe(401);
     expect(wrong.text).toMatch(/That key was not accepted: Invalid API key/);
     expect(wrong.res.headers.get("set-cookie")).toBeNull();
+    // A publishable key is a right key of the wrong type: refused, not counted as a guess.
     const pub = await b.post("/dashboard/login", { key: p.publishableKey });
     expect(pub.res.status).toBe(403);
     expect(pub.text).toMatch(/Publishable keys/);
-    for (let i = 0; i < 8; i++) expect((await b.post("/dashboard/login", { key: "nope" })).res.status).toBe(401);
-    // Ten wrong keys: the address waits, even with the right key.
-    const limited = await b.post("/dashboard/login", { key: p.secretKey });
+    for (let i = 0; i < 9; i++) expect((await b.post("/dashboard/login", { key: "nope" })).res.status).toBe(401);
+    // Ten wrong keys: further wrong keys from the address wait.
+    const limited = await b.post("/dashboard/login", { key: "nope" });
     expect(limited.res.status).toBe(429);
     expect(Number(limited.res.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(limited.text).toMatch(/Too many wrong keys/);
-    // Another address is not affected.
-    await browser().signIn(p.secretKey);
+    // The right key does not (test/integration/dashboard-signin.security.test.ts has more).
+    await b.signIn(p.secretKey);
   });
 
   it("sets an HttpOnly SameSite=Strict session cookie that does not hold the key; Secure (and __Host-) over https", async () => {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BodyBudget } from "../../src/http/body-budget.js";
+import { BodyDeadlines } from "../../src/http/body-deadline.js";
 import { App, us_listen_socket_close, us_socket_local_port, type us_listen_socket } from "uWebSockets.js";
 import { Authenticator } from "../../src/http/auth.js";
+import { TrustedProxies } from "../../src/http/client-address.js";
 import { mountRoutes } from "../../src/http/router.js";
 import { defineRoute, type RouteDocs } from "../../src/http/route.js";
 import type { QuotaGate } from "../../src/http/quota.js";
@@ -32,10 +34,11 @@ beforeAll(async () => {
     auth: new Authenticator({ keys: { get: () => undefined } } as never, "00"),
     quota: {} as QuotaGate,
     idempotency: null,
-    bodies: new BodyBudget({ public: 1 << 20, keyed: 1 << 20 }),
+    bodies: { budget: new BodyBudget({ public: 1 << 20, keyed: 1 << 20 }, { public: 1 << 20, keyed: 1 << 20 }), deadlines: new BodyDeadlines(10_000, 1024), trusted: new TrustedProxies([]) },
     log,
     maxBodyBytes: 1024,
     testClock: false,
+    trusted: new TrustedProxies([]),
   });
   await new Promise<void>((res) =>
     app.listen("127.0.0.1", 0, (s) => {

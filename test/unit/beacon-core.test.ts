@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildHit, fieldValue, globalTells, hashHex, isDesktopChrome, readConfig, sessionCookie, sessionFromCookie, type Signals } from "../../beacon/src/core.js";
+import { buildHit, fieldValue, globalTells, hashHex, isDesktopChrome, readConfig, sessionCookie, sessionFromCookie, tokenCookie, tokenFromCookie, type Signals } from "../../beacon/src/core.js";
 
 const ORIGIN = "https://fs.example.com";
 const attrs = (a: Record<string, string>) => (name: string) => a[name] ?? null;
@@ -77,6 +77,16 @@ describe("session id", () => {
   it("writes the cookie of beacon/README.md, Secure on https only", () => {
     expect(sessionCookie(SID, false)).toBe(`_fs=${SID}; path=/; max-age=31536000; SameSite=Lax`);
     expect(sessionCookie(SID, true)).toBe(`_fs=${SID}; path=/; max-age=31536000; SameSite=Lax; Secure`);
+  });
+
+  it("keeps the session's token in _fs_t, next to _fs and not confused with it", () => {
+    const token = `v1.prj_8Hq2LmT7aZ3kXw9B.${SID}.mhz3k2p0.Zk3pQ9xL2mT7aW4b-_`;
+    expect(tokenFromCookie(`_fs=${SID}; _fs_t=${token}`)).toBe(token);
+    expect(sessionFromCookie(`_fs_t=${token}; _fs=${SID}`)).toBe(SID);
+    expect(tokenFromCookie(`_fs=${SID}`)).toBeUndefined();
+    expect(tokenFromCookie("_fs_t=<script>")).toBeUndefined();
+    expect(tokenCookie(token, true)).toBe(`_fs_t=${token}; path=/; max-age=31536000; SameSite=Lax; Secure`);
+    expect(tokenCookie("", false)).toBe("_fs_t=; path=/; max-age=0");
   });
 });
 

@@ -41,6 +41,19 @@ describe("BeaconTokens", () => {
     expect(t.verify(token, "prj_a", 1_000)).toBeNull();
   });
 
+  it("an expired token still proves its session within the grace, for its project only", () => {
+    const t = new BeaconTokens(Buffer.alloc(32, 10), 1_000);
+    const { token } = t.issue("prj_a", sid, 0);
+    expect(t.provenSession(token, "prj_a", 500, 10_000)).toBe(sid);
+    expect(t.provenSession(token, "prj_a", 10_999, 10_000)).toBe(sid);
+    expect(t.provenSession(token, "prj_a", 11_000, 10_000)).toBeNull();
+    expect(t.provenSession(token, "prj_b", 500, 10_000)).toBeNull();
+    // Proving the session does not make the token valid again.
+    expect(t.verify(token, "prj_a", 5_000)).toBeNull();
+    expect(t.ageMs(token, 5_000)).toBeNull();
+    expect(t.provenSession("v1.prj_a.garbage", "prj_a", 500, 10_000)).toBeNull();
+  });
+
   it("session ids are s_ plus 22 base62 characters, unique", () => {
     const ids = new Set(Array.from({ length: 1000 }, newSessionId));
     expect(ids.size).toBe(1000);
@@ -69,6 +82,17 @@ describe("TrustedProxies", () => {
     expect(ip("9.9.9.9", "1.2.3.4", t)).toBe("9.9.9.9"); // not from a proxy: ignored
     expect(ip("127.0.0.1", "not-an-ip", t)).toBe("127.0.0.1");
     expect(ip("127.0.0.1", "10.0.0.1", t)).toBe("127.0.0.1"); // only proxies: the peer
+    expect(ip("127.0.0.1", "1.2.3.4, , 10.1.2.3,", t)).toBe("1.2.3.4"); // empty entries are no hop
+  });
+
+  it("trusts() answers for the peer alone, at once when no proxy is trusted", () => {
+    const t = new TrustedProxies(["127.0.0.1", "fd00::/8"]);
+    expect(t.trusts("127.0.0.1")).toBe(true);
+    expect(t.trusts("::ffff:127.0.0.1")).toBe(true);
+    expect(t.trusts("fd00:0000:0000:0000:0000:0000:0000:0001")).toBe(true);
+    expect(t.trusts("127.0.0.2")).toBe(false);
+    expect(t.trusts("garbage")).toBe(false);
+    expect(new TrustedProxies([]).trusts("127.0.0.1")).toBe(false);
   });
 
   it("refuses entries that are not addresses or CIDR blocks", () => {

@@ -2,7 +2,7 @@ import { appendFileSync, closeSync, mkdtempSync, readdirSync, rmSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CHARGE_CODEC, ChargeJournal, JournalClosedError, listSegments, pruneSegments, readSegment, truncateTornTail } from "../../src/store/charge-journal.js";
+import { CHARGE_CODEC, ChargeJournal, JournalClosedError, listSegments, pruneSegments, readSegment, RecordWithdrawnError, truncateTornTail } from "../../src/store/charge-journal.js";
 import type { ChargeRecord } from "../../src/store/records.js";
 
 const dirs: string[] = [];
@@ -30,6 +30,35 @@ describe("ChargeJournal", () => {
     expect(seg!.firstSeq).toBe(42);
     expect(readSegment(seg!.path)).toEqual(batches[0]);
     j.close();
+  });
+
+  it("drops a debit whose request left before the batch is written, and writes the rest", async () => {
+    const dir = tempDir();
+    const batches: ChargeRecord[][] = [];
+    const j = new ChargeJournal(dir, 0, (r) => batches.push(r));
+    const outcome = (org: string, live?: { aborted: boolean }) =>
+      new Promise<Error | undefined>((resolve) => j.append(org, 1, "202611", resolve, undefined, false, live));
+    const left = { aborted: false };
+    const stays = { aborted: false };
+    const done = [outcome("org_left", left), outcome("org_stays", stays), outcome("org_plain")];
+    // The client leaves after its debit was queued, before the turn's write (uWS closing a
+    // connection for a pipelined request does this within the same native callback).
+    left.aborted = true;
+    const [a, b, c] = await Promise.all(done);
+    expect(a).toBeInstanceOf(RecordWithdrawnError);
+    expect([b, c]).toEqual([undefined, undefined]);
+    expect(batches.map((batch) => batch.map((r) => r.orgId))).toEqual([["org_stays", "org_plain"]]);
+    expect(readSegment(listSegments(dir)[0]!.path).map((r) => [r.seq, r.orgId])).toEqual([[2, "org_stays"], [3, "org_plain"]]);
+    expect(j.lastSeq).toBe(3);
+    // A batch with nothing left to write writes nothing, and the written sequence stays.
+    const alone = { aborted: false };
+    const gone = outcome("org_gone", alone);
+    alone.aborted = true;
+    expect(await gone).toBeInstanceOf(RecordWithdrawnError);
+    expect(batches).toHaveLength(1);
+    expect(j.lastSeq).toBe(3);
+    j.close();
+    expect(readSegment(listSegments(dir)[0]!.path)).toHaveLength(2);
   });
 
   it("refuses appends after close, and reports a failed write to every waiter of the batch", async () => {

@@ -16,6 +16,18 @@ describe("loadConfig", () => {
     expect(Object.isFrozen(r.config)).toBe(true);
   });
 
+  it("bounds request bodies by default: shares per client and org, a deadline and a minimum rate", () => {
+    const r = loadConfig({});
+    expect(r.ok && r.config).toMatchObject({
+      FS_BODY_BUFFER_PER_CLIENT_BYTES: 1024 * 1024,
+      FS_BODY_BUFFER_PER_ORG_BYTES: 8 * 1024 * 1024,
+      FS_BODY_TIMEOUT_MS: 10_000,
+      FS_BODY_MIN_BYTES_PER_SECOND: 16 * 1024,
+    });
+    const off = loadConfig({ FS_BODY_TIMEOUT_MS: "0", FS_BODY_MIN_BYTES_PER_SECOND: "0" });
+    expect(off.ok ? [] : off.problems.map((p) => p.split(":")[0])).toEqual(["FS_BODY_TIMEOUT_MS", "FS_BODY_MIN_BYTES_PER_SECOND"]);
+  });
+
   it("serves the demo by default only on a loopback interface", () => {
     const demo = (env: Record<string, string>) => {
       const r = loadConfig(env);

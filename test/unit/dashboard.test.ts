@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { creditsChart, daysBetween, niceMax } from "../../src/http/dashboard/chart.js";
 import { policyFromForm } from "../../src/http/dashboard/policy.js";
 import { explainReason } from "../../src/http/dashboard/reasons.js";
-import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, SessionStore } from "../../src/http/dashboard/sessions.js";
+import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, signInAddress, SessionStore, type DashboardSession, type SessionLink } from "../../src/http/dashboard/sessions.js";
+import { parseIp } from "../../src/shared/ip.js";
 import { putBotPolicyBody } from "../../src/http/schemas/bot-policy.js";
 import type { OrgRecord } from "../../src/store/records.js";
 import { openState, stateTransaction, type LmdbStateDbs } from "../../src/store/state-env.js";
@@ -44,20 +45,72 @@ describe("dashboard sessions", () => {
     expect(JSON.stringify([...(store as unknown as { sessions: Map<string, unknown> }).sessions.keys()])).not.toContain(d.id);
   });
 
-  it("keeps at most maxSessions, dropping idle ones first, then the one idle longest", () => {
-    const store = new SessionStore(10 * MIN, 2);
+  it("keeps at most max sessions, dropping idle ones first, then the oldest of the org holding the most", () => {
+    const store = new SessionStore(10 * MIN, { max: 2, perOrg: 10 });
     const a = store.create("o", "k", 0);
     const b = store.create("o", "k", 5 * MIN);
     const c = store.create("o", "k", 11 * MIN); // a is idle: swept
     expect(store.size).toBe(2);
     expect(store.get(a.id, 11 * MIN)).toBeNull();
     store.get(b.id, 12 * MIN);
-    const d = store.create("o", "k", 13 * MIN); // both live: c (idle longest) goes
-    expect(store.get(c.id, 13 * MIN)).toBeNull();
-    expect(store.get(b.id, 13 * MIN)).not.toBeNull();
+    const d = store.create("o", "k", 13 * MIN); // both live: b (signed in first) goes
+    expect(store.get(b.id, 13 * MIN)).toBeNull();
+    expect(store.get(c.id, 13 * MIN)).not.toBeNull();
     expect(store.get(d.id, 13 * MIN)).not.toBeNull();
   });
 
+  it("caps each org: its own oldest session goes, never another org's (issue 25, item 6)", () => {
+    const store = new SessionStore(30 * MIN, { max: 1000, perOrg: 3 });
+    const victim = store.create("org_b", "kb", 0);
+    const own = Array.from({ length: 50 }, (_, i) => store.create("org_a", "ka", 1 + i));
+    expect(store.get(victim.id, 100)).not.toBeNull();
+    expect(store.sizeOf("org_a")).toBe(3);
+    expect(own.filter((s) => store.get(s.id, 100) !== null)).toEqual(own.slice(-3));
+  });
+
+  it("when every org together fills the bound, the org holding the most loses its oldest", () => {
+    const store = new SessionStore(30 * MIN, { max: 6, perOrg: 4 });
+    const b = store.create("org_b", "kb", 0);
+    const a = [1, 2, 3].map((t) => store.create("org_a", "ka", t));
+    const c = [4, 5].map((t) => store.create("org_c", "kc", t)); // 6 of 6
+    const b2 = store.create("org_b", "kb", 6); // full: org_a (3) loses its oldest, not org_b (1)
+    expect(store.size).toBe(6);
+    expect(store.get(a[0]!.id, 7)).toBeNull();
+    for (const s of [b, b2, a[1]!, a[2]!, ...c]) expect(store.get(s.id, 7)).not.toBeNull();
+    // Orgs tied for the most (org_a, org_b and org_c hold 2 each): the one signing in gives way.
+    const c3 = store.create("org_c", "kc", 8);
+    expect(store.get(c[0]!.id, 9)).toBeNull();
+    for (const s of [b, b2, a[1]!, a[2]!, c[1]!, c3]) expect(store.get(s.id, 9)).not.toBeNull();
+  });
+
+  it("several threads (SessionLink) keep the same sessions of a capped org and tell each other what ended", () => {
+    type Msg = [string, DashboardSession | null];
+    const queues: Msg[][] = [[], []];
+    const takers: ((d: string, s: DashboardSession | null) => void)[] = [];
+    const link = (i: number): SessionLink => ({
+      publish: (d, s) => queues[1 - i]!.push([d, s && structuredClone(s)]),
+      subscribe: (take) => void (takers[i] = take),
+    });
+    const deliver = (): void => {
+      for (let i = 0; i < 2; i++) for (const [d, s] of queues[i]!.splice(0)) takers[i]!(d, s);
+    };
+    const t0 = new SessionStore(30 * MIN, { max: 100, perOrg: 2 }, link(0));
+    const t1 = new SessionStore(30 * MIN, { max: 100, perOrg: 2 }, link(1));
+    const victim = t1.create("org_b", "kb", 0);
+    // Sign-ins alternate between the threads, and two land before either hears of the other.
+    const a1 = t0.create("org_a", "ka", 1);
+    deliver();
+    const a2 = t1.create("org_a", "ka", 2);
+    const a3 = t0.create("org_a", "ka", 3);
+    deliver();
+    const a4 = t1.create("org_a", "ka", 4);
+    deliver();
+    for (const t of [t0, t1]) {
+      expect(t.sizeOf("org_a")).toBe(2);
+      expect([a1, a2, a3, a4].map((s) => t.get(s.id, 5) !== null)).toEqual([false, false, true, true]);
+      expect(t.get(victim.id, 5)).not.toBeNull();
+    }
+  });
   it("accepts only the session's own CSRF token", () => {
     const store = new SessionStore(MIN);
     const { session } = store.create("o", "k", 0);
@@ -71,21 +124,61 @@ describe("dashboard sessions", () => {
 });
 
 describe("sign-in limit", () => {
-  it("refuses an address after max wrong keys until the window passes; a success clears it", () => {
+  it("answers wrong keys 429 past max per address until the window passes; each further one restarts it; a success clears nothing", () => {
     const l = new LoginLimiter(3, 10 * MIN);
     for (let i = 0; i < 3; i++) {
-      expect(l.retryAfter("a", i)).toBe(0);
-      l.fail("a", i);
+      expect(l.retryAfter("a", "", i)).toBe(0);
+      l.fail("a", "", i);
     }
-    expect(l.retryAfter("a", 1000)).toBe(599);
-    expect(l.retryAfter("b", 1000)).toBe(0);
-    expect(l.retryAfter("a", 10 * MIN)).toBe(0);
-    l.fail("c", 0);
-    l.fail("c", 0);
-    l.succeed("c");
-    l.fail("c", 0);
-    l.fail("c", 0);
-    expect(l.retryAfter("c", 0)).toBe(0);
+    expect(l.retryAfter("a", "", 1000)).toBe(599);
+    expect(l.retryAfter("b", "", 1000)).toBe(0);
+    expect(l.retryAfter("a", "", 10 * MIN)).toBe(0); // the window passed
+    // Past the limit, a further wrong key starts the window again: the refusal backs off.
+    const m = new LoginLimiter(3, 10 * MIN);
+    for (let i = 0; i < 3; i++) m.fail("a", "", 0);
+    m.fail("a", "", 9 * MIN);
+    expect(m.retryAfter("a", "", 10 * MIN)).toBe(9 * 60);
+    expect(m.retryAfter("a", "", 19 * MIN)).toBe(0);
+    // There is no success to report: nothing clears a count but time.
+    expect("succeed" in m).toBe(false);
+  });
+
+  it("counts wrong keys per key id across addresses, and keys with no id per address only", () => {
+    const l = new LoginLimiter(3, 10 * MIN);
+    for (const address of ["a", "b", "c"]) l.fail(address, "key_AAAAAAAAAAAA", 0);
+    expect(l.retryAfter("d", "key_AAAAAAAAAAAA", 1)).toBeGreaterThan(0);
+    expect(l.retryAfter("d", "key_BBBBBBBBBBBB", 1)).toBe(0);
+    expect(l.retryAfter("d", "", 1)).toBe(0);
+    for (const address of ["a", "b", "c"]) l.fail(address, "", 0);
+    expect(l.retryAfter("d", "", 1)).toBe(0);
+  });
+
+  it("forgets the oldest window first when it tracks maxTracked names", () => {
+    const l = new LoginLimiter(1, 10 * MIN, 2);
+    l.fail("a", "", 0);
+    l.fail("b", "", 1);
+    l.fail("a", "", 2); // a's window starts again (past the limit): b is now the oldest
+    l.fail("c", "", 3);
+    expect(l.retryAfter("a", "", 4)).toBeGreaterThan(0);
+    expect(l.retryAfter("b", "", 4)).toBe(0);
+    expect(l.retryAfter("c", "", 4)).toBeGreaterThan(0);
+  });
+
+  it("takes the wrong keys another thread saw (LoginLink)", () => {
+    let take: ((address: string, keyId: string, nowMs: number) => void) | null = null;
+    const sent: unknown[] = [];
+    const l = new LoginLimiter(2, 10 * MIN, undefined, { publish: (...m) => void sent.push(m), subscribe: (t) => void (take = t) });
+    l.fail("a", "key_AAAAAAAAAAAA", 0);
+    expect(sent).toEqual([["a", "key_AAAAAAAAAAAA", 0]]);
+    take!("z", "key_AAAAAAAAAAAA", 1);
+    expect(l.retryAfter("y", "key_AAAAAAAAAAAA", 2)).toBeGreaterThan(0);
+    expect(sent).toHaveLength(1); // what came from another thread is not sent back
+  });
+
+  it("counts an IPv6 client by its /64", () => {
+    expect(signInAddress(parseIp("2001:db8:1:2:aaaa::1")!)).toBe("2001:db8:1:2::/64");
+    expect(signInAddress(parseIp("2001:db8:1:2:bbbb::9")!)).toBe("2001:db8:1:2::/64");
+    expect(signInAddress(parseIp("::ffff:198.51.100.7")!)).toBe("198.51.100.7");
   });
 });
 

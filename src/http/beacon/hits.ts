@@ -20,6 +20,8 @@ import type { RouteResult } from "../route.js";
 import type { HitBody } from "../schemas/beacon.js";
 import { originAllowed, type ProjectDirectory } from "../projects.js";
 import { SESSION_ID, newSessionId, type BeaconTokens } from "./token.js";
+import type { BeaconRateLimits } from "./limits.js";
+import type { ObservationBudget } from "./budget.js";
 
 export interface BeaconServices {
   projects: ProjectDirectory;
@@ -28,6 +30,15 @@ export interface BeaconServices {
   ipDatasets: IpDatasetHolder;
   rdns: RdnsResolver;
   journal: ObservationJournal;
+  /** Rate limits of the beacon's writes, per client address and per project (limits.ts). */
+  limits: BeaconRateLimits;
+  /** Observations recorded per org and day (budget.ts). */
+  budget: ObservationBudget;
+  /**
+   * How long after it expired a token still proves its session (FS_OBSERVATION_RETENTION_DAYS:
+   * after that the session itself is gone): a returning visitor's handshake continues it.
+   */
+  sessionProofMs: number;
 }
 
 /** UA classifiers per dataset build: the bot registry ships with the IP build and switches with it. */
@@ -58,17 +69,47 @@ function policyOf(project: ProjectRecord): BotPolicy {
 }
 
 /**
- * The project of a publishable key, checked against the page's origin.
+ * The project of a publishable key, checked against the page's origin. `write`: a call that
+ * records or issues something (a POST), which a project that lists its origins takes only from
+ * a browser page of one of them, so with an Origin header (browsers send it with every POST).
  * @throws ApiError FORBIDDEN (key without a project), ORIGIN_NOT_ALLOWED.
  */
-export function beaconProject(services: BeaconServices, principal: KeyPrincipal, origin: string): ProjectRecord {
+export function beaconProject(services: BeaconServices, principal: KeyPrincipal, origin: string, write = false): ProjectRecord {
   const id = principal.key.project_id;
   const project = id ? services.projects.get(id) : undefined;
   if (!project) throw new ApiError("FORBIDDEN", "This publishable key is not bound to a project.");
   if (!originAllowed(project, origin)) {
     throw new ApiError("ORIGIN_NOT_ALLOWED", `Origin ${origin} is not in this project's allowed_origins.`);
   }
+  if (write && !origin && project.allowed_origins?.length) {
+    throw new ApiError(
+      "ORIGIN_NOT_ALLOWED",
+      "This project lists its allowed_origins, and this call has no Origin header: beacon calls come from the project's pages. Server-side callers use a secret key (POST /v1/check).",
+    );
+  }
   return project;
+}
+
+/**
+ * What the beacon's writes check before their body is read (Route.admit): the key's project,
+ * the page's origin, and the rate limits of the client address and the project.
+ * @throws ApiError FORBIDDEN, ORIGIN_NOT_ALLOWED, RATE_LIMITED.
+ */
+export function admitBeaconWrite(services: BeaconServices, principal: KeyPrincipal, snap: RequestSnapshot, nowMs: number): void {
+  const project = beaconProject(services, principal, snap.origin, true);
+  services.limits.admit(project.id, services.trusted.clientIp(snap.peer, snap.forwardedFor), nowMs);
+}
+
+/**
+ * The session a hit or a handshake continues: the one its token (even an expired one, within
+ * `sessionProofMs`) was issued for, when the call names no other; else null, and it starts a new
+ * one. A session id alone proves nothing: it is passed to the site's backend and shown in
+ * answers and listings, so whoever saw it could otherwise file hits in someone else's session.
+ */
+export function provenSession(services: BeaconServices, projectId: string, token: string | undefined, claimed: string | undefined, nowMs: number): string | null {
+  if (!token) return null;
+  const proved = services.tokens.provenSession(token, projectId, nowMs, services.sessionProofMs);
+  return proved !== null && (claimed === undefined || claimed === proved) ? proved : null;
 }
 
 /**
@@ -85,7 +126,7 @@ export function recordHit(
   kind: ObservationKind,
   nowMs: number,
 ): Promise<RouteResult> {
-  const project = beaconProject(services, principal, snap.origin);
+  const project = beaconProject(services, principal, snap.origin, true);
   if (body.kind !== undefined && body.kind !== kind) {
     throw new ApiError("VALIDATION_ERROR", `body.kind: this endpoint records ${kind} hits.`);
   }
@@ -93,7 +134,12 @@ export function recordHit(
   const claimed = body.session_id !== undefined && SESSION_ID.test(body.session_id) ? body.session_id : null;
   // A token is valid for the session it was issued to; a hit claiming another session is not vouched for.
   const tokenValid = tokenSession !== null && (claimed === null || claimed === tokenSession);
-  const sessionId = tokenSession ?? claimed ?? newSessionId();
+  // Filed in the session its token proves, when it names no other (an expired token still proves
+  // it: a page left open past the token's lifetime); otherwise in a session of its own, which the
+  // answer names.
+  const sessionId = tokenValid ? tokenSession : (provenSession(services, project.id, body.token, claimed ?? undefined, nowMs) ?? newSessionId());
+  // Past the org's budget for the day the hit is answered as usual and not recorded (budget.ts).
+  if (!services.budget.take(project.org_id, nowMs)) return Promise.resolve({ data: hitAnswerJson(sequentialId("obs"), sessionId), credits: 0, neverBlock: true });
 
   const ip = services.trusted.clientIp(snap.peer, snap.forwardedFor);
   const dataset = services.ipDatasets.get();

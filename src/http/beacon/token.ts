@@ -44,6 +44,17 @@ export class BeaconTokens {
     return t !== null && t.projectId === projectId ? t.sessionId : null;
   }
 
+  /**
+   * The session a token of this project proves its holder was given, expired or not, as long as
+   * it expired less than `graceMs` ago; null otherwise. Only the beacon that ran a handshake for
+   * a session holds its token, so the token, not the session id (which travels to the site's
+   * backend, into answers and listings), is what lets a later hit or handshake continue it.
+   */
+  provenSession(token: string, projectId: string, nowMs: number, graceMs: number): string | null {
+    const t = this.inspect(token, nowMs - graceMs);
+    return t !== null && t.projectId === projectId ? t.sessionId : null;
+  }
+
   /** Milliseconds since a valid token was issued (its expiry less the lifetime); null when it is not valid. */
   ageMs(token: string, nowMs: number): number | null {
     this.inspect(token, nowMs);
@@ -51,7 +62,10 @@ export class BeaconTokens {
     return known !== undefined && known.expiresAt > nowMs ? nowMs - (known.expiresAt - this.ttlMs) : null;
   }
 
-  /** The project and session a valid, unexpired token is bound to; null when it is not valid. */
+  /**
+   * The project and session a valid token is bound to, when it expires after `nowMs`; null
+   * otherwise (a bad signature, a malformed or expired token).
+   */
   inspect(token: string, nowMs: number): { projectId: string; sessionId: string } | null {
     const known = this.verified.get(token);
     if (known !== undefined) return known.expiresAt > nowMs ? known : null;

@@ -1,11 +1,11 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
-import { formatIp, parseIp } from "../../shared/ip.js";
+import { parseKey } from "../../shared/api-keys.js";
 import type { KeyPrincipal } from "../auth.js";
-import { readBody } from "../body.js";
+import { readBody, type BodyOwner } from "../body.js";
 import { recordAnswer } from "../metrics.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError, STATUS_TEXT, toApiError } from "../errors.js";
-import { acceptRequestId } from "../request.js";
+import { acceptRequestId, declaredLength, forwardedFor, peerAddress } from "../request.js";
 import type { ResponseState } from "../respond.js";
 import { dashboardRoutes, type ActionResult, type DashContext, type DashboardRoutes } from "./context.js";
 import { keyCreateAction, keyDisableAction, keysPage } from "./keys.js";
@@ -15,7 +15,7 @@ import { hitPage, observationsPage } from "./observations.js";
 import { checkoutAction, overviewPage, portalAction } from "./overview.js";
 import { policyAction, policyPage } from "./policy.js";
 import { projectCreateAction, projectOriginsAction, projectsPage } from "./projects.js";
-import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, SessionStore, type DashboardSession } from "./sessions.js";
+import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, signInAddress, SessionStore, type DashboardSession } from "./sessions.js";
 
 /**
  * The dashboard (`/dashboard`): server-rendered HTML pages for an org, signed in with one of its
@@ -41,8 +41,10 @@ interface Req {
   contentLength: string;
   /** The request reached the service over https (X-Forwarded-Proto from a trusted proxy). */
   secure: boolean;
-  /** Client address (after trusted proxies), for the sign-in limit. */
+  /** Client address (after trusted proxies; an IPv6 one as its /64), for the sign-in limit; read for sign-ins only (readReq). */
   client: string;
+  /** Whose share of the public body pool a form counts against (body.ts). */
+  bodyOwner: BodyOwner;
 }
 
 type Page = (ctx: DashContext) => Promise<string | null>;
@@ -53,17 +55,20 @@ export interface Dashboard {
 }
 
 export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
-  const sessions = new SessionStore(deps.config.FS_DASHBOARD_IDLE_MINUTES * 60_000, undefined, deps.peers.sessionLink());
-  const limiter = new LoginLimiter(undefined, undefined, undefined, deps.peers.loginLink());
+  const config = deps.config;
+  const sessions = new SessionStore(config.FS_DASHBOARD_IDLE_MINUTES * 60_000, { max: config.FS_DASHBOARD_MAX_SESSIONS, perOrg: config.FS_DASHBOARD_SESSIONS_PER_ORG }, deps.peers.sessionLink());
+  const limiter = new LoginLimiter(config.FS_DASHBOARD_SIGNIN_FAILURES, config.FS_DASHBOARD_SIGNIN_WINDOW_MINUTES * 60_000, undefined, deps.peers.loginLink());
   const routes = dashboardRoutes(deps);
   const publicHost = deps.config.FS_PUBLIC_URL ? new URL(deps.config.FS_PUBLIC_URL).host : "";
   setInterval(() => sessions.sweep(Date.now()), 60_000).unref();
 
-  const readReq = (res: HttpResponse, req: HttpRequest): Req => {
-    const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
-    const peerIp = parseIp(peer);
-    const fromProxy = peerIp !== null && deps.beacon.trusted.has(peerIp);
-    const client = deps.beacon.trusted.clientIp(peer, req.getHeader("x-forwarded-for"));
+  /** `withClient`: the client address is needed (sign-in), so a trusted proxy's X-Forwarded-For lines are walked. */
+  const readReq = (res: HttpResponse, req: HttpRequest, withClient = false): Req => {
+    const peer = peerAddress(res);
+    const fromProxy = deps.beacon.trusted.trusts(peer);
+    // Every X-Forwarded-For line: the sign-in limit and a form body's share count the client.
+    const xff = fromProxy ? forwardedFor(req) : "";
+    const client = withClient ? deps.beacon.trusted.clientIp(peer, xff) : null;
     const direct = req.getHeader("host");
     const forwarded = fromProxy ? req.getHeader("x-forwarded-host").split(",")[0]!.trim() : "";
     return {
@@ -74,9 +79,10 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       origin: req.getHeader("origin"),
       referer: req.getHeader("referer"),
       contentType: req.getHeader("content-type"),
-      contentLength: req.getHeader("content-length"),
+      contentLength: declaredLength(req),
       secure: fromProxy && req.getHeader("x-forwarded-proto").split(",")[0]!.trim().toLowerCase() === "https",
-      client: client ? formatIp(client) : peer,
+      client: !withClient ? "" : client ? signInAddress(client) : peer,
+      bodyOwner: { pool: "public", peer, forwardedFor: xff },
     };
   };
 
@@ -127,26 +133,32 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
 
   app.post("/dashboard/login", (res, req) => {
     const state = newState(res, req.getHeader("x-request-id"), "POST /dashboard/login");
-    const r = readReq(res, req);
+    const r = readReq(res, req, true);
     void readForm(res, state, r, deps)
       .then((form) => {
         const nowMs = Date.now();
         if (!sameOrigin(r.origin, r.referer, r.hosts)) throw new ApiError("FORBIDDEN", "This form was sent from another site; sign in from the dashboard's own page.");
-        const wait = limiter.retryAfter(r.client, nowMs);
-        if (wait > 0) {
-          return html(res, state, 429, loginPage({ kind: "error", text: `Too many wrong keys from your address; try again in ${Math.ceil(wait / 60)} minutes.` }), { "retry-after": String(wait) });
-        }
         const plain = (form.get("key") ?? "").trim();
         let principal: KeyPrincipal;
         try {
           if (!plain) throw new ApiError("MISSING_KEY", "Enter a secret key (fs_live_…).");
           principal = deps.auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, nowMs);
         } catch (err) {
-          limiter.fail(r.client, nowMs);
           const e = toApiError(err);
+          // A key that did not match is a guess: counted, and past the limit answered 429. A right
+          // key that cannot sign in (expired, disabled, publishable) says why; a right key that can
+          // signs in whatever the counts.
+          if (e.code === "INVALID_KEY") {
+            const keyId = parseKey(plain)?.id ?? "";
+            const wait = limiter.retryAfter(r.client, keyId, nowMs);
+            limiter.fail(r.client, keyId, nowMs);
+            if (wait > 0) {
+              const text = `That key was not accepted. Too many wrong keys came from your address or for this key id: wait ${Math.ceil(wait / 60)} minutes before trying others. The right key signs in at any time.`;
+              return html(res, state, 429, loginPage({ kind: "error", text }), { "retry-after": String(wait) });
+            }
+          }
           return html(res, state, e.status === 403 ? 403 : 401, loginPage({ kind: "error", text: `That key was not accepted: ${e.message}` }));
         }
-        limiter.succeed(r.client);
         sessions.destroy(readCookie(r.cookie, cookieName(r.secure)));
         const { id } = sessions.create(principal.orgId, principal.key.id, nowMs);
         deps.log.info("dashboard sign-in", { org_id: principal.orgId, key_id: principal.key.id });
@@ -303,7 +315,7 @@ function readForm(res: HttpResponse, state: ResponseState, r: Req, deps: AppDeps
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(r.contentType)) {
     return Promise.reject(new ApiError("UNSUPPORTED_MEDIA_TYPE", "The dashboard takes its forms as application/x-www-form-urlencoded."));
   }
-  return readBody(res, state, MAX_FORM_BYTES, r.contentLength, deps.bodies, "public").then((raw) => new URLSearchParams(raw.toString("utf8")));
+  return readBody(res, state, MAX_FORM_BYTES, r.contentLength, deps.bodies, r.bodyOwner).then((raw) => new URLSearchParams(raw.toString("utf8")));
 }
 
 /** Headers of every dashboard page: no caching, no framing, no scripts, no sniffing. */
@@ -338,7 +350,7 @@ function write(res: HttpResponse, state: ResponseState, status: number, body: st
     for (const k in PAGE_HEADERS) res.writeHeader(k, PAGE_HEADERS[k]!);
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body);
+    res.end(body, state.close === true);
   });
   recordAnswer(state, status);
 }

@@ -37,6 +37,7 @@ export async function invoke(
     authorization: "",
     contentType: "",
     contentLength: "",
+    idempotencyKeySent: false,
     requestId: "",
     testNow: "",
     origin: "",

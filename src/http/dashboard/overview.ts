@@ -24,7 +24,19 @@ export async function overviewPage(ctx: DashContext): Promise<string> {
   const overage = u.overage > 0 ? `<p>Overage this period: ${num(u.overage)} credits (${num(u.overage_reported)} reported to Stripe, ${num(u.overage_pending)} pending).</p>` : "";
   return page("Overview", `${returned}<section aria-labelledby="usage-h"><h2 id="usage-h">Usage, period ${esc(u.period)}</h2><div class="cards">${cards}</div>${overage}
 <h3>Credits per day</h3>${creditsChart(daily.period, daily.days, ctx.nowMs)}</section>
+${observationsSection(ctx, card, num)}
 ${billingSection(ctx)}`, ctx.viewer, "/dashboard");
+}
+
+/** Beacon observations recorded and dropped today against the org's daily budget (beacon/budget.ts). */
+function observationsSection(ctx: DashContext, card: (label: string, value: string, id: string) => string, num: (n: number | null) => string): string {
+  const s = ctx.deps.beacon.budget.standing(ctx.viewer.orgId, ctx.nowMs);
+  const cards = [card("Recorded today", num(s.recorded), "obs-recorded"), card("Daily budget", num(s.budget), "obs-budget"), card("Dropped today", num(s.dropped), "obs-dropped")].join("");
+  const note =
+    s.dropped > 0
+      ? `<p role="status">The budget was used up today: beacon hits past it are answered but not recorded, so they are missing from observations and session verdicts until the day ends (UTC). The operator sets the budget (FS_OBSERVATION_BUDGET_PER_DAY).</p>`
+      : "";
+  return `<section aria-labelledby="obs-h"><h2 id="obs-h">Beacon observations, ${esc(s.day)} (UTC)</h2><div class="cards">${cards}</div>${note}</section>`;
 }
 
 function billingSection(ctx: DashContext): string {

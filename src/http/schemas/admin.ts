@@ -114,7 +114,12 @@ export const projectListResponse = z.object({
 export const keyListResponse = z.object({ items: z.array(keyResponse), next_cursor: nextCursor });
 
 /** `data` of POST /v1/admin/orgs/{orgId}/keys: the key, with the plain key shown this once. */
-export const createdKeyResponse = z.object({ ...keyFields, key: z.string().describe("The plain key (fs_live_... or fs_pub_live_...); only in this answer.") });
+export const createdKeyResponse = z.object({
+  ...keyFields,
+  key_redacted: z.string().describe("The key's prefix and last 4 characters (fs_live_…Uv2X), to tell keys apart; kept for replays."),
+  key: z.string().nullable().describe("The plain key (fs_live_... or fs_pub_live_...), only in the first answer; null in a replay (Idempotency-Key): it was shown once and is stored nowhere."),
+  key_already_shown: z.boolean().describe("true in a replay of this call: the plain key was shown in the first answer and cannot be shown again; create a new key if it was lost."),
+});
 
 /** `data` of POST /v1/admin/orgs/{orgId}/usage/adjust. */
 export const usageAdjustResponse = z.object({

@@ -11,7 +11,9 @@ import { isPlainObject, noUndefinedKeys, optNumber, optString, withFastPath } fr
 /** POST /v1/handshake */
 export const handshakeBody = z.object({
   /** The `_fs` cookie's id; a malformed one is replaced by a new id, not refused. */
-  session_id: z.string().max(64).optional(),
+  session_id: z.string().max(64).optional().describe("The session to continue (the `_fs` cookie)."),
+  /** The last token issued for that session: the proof that lets the handshake continue it. */
+  token: z.string().max(200).optional().describe("The last token issued for `session_id`, expired or not; without it a new session is started."),
 });
 
 const signals = z.object({

@@ -34,7 +34,7 @@ export const stripeEventBody = z.looseObject({
   id: z.string(),
   object: z.literal("event"),
   type: z.string(),
-  created: z.number().int(),
+  created: z.number().int().describe("Epoch seconds. This date and the others the service reads (trial end, billing period bounds) must lie between 2000-01-01 and 10 years from now, else 400 VALIDATION_ERROR."),
   data: z.looseObject({ object: z.looseObject({}) }),
 });
 

@@ -1,13 +1,12 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
-import { join } from "node:path";
-import { REPO_ROOT } from "../../config/index.js";
+import { threadEntry } from "../../shared/thread-entry.js";
 import { requestDeadlineMs } from "./connection.js";
 import { PgError } from "./errors.js";
 import type { BridgeData, BridgeRequest, BridgeResponse, Statement } from "./sync-protocol.js";
 
 export { PgError } from "./errors.js";
 
-const WORKER_ENTRY = join(REPO_ROOT, "dist/src/store/pg/sync-worker.js");
+const WORKER_ENTRY = threadEntry("./sync-worker.js", import.meta.url);
 
 /** How long past the connection's own deadline the caller waits before it gives up itself. */
 const CALLER_GRACE_MS = 1000;

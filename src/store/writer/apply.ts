@@ -104,7 +104,15 @@ export class IntentApplier {
   apply<K extends Op>(intent: IntentOf<K>): AckOf<K> {
     // TypeScript cannot tie handlers[intent.op] to K; the map's type does (Handlers).
     const handle = this.handlers[intent.op] as unknown as (i: IntentOf<K>) => AckOf<K>;
-    return handle(intent);
+    const answer = intent.answer;
+    if (answer === undefined) return handle(intent);
+    // The answer to the request's Idempotency-Key commits with the effect, or neither does: a
+    // retry after a crash finds the answer whenever the effect happened.
+    const stored = this.dbs.idempotency.get([answer.scope, answer.key]);
+    if (stored && stored.created_ms > answer.created_ms - IDEMPOTENCY_TTL_MS) return answered(answer.key);
+    const ack = handle(intent);
+    if (ack.ok) this.dbs.idempotency.putSync([answer.scope, answer.key], answer);
+    return ack;
   }
 
   private readonly handlers: Handlers = {
@@ -494,6 +502,10 @@ const OK = { ok: true } as const;
 
 function notFound(what: string, id: string): AckFailure {
   return { ok: false, error: "NOT_FOUND", message: `No ${what} with id ${id}.` };
+}
+
+function answered(key: string): AckFailure {
+  return { ok: false, error: "ANSWERED", message: `Idempotency-Key '${key}' was answered meanwhile` };
 }
 
 function conflict(message: string): AckFailure {

@@ -1,6 +1,7 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { LmdbStateDbs } from "../state-env.js";
+import { ensurePrivateDir, openPrivate } from "../private-files.js";
 
 /**
  * The meter windows (POST /v1/meter) live in an LMDB environment of their own, `state/meters/`,
@@ -44,7 +45,8 @@ export function readBootId(path = BOOT_ID): string | null {
  */
 export function prepareMetersDir(stateDir: string, bootId: string | null = readBootId()): MetersDir {
   const path = join(stateDir, "meters");
-  mkdirSync(path, { recursive: true });
+  ensurePrivateDir(stateDir);
+  ensurePrivateDir(path);
   const bootFile = join(path, "boot_id");
   const cleanFile = join(path, "clean");
   const storedBoot = existsSync(bootFile) ? readFileSync(bootFile, "utf8").trim() : null;
@@ -85,7 +87,7 @@ export function unmarkMetersClean(path: string): void {
 }
 
 function writeDurably(file: string, text: string): void {
-  const fd = openSync(file, "w");
+  const fd = openPrivate(file, "w");
   try {
     writeSync(fd, text);
     fsyncSync(fd);

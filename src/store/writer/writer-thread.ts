@@ -23,6 +23,7 @@ import { PgError, SyncPg } from "../pg/sync-client.js";
 import { registerNode, returnLeasesStatement } from "../pg/cluster.js";
 import { PgShipping, withRaces, type JournalDir } from "../pg/writer-ship.js";
 import { createLogger } from "../../shared/log.js";
+import { ensurePrivateDir } from "../private-files.js";
 
 const data = workerData as WriterData;
 if (data.protocolVersion !== PROTOCOL_VERSION) {
@@ -37,6 +38,7 @@ const pg = data.postgres ? new SyncPg(data.postgres.url, data.postgres.timeoutMs
 const migrated = pg ? migrate(pg) : [];
 const nodeIndex = pg ? registerNode(pg, data.postgres!.nodeId) : 0;
 const kv = pg ? new KvStore(pg) : null;
+ensurePrivateDir(data.stateDir); // also on PostgreSQL, where it holds the journals only
 const metersDir = kv ? { path: "", noSync: false, discarded: false } : prepareMetersDir(data.stateDir);
 const lmdb = kv ? null : openState(data.stateDir, false, metersDir.noSync);
 const dbs: StateDbs = lmdb ?? openPgState(kv!);

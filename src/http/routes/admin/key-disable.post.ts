@@ -1,6 +1,6 @@
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
-import { ackOrThrow } from "../ack.js";
+import { ackOrThrow, COMMITTED } from "../ack.js";
 import { keyResponse } from "../../schemas/admin.js";
 import { keyIdParam } from "../../schemas/params.js";
 import { publicKey } from "./keys.post.js";
@@ -20,11 +20,14 @@ export function adminKeyDisablePost(deps: AppDeps) {
       params: { keyId: keyIdParam },
       example: { params: { keyId: "key_Zk3pQ9xL2mT7" }, response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: true } },
     },
-    async handle({ snap, nowMs }) {
+    async handle({ snap, nowMs, recordAnswer }) {
       const keyId = snap.params[0]!;
-      const ack = ackOrThrow(await deps.store.send({ op: "key.disable", keyId, nowMs }));
+      // Keys change only by being disabled: the answer is known before the write, and stored with it.
+      const current = recordAnswer && deps.state.keys.get(keyId);
+      const answer = current ? recordAnswer!(200, publicKey({ ...current, disabled_at: current.disabled_at ?? nowMs })) : undefined;
+      const ack = ackOrThrow(await deps.store.send({ op: "key.disable", keyId, nowMs, answer }));
       deps.peers.key(ack.key);
-      return { data: publicKey(ack.key) };
+      return { data: publicKey(ack.key), recorded: answer && COMMITTED };
     },
   });
 }

@@ -1,15 +1,16 @@
-import { generateKey } from "../../../shared/api-keys.js";
+import { generateKey, redactKey } from "../../../shared/api-keys.js";
 import type { KeyRecord } from "../../../store/records.js";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../route.js";
 import { createKeyBody, createdKeyResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
-import { ackOrThrow } from "../ack.js";
+import { ackOrThrow, COMMITTED } from "../ack.js";
 
 /**
  * POST /v1/admin/orgs/{orgId}/keys {type, project_id?, scopes?, expires_at?}
- * -> {id, key, type, scopes, ...}. The plain key is in this answer only; the store keeps its hash.
+ * -> {id, key, key_redacted, key_already_shown, type, scopes, ...}. The plain key is in this
+ * answer only; the store keeps its hash, and a replay (Idempotency-Key) has `key: null`.
  */
 export function adminKeysPost(deps: AppDeps) {
   return defineRoute({
@@ -19,7 +20,7 @@ export function adminKeysPost(deps: AppDeps) {
     body: createKeyBody,
     docs: {
       summary: "Create an API key",
-      description: "A secret key (server-side; optional scopes `sessions`, `billing`) or a publishable key bound to one of the org's projects (for the beacon; no scopes). The plain key is in this answer only: the service keeps its hash.",
+      description: "A secret key (server-side; optional scopes `sessions`, `billing`) or a publishable key bound to one of the org's projects (for the beacon; no scopes). The plain key (`key`) is in this answer only: the service keeps its hash. A replay of this call (same `Idempotency-Key`) answers the same key with `key: null` and `key_already_shown: true`: the plain key was shown once and is stored nowhere; `key_redacted` (prefix and last 4 characters) tells which key it was.",
       tag: "admin",
       status: 201,
       response: createdKeyResponse,
@@ -28,10 +29,10 @@ export function adminKeysPost(deps: AppDeps) {
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         body: { type: "secret", scopes: ["sessions"] },
-        response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, key: "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X" },
+        response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, key_redacted: "fs_live_…Uv2X", key: "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X", key_already_shown: false },
       },
     },
-    async handle({ body, snap, nowMs }) {
+    async handle({ body, snap, nowMs, recordAnswer }) {
       const expiresAt = body.expires_at === undefined ? null : Date.parse(body.expires_at);
       if (expiresAt !== null && expiresAt <= nowMs) throw new ApiError("VALIDATION_ERROR", "body.expires_at: must be in the future.");
       const { id, plain, hash } = generateKey(body.type);
@@ -46,9 +47,13 @@ export function adminKeysPost(deps: AppDeps) {
         expires_at: expiresAt,
         disabled_at: null,
       };
-      ackOrThrow(await deps.store.send({ op: "key.create", key }));
+      const shown = { ...publicKey(key), key_redacted: redactKey(plain) };
+      const data = { ...shown, key: plain, key_already_shown: false };
+      // The answer kept for a replay never holds the plain key (the store keeps only its hash).
+      const answer = recordAnswer?.(201, data, { ...shown, key: null, key_already_shown: true });
+      ackOrThrow(await deps.store.send({ op: "key.create", key, answer }));
       deps.peers.key(key);
-      return { status: 201, data: { ...publicKey(key), key: plain } };
+      return { status: 201, data, recorded: answer && COMMITTED };
     },
   });
 }

@@ -3,7 +3,7 @@ import type { OrgRecord } from "../../../store/records.js";
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
 import { createOrgBody, orgResponse } from "../../schemas/admin.js";
-import { ackOrThrow } from "../ack.js";
+import { ackOrThrow, COMMITTED } from "../ack.js";
 
 /** POST /v1/admin/orgs {name, plan?} -> {id, name, plan} */
 export function adminOrgsPost(deps: AppDeps) {
@@ -21,7 +21,7 @@ export function adminOrgsPost(deps: AppDeps) {
       errors: ["NOT_READY"],
       example: { body: { name: "Acme Shop", plan: "pro" }, response: { id: "org_3kT9xQ2mLbVfZ8aW", name: "Acme Shop", plan: "pro", subscription_status: "active", created_at: "2026-11-20T22:15:00.000Z" } },
     },
-    async handle({ body }) {
+    async handle({ body, recordAnswer }) {
       const org: OrgRecord = {
         id: newId("org"),
         name: body.name,
@@ -30,8 +30,10 @@ export function adminOrgsPost(deps: AppDeps) {
         trial_end: null,
         created_at: new Date().toISOString(),
       };
-      ackOrThrow(await deps.store.send({ op: "org.create", org }));
-      return { status: 201, data: publicOrg(org) };
+      const data = publicOrg(org);
+      const answer = recordAnswer?.(201, data);
+      ackOrThrow(await deps.store.send({ op: "org.create", org, answer }));
+      return { status: 201, data, recorded: answer && COMMITTED };
     },
   });
 }

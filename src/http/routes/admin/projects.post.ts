@@ -4,7 +4,7 @@ import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
 import { createProjectBody, projectResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
-import { ackOrThrow } from "../ack.js";
+import { ackOrThrow, COMMITTED } from "../ack.js";
 
 /** POST /v1/admin/orgs/{orgId}/projects {name} -> {id, name} */
 export function adminProjectsPost(deps: AppDeps) {
@@ -27,10 +27,12 @@ export function adminProjectsPost(deps: AppDeps) {
         response: { id: "prj_8Hq2LmT7aZ3kXw9B", name: "shop.example.com", org_id: "org_3kT9xQ2mLbVfZ8aW" },
       },
     },
-    async handle({ body, snap }) {
+    async handle({ body, snap, recordAnswer }) {
       const project: ProjectRecord = { id: newId("prj"), org_id: snap.params[0]!, name: body.name, created_at: new Date().toISOString() };
-      ackOrThrow(await deps.store.send({ op: "project.create", project }));
-      return { status: 201, data: { id: project.id, name: project.name, org_id: project.org_id } };
+      const data = { id: project.id, name: project.name, org_id: project.org_id };
+      const answer = recordAnswer?.(201, data);
+      ackOrThrow(await deps.store.send({ op: "project.create", project, answer }));
+      return { status: 201, data, recorded: answer && COMMITTED };
     },
   });
 }

@@ -1,4 +1,5 @@
 import type { AppDeps } from "../../deps.js";
+import type { UsageAfterAdjust } from "../../quota.js";
 import { defineRoute } from "../../route.js";
 import { adjustUsageBody, usageAdjustResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
@@ -26,11 +27,13 @@ export function adminUsageAdjustPost(deps: AppDeps) {
         response: { org_id: "org_3kT9xQ2mLbVfZ8aW", period: "202611", used: 11_908, quota: 50_000 },
       },
     },
-    async handle({ body, snap, nowMs }) {
+    async handle({ body, snap, nowMs, recordAnswer }) {
       const orgId = snap.params[0]!;
-      const u = await deps.quota.adjust(orgId, body.credits, nowMs);
+      const dataOf = (u: UsageAfterAdjust) => ({ org_id: orgId, period: u.period, used: u.used, quota: u.quota });
+      // With an Idempotency-Key the answer is journaled in the adjustment's own line.
+      const u = await deps.quota.adjust(orgId, body.credits, nowMs, recordAnswer && ((after) => recordAnswer(200, dataOf(after))));
       deps.log.info("usage adjusted", { org_id: orgId, credits: body.credits, reason: body.reason, period: u.period });
-      return { data: { org_id: orgId, period: u.period, used: u.used, quota: u.quota } };
+      return { data: dataOf(u), recorded: recordAnswer ? { seq: u.seq } : undefined };
     },
   });
 }

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { addressOwner, BodyBudget } from "../../src/http/body-budget.js";
+import { parseIp } from "../../src/shared/ip.js";
+
+describe("BodyBudget", () => {
+  const budget = () => new BodyBudget({ public: 1000, keyed: 5000 }, { public: 400, keyed: 3000 }, 7);
+
+  it("counts bytes as they arrive, not as declared", () => {
+    const b = budget();
+    const lease = b.lease("public");
+    expect(b.holding("public")).toBe(0);
+    expect(lease.grow(300)).toBeNull();
+    expect(lease.grow(300)).toBeNull(); // growing to what it holds is free
+    expect(b.holding("public")).toBe(300);
+    expect(lease.grow(900)).toBeNull();
+    expect(b.holding("public")).toBe(900);
+    lease.release();
+    lease.release();
+    expect(b.holding("public")).toBe(0);
+  });
+
+  it("refuses past the pool with 503 OVERLOADED and Retry-After, leaving the lease as it was", () => {
+    const b = budget();
+    const first = b.lease("public");
+    expect(first.grow(800)).toBeNull();
+    const second = b.lease("public");
+    const refusal = second.grow(201);
+    expect(refusal?.code).toBe("OVERLOADED");
+    expect(refusal?.headers).toEqual({ "retry-after": "7" });
+    expect(b.holding("public")).toBe(800);
+    expect(second.grow(200)).toBeNull();
+    expect(b.holding("keyed")).toBe(0); // the other pool is apart
+  });
+
+  it("holds an owner of bodies arriving in pieces to its share, and others are not refused for it", () => {
+    const b = budget();
+    const a1 = b.lease("public");
+    expect(a1.grow(100)).toBeNull();
+    expect(a1.ownedBy("client-a")).toBeNull();
+    const a2 = b.lease("public");
+    expect(a2.ownedBy("client-a")).toBeNull();
+    expect(a2.grow(300)).toBeNull(); // 100 + 300: the share is full
+    const a3 = b.lease("public");
+    expect(a3.ownedBy("client-a")).toBeNull();
+    const refusal = a3.grow(1);
+    expect(refusal?.code).toBe("OVERLOADED");
+    expect(refusal?.message).toMatch(/This client/);
+    // Another client has the rest of the pool.
+    const other = b.lease("public");
+    expect(other.ownedBy("client-b")).toBeNull();
+    expect(other.grow(400)).toBeNull();
+    expect(b.holdingFor("public", "client-a")).toBe(400);
+    a2.release();
+    expect(b.holdingFor("public", "client-a")).toBe(100);
+    expect(a3.grow(250)).toBeNull();
+    for (const l of [a1, a3, other]) l.release();
+    expect(b.holdingFor("public", "client-a")).toBe(0);
+    expect(b.holding("public")).toBe(0);
+  });
+
+  it("refuses to count a body already past its owner's share", () => {
+    const b = budget();
+    const big = b.lease("public");
+    expect(big.grow(401)).toBeNull(); // a whole body is not counted per owner
+    expect(big.ownedBy("client-a")?.code).toBe("OVERLOADED");
+    expect(b.holdingFor("public", "client-a")).toBe(0);
+    big.release();
+    expect(b.holding("public")).toBe(0);
+  });
+
+  it("rejects limits and shares that are not positive integers", () => {
+    expect(() => new BodyBudget({ public: 0, keyed: 1 }, { public: 1, keyed: 1 })).toThrow(/public limit/);
+    expect(() => new BodyBudget({ public: 1, keyed: 1 }, { public: 1, keyed: 1.5 })).toThrow(/keyed share/);
+  });
+});
+
+describe("addressOwner", () => {
+  it("is the IPv4 address, the /64 of an IPv6 one, and one owner for unreadable peers", () => {
+    const of = (s: string) => addressOwner(parseIp(s));
+    expect(of("203.0.113.7")).toBe(of("203.0.113.7"));
+    expect(of("203.0.113.7")).not.toBe(of("203.0.113.8"));
+    expect(of("2001:db8:1:2::1")).toBe(of("2001:db8:1:2:ffff::9"));
+    expect(of("2001:db8:1:2::1")).not.toBe(of("2001:db8:1:3::1"));
+    expect(addressOwner(null)).toBe(addressOwner(null));
+  });
+});

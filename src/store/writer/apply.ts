@@ -73,17 +73,20 @@ export class IntentApplier {
     if (sessionIds.length > 0) this.prefetchSessions(sessionIds);
   }
 
-  /** Beacon sessions read ahead for this batch (prefetch): session id -> its project and record. */
-  private readonly sessionsAhead = new Map<string, { projectId: string | undefined; session: SessionRecord | undefined }>();
+  /** Beacon sessions read ahead for this batch (prefetch): session id -> its project, the project's org, and the record. */
+  private readonly sessionsAhead = new Map<string, { projectId: string | undefined; orgId: string | undefined; session: SessionRecord | undefined }>();
 
+  /** One statement per table for the batch's sessions, their projects and those projects' records (not one round trip per resolve). */
   private prefetchSessions(ids: string[]): void {
-    const { sessionProjects, sessions } = this.dbs;
-    if (!sessionProjects.readMany || !sessions.readMany) return; // LMDB: a get costs no round trip
-    const projects = sessionProjects.readMany(ids);
-    const known = ids.map((id, i) => [projects[i], id] as [string | undefined, string]).filter((k): k is [string, string] => k[0] !== undefined);
+    const { sessionProjects, sessions, projects } = this.dbs;
+    if (!sessionProjects.readMany || !sessions.readMany || !projects.readMany) return; // LMDB: a get costs no round trip
+    const projectIds = sessionProjects.readMany(ids);
+    const known = ids.map((id, i) => [projectIds[i], id] as [string | undefined, string]).filter((k): k is [string, string] => k[0] !== undefined);
     const records = sessions.readMany(known);
-    ids.forEach((id, i) => this.sessionsAhead.set(id, { projectId: projects[i], session: undefined }));
-    known.forEach((k, i) => this.sessionsAhead.set(k[1], { projectId: k[0], session: records[i] }));
+    const distinct = [...new Set(known.map((k) => k[0]))];
+    const owners = new Map(projects.readMany(distinct).map((p, i) => [distinct[i]!, p?.org_id]));
+    ids.forEach((id, i) => this.sessionsAhead.set(id, { projectId: projectIds[i], orgId: undefined, session: undefined }));
+    known.forEach((k, i) => this.sessionsAhead.set(k[1], { projectId: k[0], orgId: owners.get(k[0]), session: records[i] }));
   }
 
   /**
@@ -92,9 +95,10 @@ export class IntentApplier {
    */
   private beaconSession(orgId: string, sessionId: string): SessionRecord | undefined {
     const ahead = this.sessionsAhead.get(sessionId);
-    const projectId = ahead ? ahead.projectId : this.dbs.sessionProjects.get(sessionId);
+    if (ahead) return ahead.orgId === orgId ? ahead.session : undefined;
+    const projectId = this.dbs.sessionProjects.get(sessionId);
     if (projectId === undefined || this.dbs.projects.get(projectId)?.org_id !== orgId) return undefined;
-    return ahead ? ahead.session : this.dbs.sessions.get([projectId, sessionId]);
+    return this.dbs.sessions.get([projectId, sessionId]);
   }
 
   /**

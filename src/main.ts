@@ -21,6 +21,7 @@ import { journalDirOf } from "./store/charge-journal.js";
 import { bootstrap } from "./store/front/bootstrap.js";
 import { StoreClient } from "./store/front/client.js";
 import type { PgSettings } from "./store/pg/cluster.js";
+import { LeaseClock } from "./store/pg/leases.js";
 import { Leadership } from "./store/pg/leader.js";
 import { stateDirOf } from "./store/state-env.js";
 
@@ -95,7 +96,8 @@ async function main(): Promise<void> {
     stateDir,
     adminTokenHash: boot.adminTokenHash,
     secrets: { beacon: secretAck.value, challenge: challengeSecret, identifier: idAck.value },
-    cluster: pg && store.cluster ? { ...pg, nodeIndex: store.cluster.nodeIndex } : null,
+    // The node's lease chain (pg/leases.ts), one for every front thread.
+    cluster: pg && store.cluster ? { ...pg, nodeIndex: store.cluster.nodeIndex, leaseClock: LeaseClock.allocate() } : null,
   };
   // Threads share the port through SO_REUSEPORT, which uWS sets only for a port given: PORT=0
   // with several threads takes a free port first.

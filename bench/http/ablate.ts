@@ -33,8 +33,8 @@ export const CUTS = {
   charge: [
     {
       file: "http/router.js",
-      find: "deps.quota.charge(principal.orgId,",
-      replace: "if (hold) deps.quota.release(hold);\n            writeData(res, state, status, result.data, m, mj, headers);\n            return;\n            deps.quota.charge(principal.orgId,",
+      find: "deps.quota.charge(orgId,",
+      replace: "if (hold) deps.quota.release(hold);\n            writeData(res, state, status, result.data, metadata, metadataJson, headers);\n            return;\n            deps.quota.charge(orgId,",
     },
   ],
   /**

@@ -1,14 +1,16 @@
 /**
  * What credit leases add to a free-plan admission in a cluster (FS_STORE=postgres, docs/cluster.md):
- * QuotaGate.hold + charge, the front's synchronous admission, for 1-credit calls of free orgs,
- * with leases from a real PostgreSQL (durable commits, migrated schema, `fs_lease_grant`) and
- * without (the embedded store's gate: a counter). One call in FS_LEASE_CREDITS takes a grant, a
- * round trip to PostgreSQL; the others admit locally. Per-call times: p50, p99, p99.9, max.
+ * QuotaGate.hold + charge, the front's admission, for 1-credit calls of free orgs, with leases
+ * from a real PostgreSQL (durable commits, migrated schema, `fs_lease_grant` through the front's
+ * asynchronous pool, topped up below a quarter of FS_LEASE_CREDITS) and without (the embedded
+ * store's gate: a counter). A call that finds the lease empty waits for a grant (StoreWait, the
+ * time counted); the others admit locally. Per-call times: p50, p99, p99.9, max, and how many
+ * calls waited.
  *
  *   node dist/bench/micro/lease.bench.js
  *
- * Also the grant alone (one synchronous round trip through SyncPg), and a plain `SELECT 1`
- * through the same connection for the round trip's floor. Needs PostgreSQL's programs (Debian's
+ * Also the grant alone (one round trip through the pool), and a plain `SELECT 1` through the
+ * same pool for the round trip's floor. Needs PostgreSQL's programs (Debian's
  * `postgresql`); without them it says so and measures nothing.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,8 +18,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChargeJournal } from "../../src/store/charge-journal.js";
 import { QuotaGate, type LeaseSource } from "../../src/http/quota.js";
-import { grantLease } from "../../src/store/pg/cluster.js";
 import { KvStore } from "../../src/store/pg/kv.js";
+import { ClusterLeases, LeaseClock } from "../../src/store/pg/leases.js";
+import { PgPool } from "../../src/store/pg/pool.js";
+import { StoreWait } from "../../src/store/store-wait.js";
 import { migrate } from "../../src/store/pg/migrate.js";
 import { SyncPg } from "../../src/store/pg/sync-client.js";
 import { openPgState } from "../../src/store/state-env.js";
@@ -59,37 +63,56 @@ async function main(): Promise<void> {
     });
 
     // The round trip's floor, and a grant alone.
+    const pool = new PgPool({ url, timeoutMs: 5000, name: "lease-bench" }, 2);
     const rt: number[] = [];
     for (let i = 0; i < 2000; i++) {
       const t = performance.now();
-      sql.query("SELECT 1");
+      await pool.query("SELECT 1");
       rt.push(performance.now() - t);
     }
-    console.log(`SyncPg round trip (SELECT 1)       ${percentiles(rt)}`);
+    console.log(`pool round trip (SELECT 1)         ${percentiles(rt)}`);
     const period = usagePeriod({ billing_period_start: null, billing_period_end: null }, now).id;
+    const clock = new LeaseClock(LeaseClock.allocate());
+    clock.set(now, now + 3_600_000);
+    const grantsOnly = new ClusterLeases(pool, "bench-grants", clock, 60_000, LEASE_CREDITS);
     const grants: number[] = [];
     for (let i = 0; i < 500; i++) {
       const t = performance.now();
-      grantLease(sql, "bench-grants", `org_grant_${i}`, period, 10_000, 1, LEASE_CREDITS);
+      await grantsOnly.grant(`org_grant_${i}`, period, 10_000, 1);
       grants.push(performance.now() - t);
     }
     console.log(`lease grant (fs_lease_grant)       ${percentiles(grants)}`);
 
     // Admission: the same gate, with and without leases, interleaved by org.
-    const leases: LeaseSource = { grant: (orgId, p, quota, need) => grantLease(sql, "bench", orgId, p, quota, need, Math.max(need, LEASE_CREDITS)) };
+    const cluster = new ClusterLeases(pool, "bench", clock, 60_000, LEASE_CREDITS);
+    const leases: LeaseSource = { chain: () => cluster.chain(), grant: (o, p, q, n) => cluster.grant(o, p, q, n), lowWater: cluster.lowWater };
     const journal = new ChargeJournal(join(dir, "journal"), 0, () => {});
     const withLeases = new QuotaGate(dbs, journal, leases);
     const alone = new QuotaGate(dbs, journal, null);
     const leased: number[] = [];
     const local: number[] = [];
+    let waited = 0;
     const noop = (): void => {};
+    // One call: admitted at once, or after waiting for a grant as the router does.
+    const admit = async (gate: QuotaGate, orgId: string): Promise<void> => {
+      for (;;) {
+        try {
+          const h = gate.hold(orgId, 1, now);
+          gate.charge(orgId, 1, now, false, noop, h);
+          return;
+        } catch (err) {
+          if (!(err instanceof StoreWait)) throw err;
+          waited++;
+          await err.ready;
+        }
+      }
+    };
     for (let round = 0; round < CALLS_PER_ORG / 1000; round++) {
       for (const orgId of orgIds) {
         for (const [gate, out] of [[withLeases, leased], [alone, local]] as const) {
           for (let i = 0; i < 1000; i++) {
             const t = performance.now();
-            const h = gate.hold(orgId, 1, now);
-            gate.charge(orgId, 1, now, false, noop, h);
+            await admit(gate, orgId);
             out.push(performance.now() - t);
           }
         }
@@ -97,8 +120,9 @@ async function main(): Promise<void> {
       }
     }
     console.log(`admission, 1 credit, no lease      ${percentiles(local)}`);
-    console.log(`admission, 1 credit, leases of ${LEASE_CREDITS} ${percentiles(leased)}`);
+    console.log(`admission, 1 credit, leases of ${LEASE_CREDITS} ${percentiles(leased)}  waited for a grant: ${waited}`);
     journal.close();
+    await pool.close();
     sql.close();
   } finally {
     await pg.destroy();

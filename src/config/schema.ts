@@ -43,6 +43,11 @@ export const envSchema = z.object({
   /** Most credits a node takes of a free-plan quota in one lease (leases shrink near the end of the quota). Example: 1000. */
   FS_LEASE_CREDITS: positiveInt.max(1_000_000).default(1000),
   /**
+   * Milliseconds a node's credit lease lives in PostgreSQL unless the node renews it (it does every
+   * second): a dead node's lease comes back to the org after this. Example: 60000.
+   */
+  FS_LEASE_TTL_MS: positiveInt.min(1000).max(3_600_000).default(60_000),
+  /**
    * Milliseconds a node serves a cached key, project or org record before reading it again from
    * PostgreSQL, when no change notification reached it (the bound for a change made on another node). Example: 2000.
    */

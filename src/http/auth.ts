@@ -32,8 +32,13 @@ export class Authenticator {
   private readonly verified = new Map<string, string>();
 
   constructor(
-    private readonly dbs: Pick<StateDbs, "keys">,
+    private readonly dbs: { keys: Pick<StateDbs["keys"], "get"> },
     private readonly adminTokenHash: string,
+    /**
+     * Runs for each key that passed, before the call does anything: on a cluster node it reads
+     * what the call will need of the store first (a publishable key's project), so that may wait.
+     */
+    private readonly onVerified?: (key: KeyRecord) => void,
   ) {}
 
   /**
@@ -57,6 +62,7 @@ export class Authenticator {
     } else if (key.type !== "publishable") {
       throw new ApiError("KEY_TYPE_NOT_ALLOWED", "Beacon endpoints take a publishable key (fs_pub_live_); keep secret keys server-side.");
     }
+    this.onVerified?.(key);
     return { key, orgId: key.org_id };
   }
 

@@ -4,6 +4,7 @@ import type { IpDatasetHolder } from "../datasets/holder.js";
 import type { RdnsResolver } from "../datasets/rdns.js";
 import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/front/client.js";
+import type { StoreReader } from "../store/reader.js";
 import type { StateDbs } from "../store/state-env.js";
 import type { BeaconServices } from "./beacon/hits.js";
 import type { ChallengeService } from "../challenge/index.js";
@@ -31,12 +32,19 @@ export interface AppDeps {
    * that follows sees every answered charge (messages to the writer keep their order).
    */
   flushLedger(): void;
+  /**
+   * When this thread's debits are slow to reach the ledger (a second or more; a cluster whose
+   * PostgreSQL is slow or away): how many are not in it, and the age of the oldest. Null otherwise.
+   */
+  ledgerBehind(): { records: number; seconds: number } | null;
   /** Reverse DNS with forward confirmation, cached (include=rdns). */
   rdns: RdnsResolver;
   /** The IP dataset in service now; swappable without a restart (hot switch, rollback). */
   ipDatasets: IpDatasetHolder;
   /** The state environment, read-only (the writer thread owns every write). */
   state: StateDbs;
+  /** Reads a route awaits (store/reader.ts): at once on LMDB, off the event loop on a cluster node. */
+  reads: StoreReader;
   /** Beacon: projects, tokens, trusted proxies, the observation journal. */
   beacon: BeaconServices;
   /** Sends observations gathered on the front to the writer now (before a read of them). */

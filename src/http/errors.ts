@@ -2,7 +2,8 @@
  * The error catalogue: every code the API can answer with, its HTTP status and what it means.
  * The error table of docs/api.md ("Errors") is checked against this list by test/unit/errors.test.ts.
  */
-import { PgError } from "../store/pg/sync-client.js";
+import { PgError } from "../store/pg/errors.js";
+import { StoreWait } from "../store/store-wait.js";
 export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: { status: 400, meaning: "Invalid request format; the message names the failing field path." },
   INVALID_SIGNATURE: { status: 400, meaning: "Webhook: the Stripe-Signature header does not verify against the raw body, or its timestamp is more than 300 s old or ahead; nothing was applied." },
@@ -110,7 +111,8 @@ export function statusOf(code: ErrorCode): number {
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   // A cluster's shared store (FS_STORE=postgres) could not be read or written in time.
-  if (err instanceof PgError && (err.unavailable || err.retryable)) {
+  // Or a record it needed was not at hand where the call could not wait for it (it is on its way).
+  if ((err instanceof PgError && (err.unavailable || err.retryable)) || err instanceof StoreWait) {
     return new ApiError("NOT_READY", "The shared store (PostgreSQL) is unavailable right now; nothing was charged. Retry shortly.", { headers: { "retry-after": "1" } });
   }
   return new ApiError("INTERNAL_ERROR", "Internal server error.");

@@ -24,11 +24,15 @@ import { LedgerForwarder } from "../store/front/ledger-forwarder.js";
 import { OrderedShipper, type ShipOutcome } from "../store/front/shipper.js";
 import { ObservationJournal } from "../store/observation-journal.js";
 import { groupObservations } from "../store/observation-pages.js";
-import { grantLease, observationSeqs, type PgSettings } from "../store/pg/cluster.js";
+import { observationSeqs, type PgSettings } from "../store/pg/cluster.js";
+import { poolReader, RecordLoader } from "../store/pg/front-records.js";
+import { localReader } from "../store/reader.js";
 import { KvStore } from "../store/pg/kv.js";
+import { ClusterLeases, LeaseClock } from "../store/pg/leases.js";
+import { PgPool } from "../store/pg/pool.js";
 import { ClusterRefresher } from "../store/pg/refresh.js";
 import { SyncPg } from "../store/pg/sync-client.js";
-import type { ChargeRecord, KeyRecord, ObservationRecord, OrgRecord, ProjectRecord } from "../store/records.js";
+import type { ChargeRecord, KeyRecord, ObservationRecord, OrgRecord, ProjectRecord, UsageRecord } from "../store/records.js";
 import { openPgState, openState, type StateDbs } from "../store/state-env.js";
 import { ContentBatcher } from "../workers/content-batcher.js";
 import { ScoringPool } from "../workers/pool.js";
@@ -76,8 +80,8 @@ export interface FrontSetup {
   /** Admission counters and running Idempotency-Keys, one table for every thread. */
   cells: QuotaCells;
   claims: ClaimTable | null;
-  /** FS_STORE=postgres, with this node's index in the cluster. */
-  cluster: (PgSettings & { nodeIndex: number }) | null;
+  /** FS_STORE=postgres, with this node's index in the cluster and its lease chain (pg/leases.ts). */
+  cluster: (PgSettings & { nodeIndex: number; leaseClock: SharedArrayBuffer }) | null;
 }
 
 export interface RunningFront {
@@ -94,10 +98,15 @@ export interface RunningFront {
 /** Builds one front thread's services over `store` and listens (`listener`: tests serve without a socket). */
 export async function startFront(setup: FrontSetup, store: StoreClient, log: Logger, listener: Listener = listen): Promise<RunningFront> {
   const { config, cluster } = setup;
-  // The front's reads: LMDB's read-only view, or, in a cluster, a connection of its own (also
-  // used for credit leases and to re-read cached records other nodes may change).
-  const frontPg = cluster ? new SyncPg(cluster.url, cluster.timeoutMs, `fs-front:${cluster.nodeId}:${setup.index}`) : null;
+  // In a cluster, a few asynchronous connections of this thread's own: the records a call needs
+  // before it starts (keys, orgs, projects), credit leases and their heartbeat, and the refresh of
+  // cached records other nodes may change. None of them holds up the event loop.
+  const pgPool = cluster ? new PgPool({ url: cluster.url, timeoutMs: cluster.timeoutMs, name: `fs-front:${cluster.nodeId}:${setup.index}` }, 2) : null;
+  // The reads of the routes that list or look up stored records (LMDB's read-only view, or a
+  // synchronous connection that answers NOT_READY at once while the pool finds PostgreSQL away).
+  const frontPg = cluster ? new SyncPg(cluster.url, cluster.timeoutMs, `fs-front-sql:${cluster.nodeId}:${setup.index}`, () => pgPool!.failingSince !== 0) : null;
   const readDbs: StateDbs = frontPg ? openPgState(new KvStore(frontPg)) : openState(setup.stateDir, true);
+  const records = pgPool ? new RecordLoader(pgPool, readDbs) : null;
   store.afterCommit = () => readDbs.root.resetReadTxn();
 
   // The first thread deletes builds older than the one in service and the one before it.
@@ -181,7 +190,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   if (cluster || setup.threads > 1) observations.seqAfter = observationSeqs((cluster?.nodeIndex ?? 0) * MAX_FRONT_THREADS + setup.index);
 
   // One directory for every route: admin and owner routes hand it the records they change.
-  const projects = new ProjectDirectory(readDbs);
+  const projects = new ProjectDirectory(records ? { projects: records.table<ProjectRecord>("projects") } : readDbs);
   const billing = billingFromConfig(config);
   if (!billing && setup.index === 0) log.info("billing not configured (STRIPE_SECRET_KEY and STRIPE_PRICE_*): billing endpoints answer 503");
   const beaconAsset = loadBeaconAsset(join(REPO_ROOT, "dist/beacon/fs.js"));
@@ -195,11 +204,15 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     maxEntries: config.FS_RDNS_CACHE_SIZE,
     canary: config.FS_RDNS_CANARY,
   });
-  const leases: LeaseSource | null = frontPg
-    ? { grant: (orgId, period, quota, need) => grantLease(frontPg, cluster!.nodeId, orgId, period, quota, need, Math.max(need, config.FS_LEASE_CREDITS)) }
+  const clusterLeases = pgPool ? new ClusterLeases(pgPool, cluster!.nodeId, new LeaseClock(cluster!.leaseClock), config.FS_LEASE_TTL_MS, config.FS_LEASE_CREDITS) : null;
+  // A lapsed chain starts again once every debit this thread admitted is shipped.
+  const caughtUp = (): boolean => chargeShipper.waiting === 0;
+  if (setup.index === 0) clusterLeases?.startHeartbeat(caughtUp);
+  const leases: LeaseSource | null = clusterLeases
+    ? { chain: () => clusterLeases.chain(), grant: (o, p, q, n) => clusterLeases.grant(o, p, q, n), lowWater: clusterLeases.lowWater, wake: () => clusterLeases.wake(caughtUp) }
     : null;
   const quota = new QuotaGate(
-    readDbs,
+    records ? { orgs: records.table<OrgRecord>("orgs"), usage: records.table<UsageRecord>("usage") } : readDbs,
     journal,
     leases,
     cluster
@@ -238,8 +251,19 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     beacon: { rateLimited: beaconLimits.refused, budget: observationBudget },
   });
   activateMetrics(metrics);
-  const auth = new Authenticator(readDbs, setup.adminTokenHash);
-  const peers = new FrontPeers(setup.threads, { auth, projects, quota, readDbs, ipDatasets, metrics });
+  // On a cluster node a beacon call's project is read (if need be) before the call starts.
+  const beforeCall = records ? (k: KeyRecord) => void (k.type === "publishable" && k.project_id !== null && projects.get(k.project_id)) : undefined;
+  const auth = new Authenticator(records ? { keys: records.table<KeyRecord>("keys") } : readDbs, setup.adminTokenHash, beforeCall);
+  // A change this node made (a key disabled, a plan) wins over a refresh read before it.
+  const peerDbs = {
+    root: {
+      resetReadTxn: () => {
+        readDbs.root.resetReadTxn();
+        refresher?.localChange();
+      },
+    },
+  };
+  const peers = new FrontPeers(setup.threads, { auth, projects, quota, readDbs: peerDbs, ipDatasets, metrics });
   const deps: AppDeps = {
     config,
     log,
@@ -249,8 +273,10 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     quota,
     pool,
     flushLedger: forwarder.flush,
+    ledgerBehind: () => chargeShipper.behind(),
     ipDatasets,
     state: readDbs,
+    reads: pgPool ? poolReader(pgPool) : localReader(readDbs),
     beacon: {
       projects,
       tokens: new BeaconTokens(Buffer.from(setup.secrets.beacon, "hex"), config.FS_BEACON_TOKEN_TTL_SECONDS * 1000),
@@ -286,9 +312,9 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   const server = await listener(deps, beaconAsset, setup.port);
   // In a cluster: cached keys, projects and plans are read again every FS_CLUSTER_CACHE_MS, so a
   // change made on another node applies here within that bound.
-  const refresher = frontPg
+  const refresher = pgPool
     ? new ClusterRefresher(
-        frontPg,
+        pgPool,
         [
           { table: "keys", ids: () => auth.cachedKeyIds(), update: (id, k: KeyRecord | undefined) => (k ? auth.rememberKey(k) : auth.forgetKey(id)) },
           { table: "projects", ids: () => projects.cachedIds(), update: (id, p: ProjectRecord | undefined) => (p ? projects.remember(p) : projects.forget(id)) },
@@ -310,6 +336,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       // but once the journal is closed a metered call gets 503 NOT_READY and is not charged.
       server.close();
       refresher?.stop();
+      clusterLeases?.stop();
       journal.close();
       observations.close();
       forwarder.flush();
@@ -323,6 +350,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       bodies.deadlines.close();
       peers.close();
       frontPg?.close();
+      await pgPool?.close();
       await pool.close();
     },
   };

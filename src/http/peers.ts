@@ -28,7 +28,7 @@ export interface PeerCaches {
   auth: Pick<Authenticator, "rememberKey">;
   projects: Pick<ProjectDirectory, "remember">;
   quota: Pick<QuotaGate, "setPlan" | "setBilling">;
-  readDbs: Pick<StateDbs, "root">;
+  readDbs: { root: Pick<StateDbs["root"], "resetReadTxn"> };
   ipDatasets: Pick<IpDatasetHolder, "reload">;
   metrics: ServiceMetrics;
 }

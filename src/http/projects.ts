@@ -9,7 +9,7 @@ import type { StateDbs } from "../store/state-env.js";
 export class ProjectDirectory {
   private readonly cache = new Map<string, ProjectRecord>();
 
-  constructor(private readonly dbs: Pick<StateDbs, "projects">) {}
+  constructor(private readonly dbs: { projects: Pick<StateDbs["projects"], "get"> }) {}
 
   get(id: string): ProjectRecord | undefined {
     let p = this.cache.get(id);

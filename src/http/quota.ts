@@ -3,6 +3,7 @@ import { usagePeriod, type BillingPeriodSource } from "../shared/billing-period.
 import { JournalClosedError, type ChargeJournal, type Liveness } from "../store/charge-journal.js";
 import type { StateDbs } from "../store/state-env.js";
 import type { OrgRecord, StoredAnswer } from "../store/records.js";
+import { mayWait, StoreWait } from "../store/store-wait.js";
 import { ApiError } from "./errors.js";
 import { LocalQuotaCells, type QuotaCell, type QuotaCells } from "./admission/cells.js";
 
@@ -20,18 +21,30 @@ interface OrgStanding {
    * charged or held. Read and changed only under `cells.locked`.
    */
   c: QuotaCell;
+  /** In a cluster, this thread's grant of more lease on its way, if any. */
+  pending: Promise<void> | null;
+  /** After a failed grant, none is tried before this time (epoch ms): 503 at once. */
+  retryAt: number;
+  /** After a grant found the quota full, none is tried before this time: 429 at once. */
+  fullUntil: number;
 }
 
 /**
- * A cluster's shared quota (FS_STORE=postgres; docs/cluster.md): grants this node part of a
- * hard-stop org's quota. Synchronous, one round trip to PostgreSQL per grant.
+ * A cluster's shared quota (FS_STORE=postgres; docs/cluster.md, pg/leases.ts): grants this node
+ * part of a hard-stop org's quota, asynchronously, one round trip per grant.
  */
 export interface LeaseSource {
+  /** The chain of renewals the node's leases count in now; -1 when they lapsed (not renewed in time). */
+  chain(): number;
   /**
-   * Up to `want` more credits (at least `need`, or 0 when the quota has no room) of the org's
-   * quota in the period. Throws when the shared store cannot be reached.
+   * Up to FS_LEASE_CREDITS more credits (at least `need`, or 0 when the quota has no room) of the
+   * org's quota in the period, in the current chain. Rejects when the shared store cannot grant.
    */
-  grant(orgId: string, period: string, quota: number, need: number): number;
+  grant(orgId: string, period: string, quota: number, need: number): Promise<number>;
+  /** Credits below which a lease is topped up before it runs out. */
+  readonly lowWater: number;
+  /** The leases lapsed: renew them as soon as possible. */
+  wake?(): void;
 }
 
 /** Credits set aside by QuotaGate.hold for one call in progress; see there. */
@@ -61,9 +74,6 @@ export interface Hold {
  */
 export class QuotaGate {
   private readonly orgs = new Map<string, OrgStanding>();
-
-  /** After a failed grant, further grants are not tried before this time (epoch ms): 503 at once. */
-  private leaseRetryAt = 0;
 
   /**
    * @param leases set in a cluster: hard-stop plans admit against this node's lease of the quota
@@ -136,11 +146,22 @@ export class QuotaGate {
     this.cells.locked(s.c, () => {
       const held = own ? hold!.credits : 0;
       if (own) {
-        hold!.standing = null;
         s.c.held -= held;
         if (leased) s.c.lease += held;
       }
-      if (!neverBlock && credits > held && !this.fits(s, credits - held, held)) throw quotaExceeded(s, credits, nowMs, leased);
+      let fits = true;
+      try {
+        if (!neverBlock && credits > held) fits = this.fits(s, credits - held, held);
+      } catch (err) {
+        // Waiting for more lease: the hold stands, and the charge is made again once it came.
+        if (own && err instanceof StoreWait) {
+          s.c.held += held;
+          if (leased) s.c.lease -= held;
+        } else if (own) hold!.standing = null;
+        throw err;
+      }
+      if (own) hold!.standing = null;
+      if (!fits) throw quotaExceeded(s, credits, nowMs, leased);
       s.c.used += credits;
       // A beacon hit past the quota may take the lease below zero.
       if (leased) s.c.lease -= credits;
@@ -223,7 +244,7 @@ export class QuotaGate {
    *   adjustment leads to: journaled in the adjustment's own line, so both are durable or neither.
    */
   async adjust(orgId: string, delta: number, nowMs: number, answerFor?: (after: UsageAfterAdjust) => StoredAnswer): Promise<UsageAfterAdjust & { seq: number }> {
-    const s = this.standing(orgId, nowMs);
+    const s = await this.standingRead(orgId, nowMs);
     if (!s) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
     const quota = PLAN_RULES[s.plan].monthlyQuota;
     const idem = answerFor?.({ period: s.period, used: this.cells.locked(s.c, () => Math.max(0, s.c.used + delta)), quota });
@@ -241,11 +262,32 @@ export class QuotaGate {
     return { period: s.period, used, quota, seq };
   }
 
+  /** The org's standing, waiting for the store's records on a cluster node if need be. */
+  private async standingRead(orgId: string, nowMs: number): Promise<OrgStanding | null> {
+    for (let waits = 0; ; waits++) {
+      try {
+        return mayWait(() => this.standing(orgId, nowMs));
+      } catch (err) {
+        if (!(err instanceof StoreWait) || waits >= 4) throw err;
+        await err.ready;
+      }
+    }
+  }
+
+  /**
+   * The org's standing, read from the store now if this thread has none: on a cluster node
+   * without blocking (StoreWait), before a call does anything. Null for an unknown org.
+   */
+  prepare(orgId: string, nowMs: number): void {
+    this.standing(orgId, nowMs);
+  }
+
   /**
    * Room for `credits` more, counting every hold but `ownHeld` (the caller's own, just released).
    * In a cluster a hard-stop plan has room when this node's lease covers the credits (`ownHeld`
-   * went back to the lease when the hold was released); otherwise the lease grows first, by one
-   * synchronous grant from the shared store.
+   * went back to the lease when the hold was released); otherwise the call waits (StoreWait) for
+   * a grant, asynchronously. A lease is topped up before it runs out (below `lowWater`), so calls
+   * rarely wait. Runs under the cell's lock.
    * @throws ApiError NOT_READY (503) when the lease cannot grow because the shared store is away.
    */
   private fits(s: OrgStanding, credits: number, ownHeld: number): boolean {
@@ -254,17 +296,47 @@ export class QuotaGate {
     if (!this.leases) return s.c.used + s.c.held + ownHeld + credits <= rule.monthlyQuota;
     // The caller's own hold went back to the lease when it was released: the charge takes it again.
     const need = credits + ownHeld;
-    if (s.c.lease >= need) return true;
-    if (Date.now() < this.leaseRetryAt) throw storeAway();
-    let granted: number;
-    try {
-      granted = this.leases.grant(s.orgId, s.period, rule.monthlyQuota, need - Math.max(0, s.c.lease));
-    } catch {
-      this.leaseRetryAt = Date.now() + LEASE_RETRY_MS;
+    const chain = this.leases.chain();
+    if (chain < 0) {
+      // Not renewed in time: PostgreSQL may give these credits to another node soon.
+      this.leases.wake?.();
       throw storeAway();
     }
-    s.c.lease += granted;
-    return s.c.lease >= need;
+    if (s.c.chain !== chain) {
+      // Granted in a chain that lapsed since: it counts for nothing (what was spent beyond it stays spent).
+      s.c.lease = Math.min(s.c.lease, 0);
+      s.c.chain = chain;
+    }
+    const now = Date.now();
+    if (s.c.lease >= need) {
+      if (s.c.lease - need < this.leases.lowWater && !s.pending && now >= s.retryAt && now >= s.fullUntil) void this.moreLease(s, rule.monthlyQuota, 1);
+      return true;
+    }
+    if (now < s.retryAt) throw storeAway();
+    if (now < s.fullUntil) return false;
+    throw new StoreWait(this.moreLease(s, rule.monthlyQuota, need - Math.max(0, s.c.lease)));
+  }
+
+  /** Asks for more lease (one request at a time per standing); settles once the answer is counted. */
+  private moreLease(s: OrgStanding, quota: number, need: number): Promise<void> {
+    if (s.pending) return s.pending;
+    const leases = this.leases!;
+    const chain = leases.chain();
+    const pending = leases.grant(s.orgId, s.period, quota, need).then(
+      (granted) => {
+        this.cells.locked(s.c, () => {
+          if (s.c.chain === chain && leases.chain() === chain) s.c.lease += granted;
+        });
+        if (granted === 0) s.fullUntil = Date.now() + LEASE_RETRY_MS;
+      },
+      () => {
+        s.retryAt = Date.now() + LEASE_RETRY_MS;
+      },
+    );
+    s.pending = pending.finally(() => {
+      s.pending = null;
+    });
+    return s.pending;
   }
 
   /** Whether the standing admits against a cluster lease. */
@@ -288,7 +360,7 @@ export class QuotaGate {
       s.end = p.end;
       return s;
     }
-    s = { orgId, plan, period: p.id, end: p.end, billing, c: this.cells.cell(orgId, p.id, () => this.dbs.usage.get(`${orgId}:${p.id}`)?.used ?? 0) };
+    s = { orgId, plan, period: p.id, end: p.end, billing, c: this.cells.cell(orgId, p.id, () => this.dbs.usage.get(`${orgId}:${p.id}`)?.used ?? 0), pending: null, retryAt: 0, fullUntil: 0 };
     this.orgs.set(orgId, s);
     return s;
   }
@@ -307,7 +379,10 @@ function policyHeader(s: OrgStanding, quota: number): string {
   return p.value;
 }
 
-/** After a grant failed, how long admissions that need one answer 503 at once instead of trying again. */
+/**
+ * After a grant failed, how long admissions that need one answer 503 at once instead of trying
+ * again; after a grant found the quota full, how long they answer 429 at once.
+ */
 const LEASE_RETRY_MS = 1000;
 
 /** A hard-stop org's lease ran out and the shared store cannot grant more now. */

@@ -58,6 +58,9 @@ export interface ResponseState {
   lease?: { release(): void } | null;
   /** Close the connection after the answer (a body cut by its deadline: its client may still be sending). */
   close?: boolean;
+  /** On a cluster node, the body read while a record was fetched from the store (router.ts, StoreWait), and the waits so far. */
+  body?: Promise<Buffer>;
+  waits?: number;
 }
 
 /** Milliseconds since `startedAt`, rounded to microseconds. */

@@ -2,6 +2,7 @@ import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "../shared/log.js";
 import type { Authenticator, KeyPrincipal } from "./auth.js";
 import { isJsonContentType, parseJson, readBody, type BodyIntake, type BodyOwner } from "./body.js";
+import { mayWait, StoreWait } from "../store/store-wait.js";
 import { ApiError, toApiError } from "./errors.js";
 import { BLANK_KEY, IdempotencyKeys, isIdempotent, keyHeaderSent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
@@ -186,14 +187,22 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     let principal: KeyPrincipal | null = null;
     const need = route.auth;
     if (need.kind === "admin") deps.auth.verifyAdmin(snap.authorization);
-    else if (need.kind === "secret" || need.kind === "publishable") principal = deps.auth.verifyKey(snap.authorization, need, nowMs);
+    else if (need.kind === "secret" || need.kind === "publishable") {
+      // The key, and the org's standing, before anything is done: on a cluster node either may
+      // have to be read first (StoreWait), and the request starts again then.
+      principal = mayWait(() => {
+        const p = deps.auth.verifyKey(snap.authorization, need, nowMs);
+        deps.quota.prepare(p.orgId, nowMs);
+        return p;
+      });
+    }
     route.admit?.(snap, principal, nowMs);
 
     if (route.rawBody) {
       // Checks that need no body (is the endpoint configured, is the signature header well
       // formed) answer before a byte of it is read or held.
       route.rawBody.precheck?.(snap);
-      readBody(res, state, route.rawBody.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, bodyOwner(route, snap, principal)).then((raw) => {
+      bodyOf(route, res, state, snap, deps, principal).then((raw) => {
         try {
           run(route, res, state, snap, deps, principal, nowMs, raw);
         } catch (err) {
@@ -209,7 +218,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
-    readBody(res, state, deps.maxBodyBytes, snap.contentLength, deps.bodies, bodyOwner(route, snap, principal)).then((raw) => {
+    bodyOf(route, res, state, snap, deps, principal).then((raw) => {
       try {
         if (replayed(route, res, state, snap, deps, principal, nowMs, raw)) return;
         run(route, res, state, snap, deps, principal, nowMs, validate(route.body!, parseJson(raw), "body"));
@@ -218,8 +227,37 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
       }
     }, fail);
   } catch (err) {
+    if (err instanceof StoreWait) {
+      // The key's record (or its org's) is read from the store first; the body meanwhile, as uWS
+      // hands it over only now. Then the request starts again.
+      if ((route.body || route.rawBody) && !state.body) state.body = bodyOf(route, res, state, snap, deps, null);
+      return afterWait(err, state, () => handle(route, res, state, snap, deps), fail);
+    }
     fail(err);
   }
+}
+
+/** The request's body: the one read while it waited for the store, or read now. */
+function bodyOf(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null): Promise<Buffer> {
+  return state.body ?? readBody(res, state, route.rawBody?.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, bodyOwner(route, snap, principal));
+}
+
+/**
+ * Waits a call gets before it is answered NOT_READY: a record or two, then grants of its org's
+ * lease, which near the end of a quota shrink to a few credits each, shared by the calls waiting.
+ */
+const MAX_WAITS = 32;
+
+/**
+ * On a cluster node: `again` once the store gave what the call waited for (StoreWait), unless the
+ * client left. The event loop serves other calls meanwhile.
+ */
+function afterWait(wait: StoreWait, state: ResponseState, again: () => void, fail: (err: unknown) => void): void {
+  state.waits = (state.waits ?? 0) + 1;
+  if (state.waits > MAX_WAITS) return fail(wait);
+  void wait.ready.then(() => {
+    if (!state.aborted) again();
+  });
 }
 
 /**
@@ -248,16 +286,27 @@ function poolOf(route: Route<any>): BodyOwner["pool"] {
   return route.auth.kind === "none" || route.auth.kind === "publishable" ? "public" : "keyed";
 }
 
-/** Whose share a body counts against: the client's on public routes, the org's (or the admin's) on the others. */
+/**
+ * Whose share a body counts against: the client's on public routes, the org's (or the admin's) on
+ * the others; the key's own while its org is being read from the store (a cluster node, StoreWait).
+ */
 function bodyOwner(route: Route<any>, snap: RequestSnapshot, principal: KeyPrincipal | null): BodyOwner {
   if (poolOf(route) === "public") return { pool: "public", peer: snap.peer, forwardedFor: snap.forwardedFor };
-  return { pool: "keyed", id: principal ? principal.orgId : "admin" };
+  return { pool: "keyed", id: principal ? principal.orgId : route.auth.kind === "admin" ? "admin" : snap.authorization };
 }
 
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */
 function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, body: unknown): void {
   // Held, not just checked: concurrent calls see each other's credits before any does its work.
-  if (principal && route.minCredits) state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
+  if (principal && route.minCredits) {
+    try {
+      state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
+    } catch (err) {
+      // More of the node's lease first (a cluster): then again from here.
+      if (err instanceof StoreWait) return afterWait(err, state, () => tryRun(route, res, state, snap, deps, principal, nowMs, body), (e) => failRequest(route, res, state, deps, e));
+      throw err;
+    }
+  }
   const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId, startedAt: state.startedAt };
   if (state.idem) ctx.recordAnswer = answerRecorder(state, state.idem, nowMs);
   const pending = route.handle(ctx);
@@ -273,6 +322,15 @@ function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: R
       (err: unknown) => failRequest(route, res, state, deps, err),
     );
   } else answer(route, res, state, deps, principal, nowMs, pending);
+}
+
+/** run() from a callback: its errors answered. */
+function tryRun(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, body: unknown): void {
+  try {
+    run(route, res, state, snap, deps, principal, nowMs, body);
+  } catch (err) {
+    failRequest(route, res, state, deps, err);
+  }
 }
 
 /** Charges what the result costs (answering once the debit is durable) and writes the envelope. */
@@ -295,31 +353,46 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
     if (result.credits > 0) {
       // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.
       const hold = state.hold ?? null;
-      state.hold = null; // charge() ends it, also when it throws
+      state.hold = null; // charge() ends it, also when it throws (but for a wait: see below)
       const body = renderData(state, result.data, metadata, metadataJson);
       const stored = idem ? storedAnswer(idem, status, body, headers, nowMs) : undefined;
-      deps.quota.charge(
-        principal.orgId,
-        result.credits,
-        nowMs,
-        result.neverBlock ?? false,
-        // A charge that could not be recorded states that it cost nothing, as every other failure
-        // of a metered route does (failRequest).
-        (err, seq) => {
-          if (err) {
-            releaseClaim(state, deps);
-            return writeError(res, state, err, { credits: 0 }, state.cors);
+      const orgId = principal.orgId;
+      const credits = result.credits;
+      try {
+        deps.quota.charge(
+          orgId,
+          credits,
+          nowMs,
+          result.neverBlock ?? false,
+          // A charge that could not be recorded states that it cost nothing, as every other failure
+          // of a metered route does (failRequest).
+          (err, seq) => {
+            if (err) {
+              releaseClaim(state, deps);
+              return writeError(res, state, err, { credits: 0 }, state.cors);
+            }
+            if (stored) deps.idempotency!.remember(stored, seq!);
+            writeRendered(res, state, status, body, withRateLimit(headers, deps, orgId, nowMs, route));
+          },
+          hold,
+          stored,
+          // The charge counts only if the client is still there when it is written, after uWS has
+          // seen the rest of what came with this request: a pipelined request behind an
+          // asynchronous answer makes uWS close the connection, and this answer could never go out.
+          state,
+        );
+      } catch (err) {
+        if (!(err instanceof StoreWait)) throw err;
+        // More of the node's lease first (a cluster): the hold stands; charged and answered then.
+        state.hold = hold;
+        afterWait(err, state, () => {
+          try {
+            answer(route, res, state, deps, principal, nowMs, result);
+          } catch (e) {
+            failRequest(route, res, state, deps, e);
           }
-          if (stored) deps.idempotency!.remember(stored, seq!);
-          writeRendered(res, state, status, body, withRateLimit(headers, deps, principal.orgId, nowMs, route));
-        },
-        hold,
-        stored,
-        // The charge counts only if the client is still there when it is written, after uWS has
-        // seen the rest of what came with this request: a pipelined request behind an
-        // asynchronous answer makes uWS close the connection, and this answer could never go out.
-        state,
-      );
+        }, (e) => failRequest(route, res, state, deps, e));
+      }
       return;
     }
   }

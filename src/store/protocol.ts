@@ -9,7 +9,7 @@ import type { PgSettings } from "./pg/cluster.js";
 import type { Plan } from "../shared/plans.js";
 import type {
   BillingEvent, BillingOutcome, ChargeRecord, DemoInfo, KeyRecord, MeterOutcome, MeterRequest, ObservationPage, OrgRecord, OverageClaim,
-  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, StoredAnswer, UsageDay, UsageStanding,
+  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, SessionRecord, StoredAnswer, UsageDay, UsageStanding,
 } from "./records.js";
 
 export const PROTOCOL_VERSION = 2;
@@ -62,7 +62,8 @@ export interface StoreOps {
   "secret.ensure": { req: { name: SecretName; value: string }; ack: { value: string } };
   /** The demo org's page settings stored at first start (null when the store has none). */
   "demo.get": { req: {}; ack: { demo: DemoInfo | null } };
-  "sessions.resolve": { req: { request: ResolveRequest }; ack: ResolveCounts };
+  /** `sessionId`: the caller's beacon session id (not hashed); the ack carries that session when it is the org's. */
+  "sessions.resolve": { req: { request: ResolveRequest; sessionId?: string }; ack: ResolveCounts & { session?: SessionRecord } };
   "billing.customer": { req: { orgId: string; customerId: string }; ack: { org: OrgRecord } };
   "billing.event": { req: { event: BillingEvent; nowMs: number }; ack: BillingOutcome };
   "overage.claim": { req: { nowMs: number }; ack: { claims: OverageClaim[] } };

@@ -23,6 +23,7 @@ describe("GET /v1/orgs/{orgId}/usage", () => {
       overage_pending: 0,
       subscription_status: "active",
       trial_end: null,
+      behind: null,
     });
     expect(r.body.metadata.credits).toBe(0);
   });

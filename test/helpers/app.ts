@@ -15,6 +15,7 @@ import { journalDirOf } from "../../src/store/charge-journal.js";
 import { bootstrap } from "../../src/store/front/bootstrap.js";
 import { StoreClient } from "../../src/store/front/client.js";
 import { stateDirOf } from "../../src/store/state-env.js";
+import { LeaseClock } from "../../src/store/pg/leases.js";
 import { OpenApiContract } from "../integration/helpers/contract.js";
 import { ADMIN_TOKEN, freshDatabase, type DemoAccount } from "../integration/helpers/server.js";
 import { FakeUwsApp, type FakeRequest } from "./fake-uws.js";
@@ -181,7 +182,7 @@ async function boot(config: Config): Promise<Running> {
       secrets: { beacon: await secret("beacon_secret"), challenge: await ensureChallengeSecret(store), identifier: await secret("identifier_secret") },
       cells: new LocalQuotaCells(),
       claims: null,
-      cluster: pg && store.cluster ? { ...pg, nodeIndex: store.cluster.nodeIndex } : null,
+      cluster: pg && store.cluster ? { ...pg, nodeIndex: store.cluster.nodeIndex, leaseClock: LeaseClock.allocate() } : null,
     },
     store,
     createLogger(config.FS_LOG_LEVEL, "main"),

@@ -14,6 +14,8 @@ export interface QuotaCell {
   used: number;
   held: number;
   lease: number;
+  /** The node's lease chain `lease` was granted in (pg/leases.ts); -1 before any grant. */
+  chain: number;
 }
 
 export interface QuotaCells {
@@ -33,7 +35,7 @@ export class LocalQuotaCells implements QuotaCells {
   cell(orgId: string, period: string, ledger: () => number): QuotaCell {
     const c = this.cells.get(orgId);
     if (c && c.period === period) return c.cell;
-    const cell = { used: ledger(), held: 0, lease: 0 };
+    const cell = { used: ledger(), held: 0, lease: 0, chain: -1 };
     this.cells.set(orgId, { period, cell });
     return cell;
   }
@@ -45,7 +47,7 @@ export class LocalQuotaCells implements QuotaCells {
 
 /** Int32 words per slot: lock, key (two words), period, then padding to 32 bytes. */
 const INTS = 8;
-/** Float64 words per slot: used, held, lease, padding. */
+/** Float64 words per slot: used, held, lease, chain. */
 const FLOATS = 4;
 const LOCK = 0;
 const KEY_A = 1;
@@ -80,6 +82,12 @@ class SharedCell implements QuotaCell {
   }
   set lease(v: number) {
     this.f64[this.slot * FLOATS + 2] = v;
+  }
+  get chain(): number {
+    return this.f64[this.slot * FLOATS + 3]!;
+  }
+  set chain(v: number) {
+    this.f64[this.slot * FLOATS + 3] = v;
   }
 }
 
@@ -118,6 +126,7 @@ export class SharedQuotaCells implements QuotaCells {
         cell.used = ledger();
         cell.held = 0;
         cell.lease = 0;
+        cell.chain = -1;
         Atomics.store(this.i32, cell.slot * INTS + PERIOD, p);
       }
     });

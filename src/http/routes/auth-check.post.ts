@@ -85,7 +85,7 @@ export function authCheckPost(deps: AppDeps) {
         body.session_id !== undefined ? syncObservations(deps) : Promise.resolve(),
         body.email !== undefined ? analyzeEmailWithMx(deps.email, body.email) : Promise.resolve(null),
       ]);
-      const session = body.session_id !== undefined ? orgSession(deps, orgId, body.session_id) : undefined;
+      const session = body.session_id !== undefined ? await orgSession(deps, orgId, body.session_id) : undefined;
       // Read-only: the counts a resolve would answer, from what the writer has committed.
       const keys = joinKeysOf(deps.pseudonyms, { externalUserId: body.external_user_id, sessionId: body.session_id, fingerprint: body.fingerprint, ip, email: body.email });
       const counts = peekCounts(deps.state, orgId, keys);

@@ -123,7 +123,7 @@ function emailBlock(a: EmailAnalysis | null) {
 async function sessionBlock(deps: AppDeps, orgId: string, ref: { id: string; source: "session_id" | "beacon_field" } | null, nowMs: number) {
   if (ref === null) return { status: "skipped" as const, reason: "not_given" as const, session_id: null, source: null, summary: null as SessionSummary | null };
   await syncObservations(deps);
-  const session = orgSession(deps, orgId, ref.id);
+  const session = await orgSession(deps, orgId, ref.id);
   if (!session) return { status: "skipped" as const, reason: "not_found" as const, session_id: ref.id, source: ref.source, summary: null as SessionSummary | null };
   const want = Math.min(session.observation_count, HISTORY_MAX_HITS);
   const hits: ObservationRecord[] = [];

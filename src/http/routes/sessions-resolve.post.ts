@@ -5,7 +5,7 @@ import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
 import { resolveBody, resolveResponse } from "../schemas/sessions.js";
 import { isCgnat, joinKeysOf } from "../sessions/identifiers.js";
-import { continuityOf, edgeVerdictOf, orgSession } from "../sessions/session.js";
+import { continuityOf, edgeVerdictOf } from "../sessions/session.js";
 import { ackOrThrow } from "./ack.js";
 
 /**
@@ -73,11 +73,11 @@ export function sessionsResolvePost(deps: AppDeps) {
         await deps.store.send({
           op: "sessions.resolve",
           request: { orgId, user: deps.pseudonyms.hash("user", body.external_user_id), ...keys, sharedNetwork, nowMs },
+          sessionId: body.session_id,
         }),
       );
-      const { ok: _ok, ...counts } = ack;
-      // The beacon session: continuity and the edge verdict (read-only, from the writer's store).
-      const session = body.session_id !== undefined ? orgSession(deps, orgId, body.session_id) : undefined;
+      // The beacon session (continuity and the edge verdict), as the writer's transaction read it.
+      const { ok: _ok, session, ...counts } = ack;
       const edge = edgeVerdictOf(session, facts);
       return {
         data: {

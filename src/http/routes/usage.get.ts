@@ -17,7 +17,7 @@ export function usageGet(deps: AppDeps) {
     auth: { kind: "secret" },
     docs: {
       summary: "Usage of an org",
-      description: "The usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status. Another org's id answers 404 NOT_FOUND, as a missing one does.",
+      description: "The usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status; in a cluster, `behind` says how far `used` trails this node's answers while it cannot ship them. Another org's id answers 404 NOT_FOUND, as a missing one does.",
       tag: "usage",
       response: usageResponse,
       credits: [0],
@@ -37,6 +37,7 @@ export function usageGet(deps: AppDeps) {
           overage_pending: 0,
           subscription_status: "active",
           trial_end: null,
+          behind: null,
         },
       },
     },
@@ -64,6 +65,8 @@ export function usageGet(deps: AppDeps) {
           overage_pending: Math.max(0, u.overage - reported),
           subscription_status: org?.subscription_status ?? "active",
           trial_end: org?.trial_end ?? null,
+          // In a cluster with PostgreSQL slow or away: this node's debits that wait in its journal.
+          behind: deps.ledgerBehind(),
         },
         credits: 0,
       };

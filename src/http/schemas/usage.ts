@@ -19,4 +19,11 @@ export const usageResponse = z.object({
   overage_pending: z.number().int().min(0).describe("Of the overage: sent or still to be sent to Stripe."),
   subscription_status: z.enum(SUBSCRIPTION_STATUSES),
   trial_end: z.iso.datetime().nullable().describe("End of a Stripe trial; null without one."),
+  behind: z
+    .object({
+      records: z.number().int().min(0).describe("Debits answered by the node that answered this call and not in the shared ledger yet."),
+      seconds: z.number().min(0).describe("Age of the oldest of them, in seconds."),
+    })
+    .nullable()
+    .describe("In a cluster, when this node's debits take a second or more to reach PostgreSQL (slow or away): how far `used` is behind what it answered. Null otherwise."),
 });

@@ -6,11 +6,12 @@ import type { AppDeps } from "../deps.js";
 /**
  * The beacon session a caller names by its `_fs` id, when it is one of the caller's org's
  * (read-only, from the state the writer keeps); undefined for an unknown id or another org's.
+ * On a cluster node the reads go over the front's pool (StoreReader), off the event loop.
  */
-export function orgSession(deps: Pick<AppDeps, "state" | "beacon">, orgId: string, sessionId: string): SessionRecord | undefined {
-  const projectId = deps.state.sessionProjects.get(sessionId);
+export async function orgSession(deps: Pick<AppDeps, "reads" | "beacon">, orgId: string, sessionId: string): Promise<SessionRecord | undefined> {
+  const projectId = await deps.reads.get("sessionProjects", sessionId);
   const project = projectId !== undefined ? deps.beacon.projects.get(projectId) : undefined;
-  return project && project.org_id === orgId ? deps.state.sessions.get([project.id, sessionId]) : undefined;
+  return project && project.org_id === orgId ? deps.reads.get("sessions", [project.id, sessionId]) : undefined;
 }
 
 /** `continuity` of POST /v1/sessions/resolve and POST /v1/auth/check: zeros when the session is not known. */

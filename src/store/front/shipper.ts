@@ -10,6 +10,9 @@
  */
 export type ShipOutcome = "ok" | "retry";
 
+/** Records handed to the store this long ago and not acknowledged make OrderedShipper.behind() say so. */
+const BEHIND_AFTER_MS = 1000;
+
 export interface ShipBatch<R> {
   records: R[];
   afterSeq: number;
@@ -25,6 +28,8 @@ export class OrderedShipper<R> {
   /** Called with how many sends failed in a row, for the log. */
   onRetry: ((failures: number, err: string) => void) | undefined;
   private failures = 0;
+  /** Batches handed over and not acknowledged yet, oldest first: up to which seq, and when (epoch ms). */
+  private unacked: Array<{ upTo: number; at: number }> = [];
   /** Highest sequence number the store acknowledged, and who waits for one. */
   private acked: number;
   private waiters: Array<{ seq: number; done: () => void }> = [];
@@ -55,6 +60,7 @@ export class OrderedShipper<R> {
   ship(records: R[], upToSeq: number): void {
     const batch: ShipBatch<R> = { records, afterSeq: this.sentUpTo, upToSeq };
     this.sentUpTo = upToSeq;
+    this.unacked.push({ upTo: upToSeq, at: Date.now() });
     if (this.stash.length > 0) {
       // Shipping is stopped until the stash goes through: keep this one behind it.
       this.stash.push(batch);
@@ -66,6 +72,17 @@ export class OrderedShipper<R> {
   /** Records waiting for the store to come back. */
   get waiting(): number {
     return this.stash.reduce((n, b) => n + b.records.length, 0);
+  }
+
+  /**
+   * How far the store is behind this journal, once records handed over BEHIND_AFTER_MS ago or
+   * more are still not acknowledged: sequence numbers not acknowledged (records, for a journal
+   * numbered one by one) and the age of the oldest (seconds). Null while the store keeps up.
+   */
+  behind(nowMs = Date.now()): { records: number; seconds: number } | null {
+    const oldest = this.unacked[0];
+    if (!oldest || nowMs - oldest.at < BEHIND_AFTER_MS) return null;
+    return { records: this.sentUpTo - this.acked, seconds: Math.round((nowMs - oldest.at) / 100) / 10 };
   }
 
   /** Resolves once nothing is in flight (at a clean stop, before the writer's `shutdown`). */
@@ -87,6 +104,7 @@ export class OrderedShipper<R> {
     if (outcome === "ok") {
       this.failures = 0;
       if (batch.upToSeq > this.acked) this.acked = batch.upToSeq;
+      while (this.unacked.length > 0 && this.unacked[0]!.upTo <= this.acked) this.unacked.shift();
       if (this.waiters.length > 0) {
         const ready = this.waiters.filter((w) => w.seq <= this.acked);
         this.waiters = this.waiters.filter((w) => w.seq > this.acked);

@@ -3,7 +3,6 @@
  * records (docs/cluster.md): its registration, credit leases, and distinct observation numbers.
  */
 import { toBufferKey } from "ordered-binary";
-import type { ChargeRecord } from "../records.js";
 import type { Statement } from "./sync-protocol.js";
 import type { SyncPg } from "./sync-client.js";
 
@@ -71,35 +70,6 @@ export function observationSeqs(idx: number, now: () => number = Date.now): (pre
   };
 }
 
-/** The advisory lock of an org's quota in a period: lease grants and charge shipping take it. */
-function leaseLock(orgId: string, period: string): Statement {
-  return { sql: "SELECT pg_advisory_xact_lock(hashtext('fs_lease'), hashtext($1))", params: [`${orgId}:${period}`] };
-}
-
-/**
- * Statements the writer's transaction runs with charges it ships: the credits move from the
- * node's outstanding lease to the org's shipped usage in the same commit, under the lock lease
- * grants take, so a grant never counts them twice or not at all.
- */
-export function shippedChargeStatements(nodeId: string, records: readonly ChargeRecord[]): Statement[] {
-  const sums = new Map<string, { orgId: string; period: string; credits: number }>();
-  for (const r of records) {
-    // Adjustments change usage but were never admitted against a lease.
-    if (r.credits === 0 || r.adjust) continue;
-    const k = `${r.orgId}\t${r.period}`;
-    const s = sums.get(k);
-    if (s) s.credits += r.credits;
-    else sums.set(k, { orgId: r.orgId, period: r.period, credits: r.credits });
-  }
-  const ordered = [...sums.values()].sort((a, b) => (a.orgId + a.period < b.orgId + b.period ? -1 : 1));
-  const out: Statement[] = [];
-  for (const s of ordered) {
-    out.push(leaseLock(s.orgId, s.period));
-    out.push({ sql: "UPDATE fs_leases SET used = greatest(used + $4, 0), updated_at = now() WHERE org_id = $1 AND period = $2 AND node_id = $3", params: [s.orgId, s.period, nodeId, s.credits] });
-  }
-  return out;
-}
-
 /**
  * Gives back what the node's leases hold beyond its shipped charges. Only valid when every
  * charge the node admitted is shipped (at start after the journal's replay; at a clean stop).
@@ -111,14 +81,4 @@ export function returnLeasesStatement(nodeId: string): Statement {
 /** Key of an org's usage in a period in fs_usage (the embedded store's `usage` key). */
 export function usageKey(orgId: string, period: string): Buffer {
   return toBufferKey(`${orgId}:${period}`);
-}
-
-/**
- * Asks for `want` more credits (at least `need`) of a hard-stop org's quota for this node;
- * returns the grant, 0 when the quota has no room left. Throws PgError when PostgreSQL fails.
- */
-export function grantLease(sql: SyncPg, nodeId: string, orgId: string, period: string, quota: number, need: number, want: number): number {
-  return Number(
-    sql.value("SELECT fs_lease_grant($1, $2, $3, decode($4, 'hex'), $5, $6, $7)", [orgId, period, nodeId, usageKey(orgId, period).toString("hex"), quota, need, want]),
-  );
 }

@@ -26,6 +26,10 @@ export class KvStore implements KvRoot {
   private depth = 0;
   private pending = new Map<string, Pending>();
   private deferred: Statement[] = [];
+  /** Statements that open the transaction, not sent yet: they travel with its first read or its commit. */
+  private opening: Statement[] = [];
+  /** Options of the next transaction (transactionSync takes them once). */
+  private nextOptions: TransactionOptions | null = null;
 
   constructor(readonly sql: SyncPg) {}
 
@@ -37,6 +41,22 @@ export class KvStore implements KvRoot {
     return this.depth > 0;
   }
 
+  /**
+   * The next transactionSync runs with these options instead of the defaults (SERIALIZABLE,
+   * durable commit): `synchronousCommit: false` for records a journal already holds.
+   */
+  withOptions(options: TransactionOptions): this {
+    this.nextOptions = options;
+    return this;
+  }
+
+  /**
+   * One transaction, atomic from the client's side: BEGIN travels with the first read (or with
+   * the commit when there was none), the writes and the COMMIT in one call. A failure before the
+   * commit's call leaves nothing committed (PostgreSQL's error, or a connection that was ended,
+   * which rolls back). A commit whose answer did not come throws PgError with `unknown` set: it
+   * may have committed.
+   */
   transactionSync<T>(action: () => T): T {
     if (this.depth > 0) {
       this.depth++;
@@ -46,21 +66,29 @@ export class KvStore implements KvRoot {
         this.depth--;
       }
     }
-    this.sql.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    const options = this.nextOptions ?? {};
+    this.nextOptions = null;
+    this.opening = [{ sql: `BEGIN ISOLATION LEVEL ${options.isolation ?? "SERIALIZABLE"}` }];
+    if (options.synchronousCommit === false) this.opening.push({ sql: "SET LOCAL synchronous_commit = off" });
     this.depth = 1;
     try {
       const out = action();
-      this.sql.run([...this.writes(), ...this.deferred, { sql: "COMMIT" }]);
+      this.sql.run([...this.takeOpening(), ...this.writes(), ...this.deferred, { sql: "COMMIT" }]);
       return out;
     } catch (err) {
-      try {
-        this.sql.query("ROLLBACK");
-      } catch {
-        // The connection is gone; PostgreSQL rolled back.
+      // Opened, and the connection kept (PostgreSQL refused a statement): roll back. A connection
+      // that failed was ended, and PostgreSQL rolled back what it had not committed.
+      if (this.opening.length === 0 && !(err instanceof PgError && err.unknown)) {
+        try {
+          this.sql.query("ROLLBACK");
+        } catch {
+          // The connection is gone; PostgreSQL rolled back.
+        }
       }
       throw err;
     } finally {
       this.depth = 0;
+      this.opening = [];
       this.pending.clear();
       this.deferred = [];
     }
@@ -73,6 +101,13 @@ export class KvStore implements KvRoot {
   defer(statement: Statement): void {
     if (this.depth === 0) this.sql.run([statement]);
     else this.deferred.push(statement);
+  }
+
+  /** @internal One read: with the transaction's opening and the writes kept so far when `flush`. */
+  read(statement: Statement, flush = false): unknown[][] {
+    if (this.depth === 0) return this.sql.run([statement]);
+    const before = [...this.takeOpening(), ...(flush ? this.takeWrites() : [])];
+    return this.sql.run(before.length > 0 ? [...before, statement] : [statement]);
   }
 
   /** @internal */
@@ -91,11 +126,16 @@ export class KvStore implements KvRoot {
     p.set(k, row);
   }
 
-  /** @internal Sends the writes kept so far (before a range read, which must see them). */
-  flushWrites(): void {
+  private takeOpening(): Statement[] {
+    const out = this.opening;
+    this.opening = [];
+    return out;
+  }
+
+  private takeWrites(): Statement[] {
     const out = this.writes();
     this.pending.clear();
-    if (out.length > 0) this.sql.run(out);
+    return out;
   }
 
   private writes(): Statement[] {
@@ -112,6 +152,14 @@ export class KvStore implements KvRoot {
     }
     return out;
   }
+}
+
+/** How a KvStore transaction runs (KvStore.withOptions). */
+export interface TransactionOptions {
+  /** SERIALIZABLE by default: the writer's exactness across nodes. */
+  isolation?: "SERIALIZABLE" | "READ COMMITTED";
+  /** false: commit without waiting for the WAL flush (records another journal makes durable). */
+  synchronousCommit?: boolean;
 }
 
 function upsert(table: string, rows: Array<{ k: string; v: string | null; b: string | null }>): Statement {
@@ -149,7 +197,7 @@ class KvTable<V, K> implements KvDatabase<V, K> {
       const row = p.get(k);
       return row ? this.decode(row.v, row.b === null ? null : Buffer.from(row.b, "hex")) : undefined;
     }
-    const rows = this.store.sql.query(`SELECT v::text, b FROM ${this.table} WHERE k = decode($1, 'hex')`, [k]);
+    const rows = this.store.read({ sql: `SELECT v::text, b FROM ${this.table} WHERE k = decode($1, 'hex')`, params: [k] });
     const r = rows[0];
     return r ? this.decode(r[0], r[1] === null ? null : asBuffer(r[1])) : undefined;
   }
@@ -170,7 +218,7 @@ class KvTable<V, K> implements KvDatabase<V, K> {
       else wanted.set(k, [i]);
     });
     if (wanted.size === 0) return out;
-    const rows = this.store.sql.query(`SELECT encode(k, 'hex'), v::text, b FROM ${this.table} WHERE k = ANY (SELECT decode(x, 'hex') FROM unnest($1::text[]) AS x)`, [[...wanted.keys()]]);
+    const rows = this.store.read({ sql: `SELECT encode(k, 'hex'), v::text, b FROM ${this.table} WHERE k = ANY (SELECT decode(x, 'hex') FROM unnest($1::text[]) AS x)`, params: [[...wanted.keys()]] });
     for (const r of rows) {
       const v = this.decode(r[1], r[2] === null ? null : asBuffer(r[2]));
       for (const i of wanted.get(r[0] as string) ?? []) out[i] = v;
@@ -201,8 +249,8 @@ class KvTable<V, K> implements KvDatabase<V, K> {
 
   /** Pages through the range in key order (descending with `reverse`), as LMDB's getRange does. */
   private *scan(o: RangeOptions, values: boolean): Generator<{ key: K; value?: V }> {
-    // Writes of the open transaction first, so the range sees them.
-    if (this.store.inTransaction) this.store.flushWrites();
+    // Writes of the open transaction go with the first page, so the range sees them.
+    let flush = true;
     const reverse = o.reverse === true;
     let lo: string | null = o.start === undefined ? null : hexKey(o.start);
     let hi: string | null = o.end === undefined ? null : hexKey(o.end);
@@ -223,10 +271,11 @@ class KvTable<V, K> implements KvDatabase<V, K> {
       }
       const n = Math.min(PAGE, left);
       const cols = values ? "k, v::text, b" : "k";
-      const rows = this.store.sql.query(
-        `SELECT ${cols} FROM ${this.table}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY k ${reverse ? "DESC" : "ASC"} LIMIT ${n}`,
-        params,
+      const rows = this.store.read(
+        { sql: `SELECT ${cols} FROM ${this.table}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY k ${reverse ? "DESC" : "ASC"} LIMIT ${n}`, params },
+        flush,
       );
+      flush = false;
       for (const r of rows) {
         const kb = asBuffer(r[0]);
         yield { key: fromBufferKey(kb) as K, value: values ? this.decode(r[1], r[2] === null ? null : asBuffer(r[2])) : undefined };

@@ -6,11 +6,15 @@ export interface Statement {
   params?: unknown[];
 }
 
-export type BridgeRequest = { id: number; kind: "run"; statements: Statement[] } | { id: number; kind: "close" };
+export type BridgeRequest =
+  | { id: number; kind: "run"; statements: Statement[] }
+  /** The caller gave up on request `target`: end its connection now (the request fails as unknown). */
+  | { id: number; kind: "abort"; target: number }
+  | { id: number; kind: "close" };
 
 export type BridgeResponse =
-  | { id: number; ok: true; results: unknown[][][] }
-  | { id: number; ok: false; code: string; message: string };
+  | { id: number; ok: true; rows: unknown[][] }
+  | { id: number; ok: false; code: string; message: string; unknown: boolean };
 
 export interface BridgeData {
   url: string;

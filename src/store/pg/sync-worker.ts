@@ -1,41 +1,18 @@
 /**
- * The thread behind SyncPg (sync-client.ts): one PostgreSQL connection, driven by the `pg`
- * client, answering one request at a time. Each answer is posted on the port, then the shared
- * flag is raised so the caller, blocked in Atomics.wait, wakes and reads it.
+ * The thread behind SyncPg (sync-client.ts): one PostgreSQL connection (connection.ts) answering
+ * one request at a time, in the order they came. Each answer is posted on the port, then the
+ * shared flag is raised so the caller, blocked in Atomics.wait, wakes and reads it. An `abort`
+ * (the caller gave up) is handled at once: the connection of the request in flight is ended.
  */
 import { workerData, type MessagePort } from "node:worker_threads";
-import pg from "pg";
+import { PgLink } from "./connection.js";
+import { asPgError } from "./errors.js";
 import type { BridgeData, BridgeRequest, BridgeResponse } from "./sync-protocol.js";
 
 const data = workerData as BridgeData;
 const port: MessagePort = data.port;
 const flag = new Int32Array(data.flag);
-
-let client: pg.Client | null = null;
-let broken = false;
-
-async function connection(): Promise<pg.Client> {
-  if (client && !broken) return client;
-  if (client) void client.end().catch(() => {});
-  broken = false;
-  const c = new pg.Client({
-    connectionString: data.url,
-    connectionTimeoutMillis: data.timeoutMs,
-    statement_timeout: data.timeoutMs,
-    application_name: data.name,
-  });
-  c.on("error", () => {
-    broken = true;
-  });
-  client = c;
-  try {
-    await c.connect();
-  } catch (err) {
-    broken = true;
-    throw err;
-  }
-  return c;
-}
+const link = new PgLink(data);
 
 function answer(res: BridgeResponse): void {
   port.postMessage(res);
@@ -43,33 +20,41 @@ function answer(res: BridgeResponse): void {
   Atomics.notify(flag, 0);
 }
 
+/** Requests waiting for the connection, oldest first, and the one in flight. */
+const queue: Array<Extract<BridgeRequest, { kind: "run" | "close" }>> = [];
+let active: number | null = null;
+const aborted = new Set<number>();
+
 port.on("message", (req: BridgeRequest) => {
-  void run(req).then(answer);
+  if (req.kind === "abort") {
+    // The request's outcome is unknown to the caller: its connection is never used again.
+    if (active === req.target) link.abandon();
+    else aborted.add(req.target);
+    return;
+  }
+  queue.push(req);
+  if (active === null) void next();
 });
 
-async function run(req: BridgeRequest): Promise<BridgeResponse> {
-  if (req.kind === "close") {
-    if (client) await client.end().catch(() => {});
-    client = null;
-    return { id: req.id, ok: true, results: [] };
-  }
+async function next(): Promise<void> {
+  const req = queue.shift();
+  if (!req) return;
+  active = req.id;
   try {
-    const c = await connection();
-    const results: unknown[][][] = [];
-    for (const s of req.statements) {
-      const r = await c.query({ text: s.sql, values: s.params, rowMode: "array" });
-      // A script of several statements (a migration) answers with one result each; keep the last.
-      const last = Array.isArray(r) ? (r as pg.QueryResult[])[(r as pg.QueryResult[]).length - 1] : r;
-      results.push((last?.rows ?? []) as unknown[][]);
+    if (aborted.delete(req.id)) return;
+    if (req.kind === "close") {
+      await link.close();
+      answer({ id: req.id, ok: true, rows: [] });
+      return;
     }
-    return { id: req.id, ok: true, results };
-  } catch (err) {
-    const e = err as { code?: string; message?: string };
-    // PostgreSQL's errors carry a five-character SQLSTATE; anything else (ECONNREFUSED while the
-    // server is down, ECONNRESET, a client without a code) is the connection failing.
-    const sqlState = e.code !== undefined && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined;
-    // A connection that failed (not a statement) is replaced at the next request.
-    if (!sqlState || /^08|^57P/.test(sqlState)) broken = true;
-    return { id: req.id, ok: false, code: sqlState ?? "CONNECTION", message: e.message ?? String(err) };
+    try {
+      answer({ id: req.id, ok: true, rows: await link.run(req.statements) });
+    } catch (err) {
+      const e = asPgError(err, true);
+      answer({ id: req.id, ok: false, code: e.code, message: e.message, unknown: e.unknown });
+    }
+  } finally {
+    active = null;
+    if (queue.length > 0) void next();
   }
 }

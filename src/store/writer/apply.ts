@@ -1,6 +1,6 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
+import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
 import type { AckFailure, AckOf, IntentOf, Op } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
@@ -34,14 +34,11 @@ export class IntentApplier {
 
   /**
    * @param nodeId set in a cluster: the applied sequence numbers are kept per node.
-   * @param onCharges runs inside the transaction with the journal records it applies (the
-   *   cluster store moves their credits from the node's lease to its shipped usage).
    */
   constructor(
     private readonly dbs: StateDbs,
     bindingRetentionMs = DEFAULT_RETENTION_MS,
     nodeId: string | null = null,
-    private readonly onCharges: ((records: ChargeRecord[]) => void) | null = null,
   ) {
     this.pagePerObservation = nodeId !== null;
     this.chargesSeqKey = nodeId === null ? "journal_applied_seq" : `journal_applied_seq:${nodeId}`;
@@ -52,6 +49,7 @@ export class IntentApplier {
 
   /** Forget cached state (after a failed transaction the disk is the truth again). */
   reset(): void {
+    this.sessionsAhead.clear();
     this.usageCache.clear();
     this.orgCache.clear();
     this.dirty.clear();
@@ -59,15 +57,48 @@ export class IntentApplier {
     this.bindings.reset();
   }
 
-  /** Reads ahead what a batch's resolves and meter decisions look up (BindingIndex.prefetch). */
+  /** Reads ahead what a batch's resolves and meter decisions look up (BindingIndex.prefetch), and their beacon sessions. */
   prefetch(intents: ReadonlyArray<{ op: string }>): void {
     const resolves: ResolveRequest[] = [];
     const meters: MeterRequest[] = [];
+    const sessionIds: string[] = [];
     for (const i of intents) {
-      if (i.op === "sessions.resolve") resolves.push((i as IntentOf<"sessions.resolve">).request);
-      else if (i.op === "meter.consume") meters.push((i as IntentOf<"meter.consume">).request);
+      if (i.op === "sessions.resolve") {
+        const r = i as IntentOf<"sessions.resolve">;
+        resolves.push(r.request);
+        if (r.sessionId !== undefined) sessionIds.push(r.sessionId);
+      } else if (i.op === "meter.consume") meters.push((i as IntentOf<"meter.consume">).request);
     }
     if (resolves.length > 0 || meters.length > 0) this.bindings.prefetch(resolves, meters);
+    if (sessionIds.length > 0) this.prefetchSessions(sessionIds);
+  }
+
+  /** Beacon sessions read ahead for this batch (prefetch): session id -> its project, the project's org, and the record. */
+  private readonly sessionsAhead = new Map<string, { projectId: string | undefined; orgId: string | undefined; session: SessionRecord | undefined }>();
+
+  /** One statement per table for the batch's sessions, their projects and those projects' records (not one round trip per resolve). */
+  private prefetchSessions(ids: string[]): void {
+    const { sessionProjects, sessions, projects } = this.dbs;
+    if (!sessionProjects.readMany || !sessions.readMany || !projects.readMany) return; // LMDB: a get costs no round trip
+    const projectIds = sessionProjects.readMany(ids);
+    const known = ids.map((id, i) => [projectIds[i], id] as [string | undefined, string]).filter((k): k is [string, string] => k[0] !== undefined);
+    const records = sessions.readMany(known);
+    const distinct = [...new Set(known.map((k) => k[0]))];
+    const owners = new Map(projects.readMany(distinct).map((p, i) => [distinct[i]!, p?.org_id]));
+    ids.forEach((id, i) => this.sessionsAhead.set(id, { projectId: projectIds[i], orgId: undefined, session: undefined }));
+    known.forEach((k, i) => this.sessionsAhead.set(k[1], { projectId: k[0], orgId: owners.get(k[0]), session: records[i] }));
+  }
+
+  /**
+   * The beacon session a resolve names by its `_fs` id, when it is one of the org's (the state
+   * this batch reads: hits answered before the resolve are stored ahead of it); undefined otherwise.
+   */
+  private beaconSession(orgId: string, sessionId: string): SessionRecord | undefined {
+    const ahead = this.sessionsAhead.get(sessionId);
+    if (ahead) return ahead.orgId === orgId ? ahead.session : undefined;
+    const projectId = this.dbs.sessionProjects.get(sessionId);
+    if (projectId === undefined || this.dbs.projects.get(projectId)?.org_id !== orgId) return undefined;
+    return this.dbs.sessions.get([projectId, sessionId]);
   }
 
   /**
@@ -146,7 +177,7 @@ export class IntentApplier {
       return { ok: true, value: i.value };
     },
     "demo.get": () => ({ ok: true, demo: (this.dbs.meta.get("demo") as DemoInfo | undefined) ?? null }),
-    "sessions.resolve": (i) => ({ ok: true, ...this.bindings.resolve(i.request) }),
+    "sessions.resolve": (i) => ({ ok: true, ...this.bindings.resolve(i.request), session: i.sessionId === undefined ? undefined : this.beaconSession(i.request.orgId, i.sessionId) }),
     "meter.consume": (i) => ({ ok: true, ...this.bindings.meter(i.request) }),
     "billing.customer": (i) => {
       const org = this.billing.setCustomer(i.orgId, i.customerId);
@@ -231,6 +262,11 @@ export class IntentApplier {
     return removed;
   }
 
+  /** The meta key of journal `journal`'s applied sequence number, for its charges or its observations. */
+  cursorKey(kind: "charges" | "observations", journal = ""): string {
+    return seqKey(kind === "charges" ? this.chargesSeqKey : this.observationsSeqKey, journal);
+  }
+
   /** Highest sequence number of charge journal `journal` ("" the first front thread's) whose charge is in the ledger. */
   appliedSeq(journal = ""): number {
     const v = this.dbs.meta.get(seqKey(this.chargesSeqKey, journal));
@@ -250,21 +286,17 @@ export class IntentApplier {
     let applied = this.appliedSeq(journal);
     const start = applied;
     const day = utcDay(nowMs);
-    const fresh: ChargeRecord[] = [];
     if (upToSeq !== undefined) {
       if (upToSeq <= applied) return;
       for (const r of records) this.addUsage(r, day);
-      fresh.push(...records);
       applied = upToSeq;
     } else {
       for (const r of records) {
         if (r.seq <= applied) continue;
         applied = r.seq;
         this.addUsage(r, day);
-        fresh.push(r);
       }
     }
-    if (this.onCharges && fresh.length > 0) this.onCharges(fresh);
     // One put per touched org and period, not per charge.
     for (const k of this.dirty) this.dbs.usage.putSync(k, this.usageCache.get(k)!);
     this.dirty.clear();

@@ -14,13 +14,14 @@ import { IntentApplier } from "./apply.js";
 import { listSegments, pruneSegments, readSegment, truncateTornTail } from "../charge-journal.js";
 import { lastJournalSeq as lastSeqOf, listJournalSegments, pruneJournalSegments, readJournalSegment } from "../journal.js";
 import { OBSERVATION_CODEC } from "../observation-journal.js";
-import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type WriterData, type WriterPort, type WriterReady } from "../protocol.js";
+import { PROTOCOL_VERSION, type Ack, type AckBatch, type IntentBatch, type IntentOf, type WriterData, type WriterPort, type WriterReady } from "../protocol.js";
 import { markMetersClean, migrateLegacyMeters, prepareMetersDir, unmarkMetersClean } from "./meters-env.js";
 import { flushToDisk, openPgState, openState, stateTransaction, type StateDbs } from "../state-env.js";
 import { KvStore } from "../pg/kv.js";
 import { migrate } from "../pg/migrate.js";
 import { PgError, SyncPg } from "../pg/sync-client.js";
-import { registerNode, returnLeasesStatement, shippedChargeStatements } from "../pg/cluster.js";
+import { registerNode, returnLeasesStatement } from "../pg/cluster.js";
+import { PgShipping, withRaces, type JournalDir } from "../pg/writer-ship.js";
 import { createLogger } from "../../shared/log.js";
 import { ensurePrivateDir } from "../private-files.js";
 
@@ -63,15 +64,15 @@ if (lmdb) {
 }
 const metersMigrated = lmdb ? migrateLegacyMeters(lmdb, flushToDisk) : 0;
 const nodeId = data.postgres?.nodeId ?? null;
-const applier = new IntentApplier(dbs, data.bindingRetentionMs, nodeId, kv ? (records) => {
-  for (const st of shippedChargeStatements(nodeId!, records)) kv.defer(st);
-} : null);
+const applier = new IntentApplier(dbs, data.bindingRetentionMs, nodeId);
 // A kill between a batch's two commits (state first, then meters) can leave a merged account's
 // windows under its old budget: fold them into the cluster's before serving.
 const budgetsRepaired = pg ? 0 : repairBudgets(); // PostgreSQL commits state and meters together
 // Several front threads (FS_FRONT_THREADS): one journal each, observations one page each.
 if ((data.frontThreads ?? 1) > 1) applier.pagePerObservation = true;
 const journals = journalDirs(data.journalDir, data.frontThreads ?? 1);
+/** On PostgreSQL: debits and observations shipped by cursor (pg/writer-ship.ts). */
+const shipping = pg ? new PgShipping(pg, kv!, applier, nodeId!, journals) : null;
 let replayed = 0;
 let observationsReplayed = 0;
 for (const j of journals) {
@@ -79,7 +80,7 @@ for (const j of journals) {
   observationsReplayed += replayObservations(j);
 }
 // Every charge this node admitted is shipped now: what its leases hold beyond them goes back.
-if (pg) pg.run([returnLeasesStatement(nodeId!)]);
+if (pg) withRaces(() => pg.run([returnLeasesStatement(nodeId!)]));
 
 /**
  * Applies every journaled charge the ledger does not have yet (the process may have been killed
@@ -88,8 +89,13 @@ if (pg) pg.run([returnLeasesStatement(nodeId!)]);
 function replayJournal(j: JournalDir): number {
   const before = applier.appliedSeq(j.id);
   let count = 0;
+  for (const seg of listSegments(j.dir)) truncateTornTail(seg.path);
+  if (shipping) {
+    count = shipping.replayCharges(j);
+    pruneSegments(j.dir, applier.appliedSeq(j.id));
+    return count;
+  }
   for (const seg of listSegments(j.dir)) {
-    truncateTornTail(seg.path);
     const records = readSegment(seg.path).filter((r) => r.seq > before);
     if (records.length === 0) continue;
     stateTransaction(dbs, () => applier.applyCharges(records, undefined, Date.now(), j.id));
@@ -109,7 +115,9 @@ function replayObservations(j: JournalDir): number {
     const fresh = records.filter((r) => r.seq > before).length;
     if (fresh === 0) continue;
     // The lines as stored: re-encoding gives the same text (the codec is JSON.stringify of the record).
-    stateTransaction(dbs, () => applier.applyObservations(records, records.map((r) => `${OBSERVATION_CODEC.encode(r)}\n`), j.id));
+    const lines = records.map((r) => `${OBSERVATION_CODEC.encode(r)}\n`);
+    // On PostgreSQL another node may be merging the same sessions: again after a lost race.
+    withRaces(() => stateTransaction(dbs, () => applier.applyObservations(records, lines, j.id)));
     count += fresh;
   }
   pruneJournalSegments(j.dir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq(j.id));
@@ -153,7 +161,7 @@ function commitQueued(): void {
   }
   commits++;
   const started = performance.now();
-  const acks = applyIsolated(items);
+  const acks = shipping ? applyShippingFirst(items) : applyIsolated(items);
   const commit = { intents: items.length, ms: performance.now() - started };
   // Each front thread with intents in the batch gets their acknowledgements. The others are not
   // told: lmdb-js renews a reader's snapshot at its next event-loop turn (a timer resets it), so
@@ -170,6 +178,28 @@ function commitQueued(): void {
   if (shutdown) return closeMeters(send, shutdown.intent.op === "shutdown" && shutdown.intent.keepLeases === true);
   send();
   maybePrune();
+}
+
+/**
+ * On PostgreSQL: debits and observations shipped first, each batch on its own by cursor (they
+ * commit without waiting for the flush, and must not wait for another intent's race), then the
+ * rest of the batch in one transaction, so a read that follows a flush (GET /usage) sees them.
+ */
+function applyShippingFirst(items: IntentBatch["items"]): AckBatch["items"] {
+  const acks = new Map<number, Ack>();
+  const charges: Array<{ id: number; intent: IntentOf<"charges.apply"> }> = [];
+  const observations: Array<{ id: number; intent: IntentOf<"observations.apply"> }> = [];
+  const rest: IntentBatch["items"] = [];
+  for (const item of items) {
+    const i = item.intent;
+    if (i.op === "charges.apply") charges.push({ id: item.id, intent: i });
+    else if (i.op === "observations.apply") observations.push({ id: item.id, intent: i });
+    else rest.push(item);
+  }
+  shipping!.chargesAll(charges.map((c) => c.intent)).forEach((ack, k) => acks.set(charges[k]!.id, ack));
+  shipping!.observationsAll(observations.map((o) => o.intent)).forEach((ack, k) => acks.set(observations[k]!.id, ack));
+  for (const a of applyIsolated(rest)) acks.set(a.id, a.ack);
+  return items.map((item) => ({ id: item.id, ack: acks.get(item.id)! }));
 }
 
 /**
@@ -208,7 +238,9 @@ function applyIsolated(items: IntentBatch["items"]): AckBatch["items"] {
         continue;
       }
       if (err instanceof PgError && (err.unavailable || err.retryable)) {
-        for (const item of pending) acks.set(item.id, refused(item, err, "store unavailable"));
+        // A commit whose answer was lost may have committed: the callers are told it failed and
+        // retry (a webhook's event id is in the same commit as its effect, so a retry finds it).
+        for (const item of pending) acks.set(item.id, refused(item, err, err.unknown ? "outcome unknown" : "store unavailable"));
         break;
       }
       if (culprit < 0) {
@@ -269,7 +301,7 @@ function closeMeters(done: () => void, keepLeases = false): void {
   if (pg) {
     // A clean stop: every admitted charge was shipped before `shutdown`; give the rest back.
     try {
-      pg.run([returnLeasesStatement(nodeId!)]);
+      withRaces(() => pg.run([returnLeasesStatement(nodeId!)]));
     } catch (err) {
       log.warn("leases not returned at stop; they come back at the next start", { reason: (err as Error).message });
     }
@@ -330,9 +362,12 @@ function maybePrune(): void {
   if (now - lastPrune < 10_000) return;
   lastPrune = now;
   try {
+    // On PostgreSQL the records were committed without waiting for the flush: prune only below
+    // what a durable commit says is on disk.
+    const durable = shipping?.durableCursors();
     for (const j of journals) {
-      pruneSegments(j.dir, applier.appliedSeq(j.id));
-      pruneJournalSegments(j.dir, OBSERVATION_CODEC.prefix, applier.appliedObservationSeq(j.id));
+      pruneSegments(j.dir, durable ? durable.charges.get(j.id)! : applier.appliedSeq(j.id));
+      pruneJournalSegments(j.dir, OBSERVATION_CODEC.prefix, durable ? durable.observations.get(j.id)! : applier.appliedObservationSeq(j.id));
     }
     dbs.root.transactionSync(() => applier.pruneIdempotency(now));
   } catch (err) {
@@ -367,13 +402,6 @@ function lastJournalSeq(j: JournalDir): number {
     if (last && last.seq > max) max = last.seq;
   }
   return max;
-}
-
-/** One front thread's journals: charges and observations, in `dir`. */
-interface JournalDir {
-  /** "" for the first front thread (DATA_DIR/state/journal), `f1`, `f2`... for the others. */
-  id: string;
-  dir: string;
 }
 
 /**

@@ -2945,10 +2945,10 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @enum {number}
                              */
-                            credits: 1 | 2;
+                            credits: 1 | 2 | 0;
                             /** @description What the dataset build used. */
                             source: string;
                             /** @description When the build ran, ISO 8601 UTC. */
@@ -3080,7 +3080,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -3171,7 +3171,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -3261,7 +3261,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -3453,7 +3453,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -3519,7 +3519,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -3621,7 +3621,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -3729,7 +3729,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -3885,7 +3885,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -4031,7 +4031,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -4226,7 +4226,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -4417,10 +4417,10 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
-                             * @constant
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @enum {number}
                              */
-                            credits: 2;
+                            credits: 2 | 0;
                         };
                     };
                 };
@@ -4881,10 +4881,10 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @enum {number}
                              */
-                            credits: 2 | 4;
+                            credits: 2 | 4 | 0;
                             /** @description Which blocks resolved and what that cost. */
                             deep: {
                                 resolved: ("network" | "email" | "session" | "content")[];
@@ -5041,10 +5041,10 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
-                             * @constant
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @enum {number}
                              */
-                            credits: 2;
+                            credits: 2 | 0;
                         };
                     };
                 };
@@ -5257,10 +5257,10 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
-                             * @constant
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @enum {number}
                              */
-                            credits: 2;
+                            credits: 2 | 0;
                         };
                     };
                 };
@@ -5384,10 +5384,10 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
-                             * @constant
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @enum {number}
                              */
-                            credits: 2;
+                            credits: 2 | 0;
                         };
                     };
                 };
@@ -5524,10 +5524,10 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
-                             * @constant
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @enum {number}
                              */
-                            credits: 3;
+                            credits: 3 | 0;
                             /**
                              * @description Whether DNS was queried (miss), answered from cache (hit), or not asked (skipped).
                              * @enum {string}
@@ -5642,7 +5642,7 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
+                             * @description Credits this call cost; 0 with a test-mode key.
                              * @constant
                              */
                             credits: 0;
@@ -5726,10 +5726,10 @@ export interface operations {
                             /** @description Time from arrival to answer, in milliseconds. */
                             processing_time_ms: number;
                             /**
-                             * @description Credits this call cost.
-                             * @constant
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @enum {number}
                              */
-                            credits: 1;
+                            credits: 1 | 0;
                         };
                     };
                 };
@@ -6134,7 +6134,8 @@ export interface operations {
                      *             ],
                      *             "created_at": "2026-11-20T22:15:00.000Z",
                      *             "expires_at": null,
-                     *             "disabled": false
+                     *             "disabled": false,
+                     *             "mode": "live"
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -6161,6 +6162,11 @@ export interface operations {
                                 created_at: string;
                                 expires_at: string | null;
                                 disabled: boolean;
+                                /**
+                                 * @description `test`: a test-mode key, which charges nothing.
+                                 * @enum {string}
+                                 */
+                                mode: "live" | "test";
                             }[];
                             /** @description Pass as `cursor` for the next page; null at the end. */
                             next_cursor: string | null;
@@ -6217,6 +6223,11 @@ export interface operations {
                     scopes?: ("sessions" | "billing")[];
                     /** Format: date-time */
                     expires_at?: string;
+                    /**
+                     * @description `test` for a test-mode key (fs_test_…, fs_pub_test_…): charges nothing, touches no quota, real scoring and the magic inputs. Default `live`.
+                     * @enum {string}
+                     */
+                    mode?: "live" | "test";
                 };
             };
         };
@@ -6243,6 +6254,7 @@ export interface operations {
                      *         "created_at": "2026-11-20T22:15:00.000Z",
                      *         "expires_at": null,
                      *         "disabled": false,
+                     *         "mode": "live",
                      *         "key_redacted": "fs_live_…Uv2X",
                      *         "key": "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X",
                      *         "key_already_shown": false
@@ -6268,6 +6280,11 @@ export interface operations {
                             created_at: string;
                             expires_at: string | null;
                             disabled: boolean;
+                            /**
+                             * @description `test`: a test-mode key, which charges nothing.
+                             * @enum {string}
+                             */
+                            mode: "live" | "test";
                             /** @description The key's prefix and last 4 characters (fs_live_…Uv2X), to tell keys apart; kept for replays. */
                             key_redacted: string;
                             /** @description The plain key (fs_live_... or fs_pub_live_...), only in the first answer; null in a replay (Idempotency-Key): it was shown once and is stored nowhere. */
@@ -6518,7 +6535,8 @@ export interface operations {
                      *         ],
                      *         "created_at": "2026-11-20T22:15:00.000Z",
                      *         "expires_at": null,
-                     *         "disabled": true
+                     *         "disabled": true,
+                     *         "mode": "live"
                      *       },
                      *       "error": null,
                      *       "metadata": {
@@ -6541,6 +6559,11 @@ export interface operations {
                             created_at: string;
                             expires_at: string | null;
                             disabled: boolean;
+                            /**
+                             * @description `test`: a test-mode key, which charges nothing.
+                             * @enum {string}
+                             */
+                            mode: "live" | "test";
                         };
                         error: null;
                         metadata: {

@@ -8,3 +8,4 @@ export { FraudscoreError } from "./errors.js";
 export type { RetryOptions } from "./retry.js";
 export type { components, operations, paths } from "./schema.js";
 export type { CallOptions, ClientErrorCode, Method, PathsWith, RequestOptions, ResponseData, ResponseMetadata, ServiceErrorCode } from "./types.js";
+export { createProtector, DEFAULT_SIGNALS_FIELD, type ProtectOptions, type Submission, type Verdict } from "./protect.js";

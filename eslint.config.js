@@ -10,7 +10,7 @@ import importX, { createNodeResolver } from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "data/", "bench/results/", "beacon/dist/", "coverage/"] },
+  { ignores: ["dist/", "packages/*/dist/", "node_modules/", "data/", "bench/results/", "beacon/dist/", "coverage/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -68,7 +68,7 @@ export default defineConfig({
           execArgv,
           // Each file starts its own app; the modules are loaded once per worker process.
           isolate: false,
-          include: ["test/app/**/*.test.ts"],
+          include: ["test/app/**/*.test.ts", "packages/*/test/**/*.test.ts"],
           globalSetup: ["test/integration/global-setup.ts"],
           testTimeout: scaled(60_000),
           hookTimeout: scaled(180_000),
@@ -81,7 +81,7 @@ export default defineConfig({
           execArgv,
           // Each file starts its own app; the modules are loaded once per worker process.
           isolate: false,
-          include: ["test/app/**/*.test.ts"],
+          include: ["test/app/**/*.test.ts", "packages/*/test/**/*.test.ts"],
           exclude: STORE_FREE,
           globalSetup: ["test/integration/global-setup-pg.ts"],
           testTimeout: scaled(60_000),

@@ -10,6 +10,11 @@ export type AuthRequirement =
   | { kind: "secret"; scope?: Scope }
   | { kind: "publishable" };
 
+/** Whether the caller's key is a test-mode key: charged nothing, no quota (docs/api.md, "Test mode"). */
+export function isTestPrincipal(principal: KeyPrincipal | null): boolean {
+  return principal !== null && principal.key.mode === "test";
+}
+
 /** The authenticated caller of an API-key route. */
 export interface KeyPrincipal {
   key: KeyRecord;
@@ -73,7 +78,7 @@ export class Authenticator {
     const key = this.lookup(parsed.id);
     // Same work whether or not the id exists, then a constant-time comparison of digests.
     const presented = hashKey(plain);
-    if (!key || !hashesEqual(presented, key.hash) || key.type !== parsed.type) {
+    if (!key || !hashesEqual(presented, key.hash) || key.type !== parsed.type || (key.mode ?? "live") !== parsed.mode) {
       throw new ApiError("INVALID_KEY", "Invalid API key.");
     }
     if (this.verified.size >= VERIFIED_MAX) this.verified.clear();

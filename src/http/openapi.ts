@@ -181,7 +181,12 @@ function successSchema(route: Route<any>): ZodType {
   if (!d.response) throw new Error(`openapi: ${route.pattern} has no response schema`);
   if (route.envelope === false) return d.response;
   const meta: Record<string, ZodType> = { ...ENVELOPE_META };
-  if (d.credits) meta.credits = z.literal(d.credits as number[]).describe("Credits this call cost.");
+  if (d.credits) {
+    // A test-mode key's calls cost nothing (router.ts answer()); only key routes take one.
+    const keyed = route.auth.kind === "secret" || route.auth.kind === "publishable";
+    const stated = keyed && !d.credits.includes(0) ? [...d.credits, 0] : d.credits;
+    meta.credits = z.literal(stated as number[]).describe(keyed ? "Credits this call cost; 0 with a test-mode key." : "Credits this call cost.");
+  }
   Object.assign(meta, d.metadata);
   return z.object({ version: z.literal(ENVELOPE_VERSION), data: d.response, error: z.null(), metadata: z.object(meta) });
 }

@@ -298,7 +298,8 @@ function bodyOwner(route: Route<any>, snap: RequestSnapshot, principal: KeyPrinc
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */
 function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, body: unknown): void {
   // Held, not just checked: concurrent calls see each other's credits before any does its work.
-  if (principal && route.minCredits) {
+  // Test-mode keys touch no quota: nothing held, nothing charged (answer()).
+  if (principal && route.minCredits && principal.key.mode !== "test") {
     try {
       state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
     } catch (err) {
@@ -341,23 +342,24 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
   const headers = state.cors ? (result.headers ? { ...state.cors, ...result.headers } : state.cors) : result.headers;
   const idem = state.idem && status < 300 ? state.idem : null;
   if (principal && result.credits !== undefined) {
+    // A test-mode key's call states that it cost nothing, and is not charged.
+    const credits = principal.key.mode === "test" ? 0 : result.credits;
     if (state.aborted) {
       releaseHold(state, deps);
       releaseClaim(state, deps);
       return; // the client left before the work was charged: nothing to bill
     }
     // Already serialised data or metadata: the credits are appended as text (renderData's quick path).
-    if (metadata === undefined && metadataJson !== undefined) metadataJson += `,"credits":${result.credits}`;
-    else if (metadata === undefined && result.data instanceof RawJson) metadataJson = `"credits":${result.credits}`;
-    else metadata = { ...metadata, credits: result.credits };
-    if (result.credits > 0) {
+    if (metadata === undefined && metadataJson !== undefined) metadataJson += `,"credits":${credits}`;
+    else if (metadata === undefined && result.data instanceof RawJson) metadataJson = `"credits":${credits}`;
+    else metadata = { ...metadata, credits };
+    if (credits > 0) {
       // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.
       const hold = state.hold ?? null;
       state.hold = null; // charge() ends it, also when it throws (but for a wait: see below)
       const body = renderData(state, result.data, metadata, metadataJson);
       const stored = idem ? storedAnswer(idem, status, body, headers, nowMs) : undefined;
       const orgId = principal.orgId;
-      const credits = result.credits;
       try {
         deps.quota.charge(
           orgId,

@@ -6,6 +6,28 @@ export type KeyType = "secret" | "publishable";
 export const SECRET_PREFIX = "fs_live_";
 export const PUBLISHABLE_PREFIX = "fs_pub_live_";
 
+/**
+ * Live keys are billed; test keys (`fs_test_…`, `fs_pub_test_…`, as Stripe's) charge nothing,
+ * touch no quota and answer with the real scoring plus the magic inputs (scoring/test-mode.ts).
+ */
+export type KeyMode = "live" | "test";
+export const TEST_SECRET_PREFIX = "fs_test_";
+export const TEST_PUBLISHABLE_PREFIX = "fs_pub_test_";
+
+/** The prefix of a key of this type and mode. */
+export function keyPrefix(type: KeyType, mode: KeyMode): string {
+  if (mode === "test") return type === "secret" ? TEST_SECRET_PREFIX : TEST_PUBLISHABLE_PREFIX;
+  return type === "secret" ? SECRET_PREFIX : PUBLISHABLE_PREFIX;
+}
+
+/** Prefixes by what they say, publishable first: `fs_pub_…` does not start with `fs_live_`, but be explicit. */
+const PREFIXES: ReadonlyArray<{ prefix: string; type: KeyType; mode: KeyMode }> = [
+  { prefix: PUBLISHABLE_PREFIX, type: "publishable", mode: "live" },
+  { prefix: TEST_PUBLISHABLE_PREFIX, type: "publishable", mode: "test" },
+  { prefix: SECRET_PREFIX, type: "secret", mode: "live" },
+  { prefix: TEST_SECRET_PREFIX, type: "secret", mode: "test" },
+];
+
 /** Scopes a secret key may carry. `billing` is the manage-billing capability. */
 export const SCOPES = ["sessions", "billing"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -18,9 +40,9 @@ const BODY = /^[0-9A-Za-z]+$/;
  * A fresh key. The plain text is shown once; only `hash` is stored.
  * Layout: prefix + 12-char public key id + 32-char secret (base62, ~190 bits).
  */
-export function generateKey(type: KeyType): { id: string; plain: string; hash: string } {
+export function generateKey(type: KeyType, mode: KeyMode = "live"): { id: string; plain: string; hash: string } {
   const idPart = randomBase62(ID_LEN);
-  const plain = (type === "secret" ? SECRET_PREFIX : PUBLISHABLE_PREFIX) + idPart + randomBase62(SECRET_LEN);
+  const plain = keyPrefix(type, mode) + idPart + randomBase62(SECRET_LEN);
   return { id: `key_${idPart}`, plain, hash: hashKey(plain) };
 }
 
@@ -29,7 +51,7 @@ export function generateKey(type: KeyType): { id: string; plain: string; hash: s
  * e.g. `fs_live_…v2X9` (about 24 of its 190 random bits).
  */
 export function redactKey(plain: string): string {
-  const prefix = plain.startsWith(PUBLISHABLE_PREFIX) ? PUBLISHABLE_PREFIX : plain.startsWith(SECRET_PREFIX) ? SECRET_PREFIX : "";
+  const prefix = PREFIXES.find((p) => plain.startsWith(p.prefix))?.prefix ?? "";
   return `${prefix}…${plain.slice(-4)}`;
 }
 
@@ -38,22 +60,13 @@ export function hashKey(plain: string): string {
   return createHash("sha256").update(plain).digest("hex");
 }
 
-/**
- * Splits a presented key into type and key id without trusting it. null = not our format.
- * Check the publishable prefix first: `fs_pub_live_` does not start with `fs_live_`, but be explicit.
- */
-export function parseKey(plain: string): { type: KeyType; id: string } | null {
-  let type: KeyType;
-  let rest: string;
-  if (plain.startsWith(PUBLISHABLE_PREFIX)) {
-    type = "publishable";
-    rest = plain.slice(PUBLISHABLE_PREFIX.length);
-  } else if (plain.startsWith(SECRET_PREFIX)) {
-    type = "secret";
-    rest = plain.slice(SECRET_PREFIX.length);
-  } else return null;
+/** Splits a presented key into type, mode and key id without trusting it. null = not our format. */
+export function parseKey(plain: string): { type: KeyType; mode: KeyMode; id: string } | null {
+  const kind = PREFIXES.find((p) => plain.startsWith(p.prefix));
+  if (!kind) return null;
+  const rest = plain.slice(kind.prefix.length);
   if (rest.length !== ID_LEN + SECRET_LEN || !BODY.test(rest)) return null;
-  return { type, id: `key_${rest.slice(0, ID_LEN)}` };
+  return { type: kind.type, mode: kind.mode, id: `key_${rest.slice(0, ID_LEN)}` };
 }
 
 /** Constant-time comparison of two hex digests of equal length. */

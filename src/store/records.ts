@@ -70,6 +70,8 @@ export interface KeyRecord {
   expires_at: number | null;
   /** Epoch ms when disabled, or null. */
   disabled_at: number | null;
+  /** "test" for a test-mode key (fs_test_…, fs_pub_test_…); absent for a live key. */
+  mode?: "test";
 }
 
 /** Usage of one org in one period, as stored by the writer. */

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BEACON_GZIP_BUDGET, buildBeacon, type BeaconBuild } from "../../scripts/build-beacon.js";
+import { BEACON_GZIP_BUDGET, buildBeacon, buildBeaconPackage, type BeaconBuild } from "../../scripts/build-beacon.js";
 import { REPO_ROOT } from "../../src/config/index.js";
 
 describe("buildBeacon", () => {
@@ -60,5 +60,20 @@ describe("buildBeacon", () => {
     const r = spawnSync(tsc, ["-p", join(REPO_ROOT, "beacon/tsconfig.json")], { encoding: "utf8", cwd: REPO_ROOT });
     expect(r.stdout + r.stderr).toBe("");
     expect(r.status).toBe(0);
+  });
+});
+
+describe("buildBeaconPackage (@fraudscore/beacon)", () => {
+  const outDir = mkdtempSync(join(tmpdir(), "fs-beacon-pkg-"));
+  afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+  it("is one ES module exporting init, without other imports, within the script tag's gzip budget", async () => {
+    const pkg = await buildBeaconPackage(outDir);
+    const code = readFileSync(pkg.path, "utf8");
+    expect(pkg.path).toBe(join(outDir, "index.js"));
+    expect(pkg.gzipBytes).toBeLessThanOrEqual(BEACON_GZIP_BUDGET);
+    expect(code).toMatch(/export\s*\{[^}]*\binit\b[^}]*\}/);
+    expect(code).not.toMatch(/\bimport\s*[\s{*("'`]/);
+    expect(code).not.toMatch(/\brequire\s*\(/);
   });
 });

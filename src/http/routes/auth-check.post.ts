@@ -1,3 +1,5 @@
+import { magicDecision } from "../../scoring/test-mode.js";
+import { isTestPrincipal } from "../auth.js";
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { analyzeEmailWithMx } from "../../scoring/email.js";
 import { preflightVerdict } from "../../scoring/session-verdict.js";
@@ -96,6 +98,8 @@ export function authCheckPost(deps: AppDeps) {
         // On a login the address is the account's own, accepted at its signup: reported, not weighed.
         emailReasons: email && signup ? email.analysis.reasons : null,
       });
+      const magic = isTestPrincipal(principal) ? magicDecision(body.email, body.ip) : null;
+      if (magic) Object.assign(verdict, magic);
       return {
         data: {
           request_id: requestId,

@@ -1,3 +1,5 @@
+import { magicDecision } from "../../scoring/test-mode.js";
+import { isTestPrincipal } from "../auth.js";
 import { STRONG_TELLS } from "../../scoring/observation.js";
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { fuseCheck, type CheckInput, type CheckResult } from "../../scoring/check.js";
@@ -60,6 +62,8 @@ export function checkPost(deps: AppDeps) {
     },
     async handle({ principal, body, nowMs }) {
       const { data } = await checkSubmission(deps, principal!.orgId, body, nowMs);
+      const magic = isTestPrincipal(principal) ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
+      if (magic) Object.assign(data, magic);
       return { data: new RawJson(checkAnswerJson(data)), credits: 2 };
     },
   });

@@ -23,6 +23,7 @@ export const createKeyBody = z
     project_id: z.string().min(1).max(64).optional(),
     scopes: z.array(z.enum(SCOPES)).max(SCOPES.length).optional(),
     expires_at: z.iso.datetime({ offset: true }).optional(),
+    mode: z.enum(["live", "test"]).optional().describe("`test` for a test-mode key (fs_test_…, fs_pub_test_…): charges nothing, touches no quota, real scoring and the magic inputs. Default `live`."),
   })
   .refine((b) => b.type !== "publishable" || b.project_id !== undefined, {
     message: "a publishable key is bound to a project: give project_id",
@@ -88,6 +89,7 @@ const keyFields = {
   created_at: z.iso.datetime(),
   expires_at: z.iso.datetime().nullable(),
   disabled: z.boolean(),
+  mode: z.enum(["live", "test"]).describe("`test`: a test-mode key, which charges nothing."),
 };
 
 /** `data` of POST /v1/admin/keys/{keyId}/disable: a key without its secret. */

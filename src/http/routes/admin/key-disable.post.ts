@@ -18,7 +18,7 @@ export function adminKeyDisablePost(deps: AppDeps) {
       response: keyResponse,
       errors: ["NOT_FOUND", "NOT_READY"],
       params: { keyId: keyIdParam },
-      example: { params: { keyId: "key_Zk3pQ9xL2mT7" }, response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: true } },
+      example: { params: { keyId: "key_Zk3pQ9xL2mT7" }, response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: true, mode: "live" } },
     },
     async handle({ snap, nowMs, recordAnswer }) {
       const keyId = snap.params[0]!;

@@ -29,13 +29,13 @@ export function adminKeysPost(deps: AppDeps) {
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         body: { type: "secret", scopes: ["sessions"] },
-        response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, key_redacted: "fs_live_…Uv2X", key: "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X", key_already_shown: false },
+        response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, mode: "live", key_redacted: "fs_live_…Uv2X", key: "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X", key_already_shown: false },
       },
     },
     async handle({ body, snap, nowMs, recordAnswer }) {
       const expiresAt = body.expires_at === undefined ? null : Date.parse(body.expires_at);
       if (expiresAt !== null && expiresAt <= nowMs) throw new ApiError("VALIDATION_ERROR", "body.expires_at: must be in the future.");
-      const { id, plain, hash } = generateKey(body.type);
+      const { id, plain, hash } = generateKey(body.type, body.mode ?? "live");
       const key: KeyRecord = {
         id,
         org_id: snap.params[0]!,
@@ -46,6 +46,7 @@ export function adminKeysPost(deps: AppDeps) {
         created_at: new Date(nowMs).toISOString(),
         expires_at: expiresAt,
         disabled_at: null,
+        ...(body.mode === "test" ? { mode: "test" as const } : {}),
       };
       const shown = { ...publicKey(key), key_redacted: redactKey(plain) };
       const data = { ...shown, key: plain, key_already_shown: false };
@@ -69,5 +70,6 @@ export function publicKey(key: KeyRecord) {
     created_at: key.created_at,
     expires_at: key.expires_at === null ? null : new Date(key.expires_at).toISOString(),
     disabled: key.disabled_at !== null,
+    mode: key.mode ?? "live",
   };
 }

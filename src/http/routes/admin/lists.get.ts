@@ -135,7 +135,7 @@ export function adminKeysGet(deps: AppDeps) {
       example: {
         params: { orgId: ORG.id },
         response: {
-          items: [{ id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: ORG.id, project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false }],
+          items: [{ id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: ORG.id, project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, mode: "live" }],
           next_cursor: null,
         },
       },

@@ -81,7 +81,7 @@ export interface paths {
         };
         /**
          * Usage of an org
-         * @description The usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status. Another org's id answers 404 NOT_FOUND, as a missing one does.
+         * @description The usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status; in a cluster, `behind` says how far `used` trails this node's answers while it cannot ship them. Another org's id answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
          */
@@ -991,6 +991,7 @@ export interface components {
         "401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits": {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -1248,6 +1249,7 @@ export interface components {
         "401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY": {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -2459,6 +2461,7 @@ export interface components {
         "401.MISSING_KEY.INVALID_KEY": {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -2592,6 +2595,8 @@ export interface components {
         RequestId: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: string;
+        /** @description The Bearer challenge (RFC 6750): `Bearer realm="fraudscore"` without a key, with `error="invalid_token"` for an unknown, malformed or expired one. */
+        WwwAuthenticate: string;
         /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
         IdempotentReplayed: "true";
         /** @description The org's monthly credit quota (IETF httpapi RateLimit fields): `"monthly";q=<credits>;w=<period seconds>`. Absent for unmetered plans. */
@@ -3033,7 +3038,8 @@ export interface operations {
                      *         "overage_reported": 0,
                      *         "overage_pending": 0,
                      *         "subscription_status": "active",
-                     *         "trial_end": null
+                     *         "trial_end": null,
+                     *         "behind": null
                      *       },
                      *       "error": null,
                      *       "metadata": {
@@ -3072,6 +3078,13 @@ export interface operations {
                             subscription_status: "active" | "trialing" | "past_due" | "canceled" | "incomplete";
                             /** @description End of a Stripe trial; null without one. */
                             trial_end: string | null;
+                            /** @description In a cluster, when this node's debits take a second or more to reach PostgreSQL (slow or away): how far `used` is behind what it answered. Null otherwise. */
+                            behind: {
+                                /** @description Debits answered by the node that answered this call and not in the shared ledger yet. */
+                                records: number;
+                                /** @description Age of the oldest of them, in seconds. */
+                                seconds: number;
+                            } | null;
                         };
                         error: null;
                         metadata: {

@@ -319,6 +319,7 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
         // seen the rest of what came with this request: a pipelined request behind an
         // asynchronous answer makes uWS close the connection, and this answer could never go out.
         state,
+        result.history,
       );
       return;
     }

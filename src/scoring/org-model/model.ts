@@ -107,43 +107,44 @@ const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 /**
  * Learns one feedback: a new label for an example (`previous` null), or a changed label for one
  * learned before (`previous` its old label; a repeated label changes nothing and is not passed
- * here). Returns a new model; `model` is not changed.
+ * here). Changes `model` in place (the writer decodes a fresh one for each feedback) and returns it.
  */
 export function learnFeedback(model: OrgModel, ex: FeedbackExample, spam: boolean, previous: boolean | null, settings: OrgModelSettings = ORG_MODEL_SETTINGS): LearnOutcome {
   const nb = nbScore(model, ex.features, settings);
   const orgProbability = sigmoid(orgLogit(model, ex.g, nb));
   const globalProbability = sigmoid(ex.g);
-  const next: OrgModel = { version: model.version + 1, spam: model.spam, ham: model.ham, counts: new Map(model.counts), calibration: model.calibration, recent: model.recent.slice() };
+  model.version++;
   const key = keyHash(ex.key);
   // Stored as 32-bit floats (codec.ts): a model read back learns exactly as the one in memory.
-  const g = Math.fround(ex.g);
-  const nbStored = Math.fround(nb);
+  const entry: RecentExample = { key, g: Math.fround(ex.g), nb: Math.fround(nb), spam };
   if (previous !== null) {
-    count(next, ex.features, previous, -1);
-    const i = next.recent.findIndex((r) => r.key === key);
-    if (i >= 0) next.recent[i] = { ...next.recent[i]!, spam };
-    else next.recent.push({ key, g, nb: nbStored, spam });
+    count(model, ex.features, previous, -1);
+    const i = model.recent.findIndex((r) => r.key === key);
+    if (i >= 0) model.recent[i] = { ...model.recent[i]!, spam };
+    else model.recent.push(entry);
   } else {
-    next.recent.push({ key, g, nb: nbStored, spam });
+    model.recent.push(entry);
   }
-  count(next, ex.features, spam, 1);
-  if (next.recent.length > ORG_MODEL_LIMITS.recent) next.recent.splice(0, next.recent.length - ORG_MODEL_LIMITS.recent);
-  if (next.counts.size > ORG_MODEL_LIMITS.features) dropRarest(next.counts);
-  next.calibration = fitCalibration(next.recent, settings);
-  return { model: next, orgProbability, globalProbability };
+  count(model, ex.features, spam, 1);
+  if (model.recent.length > ORG_MODEL_LIMITS.recent) model.recent.splice(0, model.recent.length - ORG_MODEL_LIMITS.recent);
+  if (model.counts.size > ORG_MODEL_LIMITS.features) dropRarest(model.counts);
+  model.calibration = fitCalibration(model.recent, settings, model.calibration);
+  return { model, orgProbability, globalProbability };
 }
 
-/** Adds (`delta` 1) or removes (-1) one example's counts. Entries are replaced, never changed in place (models are shared). */
+/** Adds (`delta` 1) or removes (-1) one example's counts. */
 function count(m: OrgModel, f: Int32Array, spam: boolean, delta: 1 | -1): void {
   if (spam) m.spam = Math.max(0, m.spam + delta);
   else m.ham = Math.max(0, m.ham + delta);
   const k = spam ? 0 : 1;
   for (let i = 0; i < f.length; i++) {
-    const prev = m.counts.get(f[i]!);
-    const next: [number, number] = prev ? [prev[0], prev[1]] : [0, 0];
-    next[k] = Math.max(0, next[k] + delta);
-    if (next[0] === 0 && next[1] === 0) m.counts.delete(f[i]!);
-    else m.counts.set(f[i]!, next);
+    let c = m.counts.get(f[i]!);
+    if (!c) {
+      if (delta < 0) continue; // dropped as rare since
+      m.counts.set(f[i]!, (c = [0, 0]));
+    }
+    c[k] = Math.max(0, c[k] + delta);
+    if (c[0] === 0 && c[1] === 0) m.counts.delete(f[i]!);
   }
 }
 
@@ -157,40 +158,44 @@ function dropRarest(counts: Map<number, [number, number]>): void {
 /**
  * The calibration (a, b, c) that maximises the likelihood of the examples' labels from their
  * (g, nb), with a Gaussian prior centred on the global model (a = 1, b = priorB, c = 0) of
- * strength priorStrength. Newton's method on three parameters; deterministic.
+ * strength priorStrength. Newton's method on three parameters from `start` (the previous fit:
+ * one more example moves it little, so two or three steps do); deterministic.
  */
-export function fitCalibration(examples: readonly RecentExample[], settings: OrgModelSettings = ORG_MODEL_SETTINGS): { a: number; b: number; c: number } {
-  const prior = [1, settings.priorB, 0];
+export function fitCalibration(examples: readonly RecentExample[], settings: OrgModelSettings = ORG_MODEL_SETTINGS, start?: { a: number; b: number; c: number }): { a: number; b: number; c: number } {
+  const pa = 1;
+  const pb = settings.priorB;
   const lambda = settings.priorStrength;
-  const theta = prior.slice();
+  let a = start?.a ?? pa;
+  let b = start?.b ?? pb;
+  let c = start?.c ?? 0;
   for (let iter = 0; iter < 25; iter++) {
-    const grad = [lambda * (theta[0]! - prior[0]!), lambda * (theta[1]! - prior[1]!), lambda * (theta[2]! - prior[2]!)];
-    const h = [
-      [lambda, 0, 0],
-      [0, lambda, 0],
-      [0, 0, lambda],
-    ];
+    let ga = lambda * (a - pa);
+    let gb = lambda * (b - pb);
+    let gc = lambda * c;
+    let haa = lambda, hab = 0, hac = 0, hbb = lambda, hbc = 0, hcc = lambda;
     for (const e of examples) {
-      const x = [e.g, e.nb, 1];
-      const p = sigmoid(theta[0]! * e.g + theta[1]! * e.nb + theta[2]!);
+      const p = sigmoid(a * e.g + b * e.nb + c);
       const r = p - (e.spam ? 1 : 0);
       const w = Math.max(p * (1 - p), 1e-9);
-      for (let i = 0; i < 3; i++) {
-        grad[i]! += r * x[i]!;
-        for (let j = 0; j < 3; j++) h[i]![j]! += w * x[i]! * x[j]!;
-      }
+      ga += r * e.g;
+      gb += r * e.nb;
+      gc += r;
+      haa += w * e.g * e.g;
+      hab += w * e.g * e.nb;
+      hac += w * e.g;
+      hbb += w * e.nb * e.nb;
+      hbc += w * e.nb;
+      hcc += w;
     }
-    const step = solve3(h, grad);
+    const step = solve3([[haa, hab, hac], [hab, hbb, hbc], [hac, hbc, hcc]], [ga, gb, gc]);
     if (!step) break;
-    let size = 0;
-    for (let i = 0; i < 3; i++) {
-      theta[i]! -= step[i]!;
-      size = Math.max(size, Math.abs(step[i]!));
-    }
-    if (size < 1e-7) break;
+    a -= step[0]!;
+    b -= step[1]!;
+    c -= step[2]!;
+    if (Math.max(Math.abs(step[0]!), Math.abs(step[1]!), Math.abs(step[2]!)) < 1e-6) break;
   }
   const round = (v: number): number => (Number.isFinite(v) ? Math.fround(v) : 0);
-  return { a: round(theta[0]!), b: round(theta[1]!), c: round(theta[2]!) };
+  return { a: round(a), b: round(b), c: round(c) };
 }
 
 /** Solves the 3×3 system h·x = g (Cramer's rule); null when it is singular. */

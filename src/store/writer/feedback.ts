@@ -65,6 +65,7 @@ export class FeedbackApplier {
       return { ok: true, outcome: "repeated", learning: next, model: null };
     }
     const stored = this.dbs.orgModels.get(orgId);
+    // A fresh model for each feedback: learnFeedback changes it in place.
     const model: OrgModel = stored ? decodeOrgModel(stored) : emptyOrgModel();
     const spam = i.label === "spam";
     const learned = learnFeedback(model, { key, g: evidence.logit, features }, spam, previous ? previous.label === "spam" : null);

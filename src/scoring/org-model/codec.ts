@@ -7,7 +7,7 @@
  *   u32 version, u32 spam, u32 ham, f32 a, f32 b, f32 c
  *   u32 n, then n × (varint feature delta, varint spam count, varint ham count), features ascending
  *   u32 r, then r × (u32 key, f32 g, f32 nb, u8 spam), oldest first
- * About 4 bytes a counted feature: at most ~70 KB at the feature cap.
+ * About 4-5 bytes a counted feature: at most about 100 KB at the model's bounds.
  */
 import type { OrgModel, RecentExample } from "./model.js";
 

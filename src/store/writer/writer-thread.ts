@@ -297,9 +297,10 @@ function repairBudgets(): number {
 }
 
 /**
- * Retention: every 10 minutes the writer deletes bindings past FS_BINDING_RETENTION_DAYS (they
- * stop counting), meter logs unused past the longest window, Stripe event ids after 30 days, and
- * observations and beacon sessions past FS_OBSERVATION_RETENTION_DAYS, in short bounded
+ * Retention: at start and every 10 minutes the writer deletes bindings past
+ * FS_BINDING_RETENTION_DAYS (they stop counting), meter logs unused past the longest window,
+ * Stripe event ids after 30 days, observations and beacon sessions past
+ * FS_OBSERVATION_RETENTION_DAYS, and checks past their org's history setting, in short bounded
  * transactions between which intents keep flowing.
  */
 const PRUNE_BINDINGS_MS = 10 * 60_000;

@@ -10,12 +10,13 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { OverageReporter } from "./billing/overage-reporter.js";
 import { ensureChallengeSecret } from "./challenge/index.js";
-import { loadConfigFromProcess, redactConfig, REPO_ROOT } from "./config/index.js";
+import { loadConfigFromProcess, redactConfig } from "./config/index.js";
 import { ClaimTable } from "./http/admission/claims.js";
 import { LocalQuotaCells, SharedQuotaCells } from "./http/admission/cells.js";
 import { startFront } from "./http/front.js";
 import type { FrontOrder, FrontReport, FrontThreadData } from "./http/front-thread.js";
 import { createLogger } from "./shared/log.js";
+import { threadEntry } from "./shared/thread-entry.js";
 import { journalDirOf } from "./store/charge-journal.js";
 import { bootstrap } from "./store/front/bootstrap.js";
 import { StoreClient } from "./store/front/client.js";
@@ -35,8 +36,8 @@ function freePort(host: string): Promise<number> {
   });
 }
 
-/** The compiled entry of the other front threads. */
-const FRONT_ENTRY = join(REPO_ROOT, "dist/src/http/front-thread.js");
+/** The entry of the other front threads (threadEntry). */
+const FRONT_ENTRY = threadEntry("./http/front-thread.js", import.meta.url);
 /** The advisory lock of the cluster's overage reporter. */
 const OVERAGE_LEADER_LOCK = 0x66730002;
 

@@ -51,6 +51,8 @@ export const CUTS = {
       replace: "resolve({ data: hitAnswerJson(rec.id, sessionId), credits: 0, neverBlock: true });\n                return;\n                services.journal.appendOwned(rec, (err) => {",
     },
   ],
+  /** The RateLimit-Policy and RateLimit headers of metered answers (added after efaf249). */
+  ratelimit: [{ file: "http/router.js", find: "function withRateLimit(headers, deps, orgId, nowMs, route) {", replace: "function withRateLimit(headers, deps, orgId, nowMs, route) {\n    return headers;" }],
   /** Metrics: no histogram observation and no access-log sampling per answer (GET /metrics stays). */
   metrics: [{ file: "http/metrics.js", find: "export function recordAnswer(state, status) {", replace: "export function recordAnswer(state, status) {\n    return;" }],
   /** The content model in POST /v1/check: a fixed analysis instead of the pool's. */

@@ -55,6 +55,8 @@ export interface HttpBenchResult {
   markdown: string;
   /** False when a server died, a scenario failed verification, or responses were wrong. */
   clean: boolean;
+  /** Every scenario's rounds under every generator (bench:guard reads their CPU per response). */
+  series: Series[];
 }
 
 /** One service process the run measures: the current build, or a variant of it (variants.ts). */
@@ -68,6 +70,8 @@ interface Served {
   env: Record<string, string>;
   /** Whether it runs on the run's PostgreSQL. */
   postgres: boolean;
+  /** Parts of its build are cut out (ablate.ts): the checks after the runs do not apply. */
+  ablated: boolean;
   service?: ServiceProcess;
 }
 
@@ -113,21 +117,24 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
         root = built.root;
         describe = `${built.commit.startsWith(v.ref) ? "" : `${v.ref} = `}${built.commit.slice(0, 7)} (${gitSubject(built.commit)}), built in a temporary worktree (node_modules ${built.modules})`;
       }
-      if (opts.ablate?.length) {
-        const copy = ablatedCopies.get(root) ?? ablatedBuild(opts.ablate, root);
-        ablatedCopies.set(root, copy);
+      const cuts = (v as { cuts?: CutName[] }).cuts ?? opts.ablate;
+      if (cuts?.length) {
+        const key = `${root}\0${cuts.join("+")}`;
+        const copy = ablatedCopies.get(key) ?? ablatedBuild(cuts, root);
+        ablatedCopies.set(key, copy);
         root = copy.root;
+        describe += ` without ${cuts.join(", ")} (ablated)`;
       }
       const envText = Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(" ");
       if (envText) describe += ` with ${envText}`;
       const store = v.env.FS_STORE ?? opts.store ?? "lmdb";
-      served.push({ variant: v.name, describe, root, env: v.env, postgres: store === "postgres" });
+      served.push({ variant: v.name, describe, root, env: v.env, postgres: store === "postgres", ablated: Boolean(cuts?.length) });
     }
   } catch (err) {
     cleanupBuilds();
     throw err;
   }
-  const ablated = opts.ablate?.length ? true : null;
+  const ablated = served.some((s) => s.ablated) ? true : null;
 
   const hello = await startHello().catch((err: unknown) => {
     cleanupBuilds();
@@ -232,9 +239,9 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
       if (s.unexpected) problems.push(`${s.scenario} (${s.generator}): ${s.unexpected} responses without the expected status`);
       if (s.socketErrors) problems.push(`${s.scenario} (${s.generator}): ${s.socketErrors} connection errors or timeouts`);
     }
-    if (ablated) notes.push("checks after the runs skipped: an ablated build keeps, stores and charges less on purpose");
+    if (ablated) notes.push("checks after the runs skipped for ablated builds: they keep, store and charge less on purpose");
     for (const a of armed) {
-      if (!a.prepared.afterRuns || a.server.ended() || ablated) continue;
+      if (!a.prepared.afterRuns || a.server.ended() || served.find((s) => s.service === a.server)?.ablated) continue;
       const { ok, line } = await a.prepared.afterRuns(a.expectedSeen, a.loadRuns * opts.connections);
       (ok ? notes : problems).push(`${a.name}: ${line}`);
     }
@@ -271,7 +278,7 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
     ...(problems.length ? ["", "**Problems**", "", ...problems.map((p) => `- ${p}`)] : [`- no problems: every response had the expected status, ${services.length > 1 ? "every server" : "both servers"} stopped cleanly`]),
     "",
   ].join("\n");
-  return { markdown, clean: problems.length === 0 };
+  return { markdown, clean: problems.length === 0, series };
 }
 
 /** The CPU table and what it means, or nothing where /proc gave no figures. */

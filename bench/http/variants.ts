@@ -15,6 +15,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../src/config/index.js";
+import { parseCuts, type CutName } from "./ablate.js";
 
 /** A variant as the flags describe it, before anything is built. */
 export interface VariantSpec {
@@ -24,6 +25,8 @@ export interface VariantSpec {
   ref?: string;
   /** Extra environment for its service process (overrides the runner's own settings). */
   env: Record<string, string>;
+  /** Parts cut out of its build (`ablate=a+b` in --variant; ablate.ts), instead of the run's --ablate. */
+  cuts?: CutName[];
 }
 
 /** Name of the current build's variant when --compare-ref adds another and no --variant is given. */
@@ -48,6 +51,12 @@ export function parseVariant(spec: string): VariantSpec {
     if (eq < 0 || !ENV_NAME.test(key)) throw new Error(`--variant ${spec}: expected ENV=value, got '${pair}'`);
     if (key in env) throw new Error(`--variant ${spec}: ${key} given twice`);
     env[key] = pair.slice(eq + 1).trim();
+  }
+  // `ablate=metrics+ratelimit`: this variant's build with those parts cut (one run compares them).
+  if ("ablate" in env) {
+    const cuts = parseCuts(env.ablate!.split("+").filter(Boolean));
+    delete env.ablate;
+    return { name, env, cuts };
   }
   return { name, env };
 }

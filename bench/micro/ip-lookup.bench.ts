@@ -12,10 +12,10 @@
  * full GC) before and after opening the dataset, and with every facts object built (they are
  * built on first use, so that is the most a long-running reader can hold).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { open } from "lmdb";
@@ -23,7 +23,6 @@ import { Reader } from "mmdb-lib";
 import { Bench } from "tinybench";
 import { SPECIAL_PURPOSE_RANGES, cidrRanges } from "../../scripts/data-build.js";
 import { ensureIpDataset } from "../lib/context.js";
-import { REPO_ROOT, dataDirFromEnv } from "../../src/config/index.js";
 import { IP_KEYS, currentIpDatasetDir, openIpDataset, type IpFacts } from "../../src/datasets/ip-dataset.js";
 import { decodeTable, type Ipv4Table } from "../../src/datasets/ip-table.js";
 import { formatIp, ipv6WordsToBigInt, parseIp, type ParsedIp } from "../../src/shared/ip.js";

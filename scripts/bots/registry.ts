@@ -8,7 +8,6 @@
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import {

@@ -151,7 +151,7 @@ const botNpmSourceSchema = z
 const withheldSchema = z
   .object({
     /** Path prefix, ending in "/" (a whole repository of the layout). */
-    prefix: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._\/-]*\/$/, "a relative directory ending in /"),
+    prefix: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._/-]*\/$/, "a relative directory ending in /"),
     licence: z.string().min(1),
     reason: z.string().min(1),
   })

@@ -1,4 +1,4 @@
-import type { BillingOutcome, OrgRecord } from "../store/records.js";
+import type { OrgRecord } from "../store/records.js";
 import type { AppDeps } from "../http/deps.js";
 import { ApiError } from "../http/errors.js";
 import { defineRoute } from "../http/route.js";

@@ -50,7 +50,7 @@ import { OrgLearningCache } from "./feedback/org-learning.js";
 import { FeedbackLimit } from "./feedback/limit.js";
 import { ProjectDirectory } from "./projects.js";
 import { QuotaGate, type LeaseSource } from "./quota.js";
-import { listen } from "./server.js";
+import { listen, type Listener } from "./server.js";
 import { loadBeaconAsset } from "./static.js";
 
 /** How long journaled records wait before a failed shipment to the store is tried again. */
@@ -93,8 +93,8 @@ export interface RunningFront {
   close(): Promise<void>;
 }
 
-/** Builds one front thread's services over `store` and listens. */
-export async function startFront(setup: FrontSetup, store: StoreClient, log: Logger): Promise<RunningFront> {
+/** Builds one front thread's services over `store` and listens (`listener`: tests serve without a socket). */
+export async function startFront(setup: FrontSetup, store: StoreClient, log: Logger, listener: Listener = listen): Promise<RunningFront> {
   const { config, cluster } = setup;
   // The front's reads: LMDB's read-only view, or, in a cluster, a connection of its own (also
   // used for credit leases and to re-read cached records other nodes may change).
@@ -288,7 +288,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     peers,
     front: { index: setup.index, threads: setup.threads },
   };
-  const server = await listen(deps, beaconAsset, setup.port);
+  const server = await listener(deps, beaconAsset, setup.port);
   // In a cluster: cached keys, projects and plans are read again every FS_CLUSTER_CACHE_MS, so a
   // change made on another node applies here within that bound.
   const refresher = frontPg

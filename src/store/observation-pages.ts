@@ -1,5 +1,4 @@
-import type { ObservationRecord, SessionRecord } from "./records.js";
-import type { ObservationPage, SessionDelta } from "./records.js";
+import type { ObservationRecord, SessionRecord, ObservationPage, SessionDelta } from "./records.js";
 
 /**
  * Pages and session deltas of a batch of journaled observations (records and their lines, same

@@ -1,15 +1,14 @@
-import { join } from "node:path";
 import { Piscina } from "piscina";
-import { REPO_ROOT } from "../config/index.js";
 import { ApiError } from "../http/errors.js";
+import { threadEntry } from "../shared/thread-entry.js";
 import { PROTOCOL_VERSION, type ScoringResult, type ScoringTask, type ScoringWorkerData } from "./messages.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** A task as callers write it: the pool adds the dataset directory. */
 export type TaskInput = DistributiveOmit<ScoringTask, "ipDatasetDir">;
 
-/** Compiled worker entry (threads need JavaScript, also when tests import this from src/). */
-const WORKER_ENTRY = join(REPO_ROOT, "dist/src/workers/scoring-worker.js");
+/** The scoring threads' entry, beside this module (threadEntry). */
+const WORKER_ENTRY = threadEntry("./scoring-worker.js", import.meta.url);
 
 export interface PoolOptions {
   /** IP dataset build directory the threads open first; see setIpDatasetDir. */

@@ -38,12 +38,21 @@ function rss(): number {
   return Number(m![1]) * 1024;
 }
 
+/** Resident memory once it has settled (two readings 100 ms apart within 2 MB): the server is done starting. */
+async function settledRss(): Promise<number> {
+  let last = rss();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = rss();
+    if (Math.abs(now - last) < 2 * MB) return now;
+    last = now;
+  }
+}
+
 describe("request bodies held across connections", () => {
   it("500 slow 1 MB uploads from one address: at most its share is held, the rest refused, memory bounded, others served", async () => {
     const p = await createBeaconProject(server);
-    const gc = () => new Promise((r) => setTimeout(r, 500));
-    await gc();
-    const before = rss();
+    const before = await settledRss();
     const sockets: Socket[] = [];
     const statuses: number[] = [];
     const half = Buffer.alloc(MB / 2, 0x20);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { admin, api, createBeaconProject, createOrgWithKey, startServer, type ApiResponse, type TestServer } from "./helpers/server.js";
+import { scaled } from "../helpers/time.js";
 import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
 
 /**
@@ -171,7 +172,9 @@ describe("a cluster of three nodes on PostgreSQL", () => {
     expect(await ipCall(0, free.key)).toBe(200);
     const h = await api(nodes[0]!, "POST", "/v1/handshake", { key: paid.publishableKey, body: {} });
     expect(h.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 300)); // the first charges shipped
+    // The first charges shipped: another node reads them from PostgreSQL.
+    await expect.poll(() => usedOf(paid.orgId, paid.secretKey, 1), { timeout: scaled(20_000) }).toBe(1 + Number(h.body.metadata.credits ?? 0));
+    await expect.poll(() => usedOf(free.orgId, free.key, 1), { timeout: scaled(20_000) }).toBe(1);
     await db.stop("immediate");
     // Credits the paid org was answered for: one /v1/ip call, the handshake, then what follows.
     let paidCredits = 1 + Number(h.body.metadata.credits ?? 0);

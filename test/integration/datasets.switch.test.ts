@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildIpDataset } from "../../scripts/data-build.js";
+import { scaled } from "../helpers/time.js";
 import { ADMIN_TOKEN, admin, api, startServer, type TestServer } from "./helpers/server.js";
 
 /**
@@ -52,14 +53,16 @@ describe("dataset hot switch", () => {
       while (!stop) statuses.push((await api(server, "GET", "/v1/ip/8.8.8.8", { key })).status);
     };
     const clients = Array.from({ length: 8 }, load);
-    await new Promise((r) => setTimeout(r, 200));
+    // Calls in flight before, between and after the switches (at least 20 answered each time).
+    const answeredPast = (n: number) => expect.poll(() => statuses.length, { timeout: scaled(30_000), interval: 5 }).toBeGreaterThanOrEqual(n);
+    await answeredPast(20);
     const fwd = await admin(server, "POST", "/v1/admin/datasets/activate", { version: second });
     expect(fwd.status).toBe(200);
     expect(fwd.body.data).toEqual({ loaded: second, previous: first, changed: true });
-    await new Promise((r) => setTimeout(r, 200));
+    await answeredPast(statuses.length + 20);
     const back = await admin(server, "POST", "/v1/admin/datasets/activate", { version: first });
     expect(back.body.data).toEqual({ loaded: first, previous: second, changed: true });
-    await new Promise((r) => setTimeout(r, 200));
+    await answeredPast(statuses.length + 20);
     stop = true;
     await Promise.all(clients);
     expect(statuses.length).toBeGreaterThan(50);
@@ -102,8 +105,7 @@ describe("dataset hot switch", () => {
     expect(r.body.data).toMatchObject({ loaded: second, changed: true });
     writeFileSync(join(root, "current"), `${first}\n`);
     server.signal("SIGHUP");
-    for (let i = 0; i < 50 && (await loaded()) !== first; i++) await new Promise((res) => setTimeout(res, 50));
-    expect(await loaded()).toBe(first);
+    await expect.poll(loaded, { timeout: scaled(10_000), interval: 20 }).toBe(first);
     // The pool threads follow the switch too.
     expect((await ready()).body.data.pool.ip_dataset).toBe(first);
   });

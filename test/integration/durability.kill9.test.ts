@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { readBootId } from "../../src/store/writer/meters-env.js";
+import { scaled } from "../helpers/time.js";
 import { admin, api, createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 
 /** Keeps `clients` connections calling a metered endpoint until `stop()`; counts what came back. */
@@ -39,7 +40,7 @@ describe("durability", () => {
     try {
       const { orgId, key } = await createOrgWithKey(server, "pro");
       const l = load(server, key, 32);
-      await new Promise((r) => setTimeout(r, 1500));
+      await expect.poll(() => l.counts.ok, { timeout: scaled(60_000), interval: 20 }).toBeGreaterThan(200);
       await server.kill9();
       await l.stop();
       expect(l.counts.ok).toBeGreaterThan(100);
@@ -65,7 +66,7 @@ describe("durability", () => {
     try {
       const { orgId, key } = await createOrgWithKey(server, "pro");
       const l = load(server, key, 32);
-      await new Promise((r) => setTimeout(r, 1000));
+      await expect.poll(() => l.counts.ok, { timeout: scaled(60_000), interval: 20 }).toBeGreaterThan(200);
       await server.stop();
       await l.stop();
       expect(server.exitCode()).toBe(0);
@@ -122,12 +123,18 @@ describe("durability", () => {
       for (let i = 0; i < 6; i++) {
         const org = await createOrgWithKey(server);
         let stopped = false;
+        let calls = 0;
         const traffic = Array.from({ length: 24 }, async (_, n) => {
-          while (!stopped) await api(server, "GET", "/v1/ip/1.1.1.1", { key: n % 2 === 0 ? unknown : org.key });
+          while (!stopped) {
+            await api(server, "GET", "/v1/ip/1.1.1.1", { key: n % 2 === 0 ? unknown : org.key });
+            calls++;
+          }
         });
-        await new Promise((r) => setTimeout(r, 150));
+        // Every client has made calls before the disable, and again after it.
+        const callsPast = (n: number) => expect.poll(() => calls, { timeout: scaled(30_000), interval: 5 }).toBeGreaterThanOrEqual(n);
+        await callsPast(48);
         expect((await admin(server, "POST", `/v1/admin/keys/${org.keyId}/disable`)).status).toBe(200);
-        await new Promise((r) => setTimeout(r, 150));
+        await callsPast(calls + 48);
         stopped = true;
         await Promise.all(traffic);
         const r = await api(server, "GET", "/v1/ip/8.8.8.8", { key: org.key });

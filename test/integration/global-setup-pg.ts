@@ -8,11 +8,10 @@ import { startPostgres } from "./helpers/postgres.js";
  * getting a database of its own (helpers/server.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const cleanDatasets = await setupDatasets(project);
+  await setupDatasets(project);
   const pg = await startPostgres();
   project.provide("postgresUrl", pg.url());
   return async () => {
     await pg.destroy();
-    cleanDatasets();
   };
 }

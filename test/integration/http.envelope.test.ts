@@ -101,9 +101,14 @@ describe("envelope and front-end errors", () => {
 
   it("keeps serving after a client aborts mid-body", async () => {
     const ctrl = new AbortController();
+    // fetch pulls the second piece once it has sent the first: the request is on its way.
+    let sending!: () => void;
+    const sent = new Promise<void>((r) => (sending = r));
+    let pieces = 0;
     const stream = new ReadableStream({
-      start(c) {
-        c.enqueue(new TextEncoder().encode('{"name":'));
+      pull(c) {
+        if (pieces++ === 0) c.enqueue(new TextEncoder().encode('{"name":'));
+        else sending();
       },
     });
     const p = fetch(server.url + "/v1/admin/orgs", {
@@ -113,7 +118,7 @@ describe("envelope and front-end errors", () => {
       duplex: "half",
       signal: ctrl.signal,
     } as RequestInit).catch((e: Error) => e);
-    await new Promise((r) => setTimeout(r, 100));
+    await sent;
     ctrl.abort();
     expect(await p).toBeInstanceOf(Error);
     const after = await api(server, "GET", "/healthz");

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, api, createOrgWithKey, orgsNamed, useServer, type TestServer } from "./helpers/server.js";
+import { orgsNamed } from "../helpers/idempotency.js";
+import { ADMIN_TOKEN, api, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Issue 25, findings 4 and 9. An admin POST's effect and the stored answer of its Idempotency-Key

@@ -10,6 +10,8 @@ describe("bench variants: flags (bench/http/variants.ts)", () => {
     expect(parseVariant("HEAD")).toEqual({ name: "HEAD", env: {} });
     expect(parseVariant("plain:")).toEqual({ name: "plain", env: {} });
     expect(parseVariant("empty:FS_X=")).toEqual({ name: "empty", env: { FS_X: "" } });
+    expect(parseVariant("lean:ablate=metrics+ratelimit,FS_X=1")).toEqual({ name: "lean", env: { FS_X: "1" }, cuts: ["metrics", "ratelimit"] });
+    expect(() => parseVariant("bad:ablate=nosuchcut")).toThrow(/unknown cut 'nosuchcut'/);
     expect(parseVariant("url:DATABASE_URL=postgres://u@h/db?x=1")).toEqual({ name: "url", env: { DATABASE_URL: "postgres://u@h/db?x=1" } });
   });
 

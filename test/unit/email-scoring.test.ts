@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildEmailLists } from "../../src/datasets/email-lists.js";
+import { buildEmailLists, emailLists } from "../../src/datasets/email-lists.js";
 import type { MxResult } from "../../src/datasets/mx.js";
 import * as mod from "../../src/scoring/email.js";
 import {
@@ -12,7 +12,6 @@ import {
   suggestDomain,
   toCheckEmailSignals,
 } from "../../src/scoring/email.js";
-import { emailLists } from "../../src/datasets/email-lists.js";
 
 const FOUND: MxResult = { outcome: "found", hosts: ["mx1.example.com", "mx2.example.com"], implicit: false, nullMx: false, cache: "miss" };
 const IMPLICIT: MxResult = { outcome: "found", hosts: ["example.com"], implicit: true, nullMx: false, cache: "miss" };

@@ -1,6 +1,5 @@
 import type { z } from "zod";
 import { formatIp, parseIp } from "../../shared/ip.js";
-import type { MeterOutcome } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { RawJson, jsonNumber as num } from "../respond.js";

@@ -1,7 +1,6 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { ownOrgId } from "./project-access.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
 import { usageResponse } from "../schemas/usage.js";
 import { orgIdParam } from "../schemas/params.js";

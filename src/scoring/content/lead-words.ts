@@ -43,7 +43,7 @@ function parse(src: string): Tok[] {
     if (c === "w") return { t: "word" };
     if (c === "s") return { t: "chars", chars: [" "] }; // any white space ends a word alike
     if (c === "d") return { t: "chars", chars: [..."0123456789"] };
-    if (/[.\/$?'()\[\]\-\\]/.test(c)) return { t: "chars", chars: [c] };
+    if (/[./$?'()[\]\-\\]/.test(c)) return { t: "chars", chars: [c] };
     return fail(`escape \\${c}`);
   };
   const cls = (): Tok => {

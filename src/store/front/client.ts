@@ -1,14 +1,13 @@
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
-import { join } from "node:path";
-import { REPO_ROOT } from "../../config/index.js";
+import { threadEntry } from "../../shared/thread-entry.js";
 import { TurnBatcher } from "../../shared/turn-batcher.js";
 import { PROTOCOL_VERSION, type Ack, type AckBatch, type AckOf, type IntentBatch, type IntentOf, type Op, type WriterData, type WriterMessage, type WriterPort, type WriterReady } from "../protocol.js";
 
 /** Intents sent in one message at most (TurnBatcher). */
 const CHUNK = 16;
 
-/** The compiled writer entry; worker threads need JavaScript, also when tests import this from src/. */
-const WRITER_ENTRY = join(REPO_ROOT, "dist/src/store/writer/writer-thread.js");
+/** The writer thread's entry (threadEntry). */
+const WRITER_ENTRY = threadEntry("../writer/writer-thread.js", import.meta.url);
 
 /**
  * The front's handle on the single writer. `send` queues an intent; the intents queued in one

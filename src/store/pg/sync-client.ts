@@ -1,9 +1,8 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
-import { join } from "node:path";
-import { REPO_ROOT } from "../../config/index.js";
+import { threadEntry } from "../../shared/thread-entry.js";
 import type { BridgeData, BridgeRequest, BridgeResponse, Statement } from "./sync-protocol.js";
 
-const WORKER_ENTRY = join(REPO_ROOT, "dist/src/store/pg/sync-worker.js");
+const WORKER_ENTRY = threadEntry("./sync-worker.js", import.meta.url);
 
 /** A statement PostgreSQL refused, or a connection that failed; `code` is the SQLSTATE ("CONNECTION" when none). */
 export class PgError extends Error {

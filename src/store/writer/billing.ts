@@ -1,8 +1,7 @@
 import type { KvDatabase as Database } from "../state-env.js";
 import type { Plan, SubscriptionStatus } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import type { OrgRecord, UsageRecord } from "../records.js";
-import type { BillingEvent, BillingOutcome, OverageClaim, OverageState } from "../records.js";
+import type { OrgRecord, UsageRecord, BillingEvent, BillingOutcome, OverageClaim, OverageState } from "../records.js";
 
 /** Stripe accepts meter events up to 35 days old; past this a report is set aside. */
 const UNBILLABLE_AFTER_MS = 34 * 86_400_000;

@@ -40,7 +40,6 @@ export const STRIPE_API_VERSION = "2026-10-28.endive" as const;
  * strings the SDK sent (numbers and booleans arrive as text: `"14"`, `"true"`); `a[0][b]` becomes
  * arrays of objects. Typed loosely on purpose so tests can index into it.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type FormBody = Record<string, any>;
 
 /** One request as the server received it. */
@@ -235,7 +234,6 @@ export function parseStripeForm(raw: string): FormBody {
   for (const [key, value] of new URLSearchParams(raw)) {
     const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
     const segments = m ? [m[1]!, ...[...m[2]!.matchAll(/\[([^[\]]*)\]/g)].map((s) => s[1]!)] : [key];
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     let node: any = root;
     for (let i = 0; i < segments.length; i++) {
       let seg = segments[i]!;
@@ -1121,7 +1119,6 @@ export async function startStripeServer(options: StripeServerOptions = {}): Prom
   function updateSubscription(id: string, body: FormBody): Stripe.Subscription {
     const sub = subscriptions.get(id);
     if (!sub) throw noSuch("subscription", id);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const s = sub as any;
     if (body.cancel_at_period_end !== undefined) {
       s.cancel_at_period_end = body.cancel_at_period_end === "true";
@@ -1144,7 +1141,6 @@ export async function startStripeServer(options: StripeServerOptions = {}): Prom
   function cancelSubscription(id: string): Stripe.Subscription {
     const sub = subscriptions.get(id);
     if (!sub) throw noSuch("subscription", id);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const s = sub as any;
     const now = nowSeconds();
     s.status = "canceled";

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { ADMIN_TOKEN, api, createOrgWithKey } from "../integration/helpers/server.js";
+
+let server!: TestApp;
+// Every answer in the access log, so the test can find its own request ids there.
+useApp((s) => (server = s), { FS_ACCESS_LOG_SAMPLE: "1" });
+
+async function scrape(): Promise<{ status: number; type: string | null; text: string }> {
+  const res = await server.fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
+}
+
+/** The value of one series line, e.g. `fs_pool_threads` or `x{a="b"}`; NaN when absent. */
+function value(text: string, series: string): number {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : Number.NaN;
+}
+
+describe("GET /metrics", () => {
+  it("is for the admin token only, with errors in the envelope", async () => {
+    const none = await api(server, "GET", "/metrics");
+    expect(none.status).toBe(401);
+    expect(none.body.error.code).toBe("MISSING_KEY");
+    const org = await createOrgWithKey(server);
+    const wrong = await api(server, "GET", "/metrics", { key: org.key });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error.code).toBe("INVALID_KEY");
+  });
+
+  it("counts answers per route, method and status, and reports pool, writer, journals and datasets", async () => {
+    const org = await createOrgWithKey(server);
+    const before = await scrape();
+    const ok = 'fs_http_request_duration_seconds_count{route="/v1/ip/:ip",method="GET",status="200"}';
+    const bad = 'fs_http_request_duration_seconds_count{route="/v1/ip/:ip",method="GET",status="400"}';
+    const was = (s: string) => (Number.isNaN(value(before.text, s)) ? 0 : value(before.text, s));
+    for (let i = 0; i < 5; i++) expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: org.key })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await api(server, "GET", "/v1/ip/not-an-ip", { key: org.key })).status).toBe(400);
+    expect((await api(server, "GET", "/v1/nothing-here")).status).toBe(404);
+
+    const after = await scrape();
+    expect(after.status).toBe(200);
+    expect(after.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(value(after.text, ok) - was(ok)).toBe(5);
+    expect(value(after.text, bad) - was(bad)).toBe(3);
+    expect(after.text).toMatch(/fs_http_request_duration_seconds_count\{route="unmatched",method="",status="404"\} \d+/);
+    // Every bucket line is cumulative and ends with +Inf equal to the count.
+    expect(value(after.text, 'fs_http_request_duration_seconds_bucket{le="+Inf",route="/v1/ip/:ip",method="GET",status="200"}')).toBe(value(after.text, ok));
+
+    expect(value(after.text, "fs_pool_threads")).toBe(1);
+    expect(value(after.text, "fs_pool_queue_depth")).toBe(0);
+    expect(value(after.text, 'fs_pool_task_seconds{phase="run",quantile="0.5"}')).toBeGreaterThanOrEqual(0);
+    // The writer committed at least the org and key creation.
+    expect(value(after.text, "fs_writer_commit_intents_count")).toBeGreaterThan(0);
+    expect(value(after.text, "fs_writer_commit_seconds_count")).toBe(value(after.text, "fs_writer_commit_intents_count"));
+    expect(value(after.text, 'fs_journal_backlog_records{journal="charges"}')).toBeGreaterThanOrEqual(0);
+    expect(value(after.text, 'fs_journal_backlog_records{journal="observations"}')).toBeGreaterThanOrEqual(0);
+    // The shipped snapshot is dated: each family's age is a real, positive number of seconds.
+    const cloud = value(after.text, 'fs_dataset_age_seconds{family="cloud"}');
+    expect(cloud).toBeGreaterThan(0);
+    expect(cloud).toBeLessThan(10 * 365 * 86_400);
+    expect(value(after.text, "fs_dataset_built_timestamp_seconds")).toBeGreaterThan(1.7e9);
+    expect(after.text).toMatch(/^process_cpu_user_seconds_total \d/m);
+  });
+
+  it("the journal backlog drains once the ledger forwarder has sent the charges", async () => {
+    const org = await createOrgWithKey(server);
+    for (let i = 0; i < 4; i++) await api(server, "GET", "/v1/ip/1.1.1.1", { key: org.key });
+    // The usage read goes through the writer after the forwarder flushed (AppDeps.flushLedger).
+    await api(server, "GET", `/v1/orgs/${org.orgId}/usage`, { key: org.key });
+    const m = await scrape();
+    expect(value(m.text, 'fs_journal_backlog_records{journal="charges"}')).toBe(0);
+  });
+});
+
+describe("access log", () => {
+  it("writes one pino line per sampled answer, with its request id, route, status and time", async () => {
+    const id = `acc-${Date.now()}`;
+    const res = await server.fetch(`${server.url}/v1/ip/8.8.8.8`, { headers: { "x-request-id": id } });
+    expect(res.status).toBe(401);
+    const lineOf = () => server.output().split("\n").find((l) => l.includes(`"request_id":"${id}"`));
+    await expect.poll(lineOf).toBeDefined();
+    const line = lineOf();
+    const rec = JSON.parse(line!);
+    expect(rec).toMatchObject({ level: "info", component: "access", msg: "request", route: "GET /v1/ip/:ip", status: 401 });
+    expect(rec.ms).toBeGreaterThanOrEqual(0);
+    expect(Date.parse(rec.time)).toBeGreaterThan(0);
+  });
+});

@@ -1,8 +1,8 @@
 /**
  * Runs the tests that read data the repository does not ship (test/corpora/): the content
- * model's evaluations on the labelled text corpora, the lead-word pre-check against the previous
- * code on the same texts, and, with --sources, data/sources.json against a full directory of the
- * sources layout.
+ * model's evaluations on the labelled text corpora, the lead-word pre-check against the golden
+ * answers the code before it gave on the same texts, and, with --sources, data/sources.json
+ * against a full directory of the sources layout.
  *
  *   npm run test:corpora -- TEXT_DIR [--sources DIR]
  *

@@ -265,7 +265,14 @@ export async function runHttpBench(opts: HttpBenchOptions): Promise<HttpBenchRes
   const markdown = [
     `## HTTP: service${pg ? " (FS_STORE=postgres)" : ""} vs uWS hello world (${new Date().toISOString()})`,
     "",
-    ...(ablated ? [`**ABLATED BUILD, not the product**: cut ${opts.ablate!.join(", ")} (bench/http/ablate.ts); its answers are wrong on purpose.`, ""] : []),
+    ...(ablated
+      ? [
+          opts.ablate?.length
+            ? `**ABLATED BUILD, not the product**: cut ${opts.ablate.join(", ")} (bench/http/ablate.ts); its answers are wrong on purpose.`
+            : `**ABLATED VARIANTS, not the product**: ${served.filter((s) => s.ablated).map((s) => s.variant).join(", ")} (bench/http/ablate.ts); their answers are wrong on purpose.`,
+          "",
+        ]
+      : []),
     ...contextLines(opts, generators, dataDir, served).map((l) => `- ${l}`),
     "",
     markdownTable(rows),

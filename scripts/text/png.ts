@@ -2,31 +2,14 @@
  * Minimal PNG encoder (8-bit RGB, no interlace) on node:zlib, and a tiny raster canvas with the
  * few drawing operations the reliability diagram needs. Output is deterministic for equal input.
  */
-import { deflateSync } from "node:zlib";
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-/** CRC-32 (ISO 3309, as PNG chunks use). */
-export function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
+import { crc32, deflateSync } from "node:zlib";
 
 function chunk(type: string, data: Buffer): Buffer {
   const out = Buffer.alloc(12 + data.length);
   out.writeUInt32BE(data.length, 0);
   out.write(type, 4, "latin1");
   data.copy(out, 8);
-  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
+  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length); // CRC-32 of type and data
   return out;
 }
 

@@ -62,6 +62,16 @@ export const STATUS_TEXT: Record<number, string> = {
  * An expected failure with a catalogue code and a message safe to show the client.
  * `headers` and `metadata` travel into the response (Allow, Retry-After, ratelimit).
  */
+/**
+ * The `WWW-Authenticate` challenge of each 401 (RFC 6750, section 3): a request without a key
+ * gets the bare scheme; a key that is unknown, malformed or expired gets `error="invalid_token"`.
+ */
+const CHALLENGES: Partial<Record<ErrorCode, string>> = {
+  MISSING_KEY: 'Bearer realm="fraudscore"',
+  INVALID_KEY: 'Bearer realm="fraudscore", error="invalid_token"',
+  EXPIRED_KEY: 'Bearer realm="fraudscore", error="invalid_token", error_description="The key has expired"',
+};
+
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -82,7 +92,8 @@ export class ApiError extends Error {
     this.name = "ApiError";
     this.code = code;
     this.status = statusOf(code);
-    this.headers = extra?.headers;
+    const challenge = CHALLENGES[code];
+    this.headers = challenge ? { ...extra?.headers, "www-authenticate": challenge } : extra?.headers;
     this.metadata = extra?.metadata;
   }
 }

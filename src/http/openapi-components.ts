@@ -90,6 +90,10 @@ export const TEST_NOW_PARAM = {
 export const HEADERS = {
   RequestId: { description: "The request id (also metadata.request_id).", schema: { type: "string" } },
   RetryAfter: { description: "Seconds to wait before retrying.", schema: { type: "string", pattern: "^[0-9]+$" } },
+  WwwAuthenticate: {
+    description: 'The Bearer challenge (RFC 6750): `Bearer realm="fraudscore"` without a key, with `error="invalid_token"` for an unknown, malformed or expired one.',
+    schema: { type: "string", pattern: '^Bearer realm="fraudscore"' },
+  },
   IdempotentReplayed: { description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } },
   RateLimitPolicy: {
     description: 'The org\'s monthly credit quota (IETF httpapi RateLimit fields): `"monthly";q=<credits>;w=<period seconds>`. Absent for unmetered plans.',

@@ -273,6 +273,7 @@ function errorResponse(status: number, codes: ErrorCode[], credits: boolean): Re
     headers: {
       "X-Request-Id": { $ref: "#/components/headers/RequestId" },
       ...(retry ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}),
+      ...(status === 401 ? { "WWW-Authenticate": { $ref: "#/components/headers/WwwAuthenticate" } } : {}),
       ...(limited ? { "RateLimit-Policy": { $ref: "#/components/headers/RouteRateLimitPolicy" }, RateLimit: { $ref: "#/components/headers/RouteRateLimit" } } : {}),
     },
     content: { "application/json": { schema: toJsonSchema(errorEnvelope(codes, extra), "output"), example: errorExample(codes[0]!, credits) } },

@@ -10,6 +10,7 @@ describe("GET /v1/ip/{ip} authentication", () => {
     const r = await api(server, "GET", "/v1/ip/8.8.8.8");
     expect(r.status).toBe(401);
     expect(r.body.error.code).toBe("MISSING_KEY");
+    expect(r.headers.get("www-authenticate")).toBe('Bearer realm="fraudscore"');
   });
 
   it("401 INVALID_KEY for unknown, malformed and tampered keys", async () => {
@@ -19,6 +20,7 @@ describe("GET /v1/ip/{ip} authentication", () => {
       const r = await api(server, "GET", "/v1/ip/8.8.8.8", { key });
       expect(r.status, key).toBe(401);
       expect(r.body.error.code).toBe("INVALID_KEY");
+      expect(r.headers.get("www-authenticate")).toBe('Bearer realm="fraudscore", error="invalid_token"');
     }
     const basic = await api(server, "GET", "/v1/ip/8.8.8.8", { headers: { authorization: "Basic abc" } });
     expect(basic.body.error.code).toBe("INVALID_KEY");
@@ -40,6 +42,7 @@ describe("GET /v1/ip/{ip} authentication", () => {
     const later = await api(server, "GET", "/v1/ip/8.8.8.8", { key: k.body.data.key, headers: { "x-fs-test-now": String(expiresAt + 1) } });
     expect(later.status).toBe(401);
     expect(later.body.error.code).toBe("EXPIRED_KEY");
+    expect(later.headers.get("www-authenticate")).toMatch(/^Bearer realm="fraudscore", error="invalid_token"/);
   });
 
   it("403 KEY_DISABLED right after the admin disables the key", async () => {

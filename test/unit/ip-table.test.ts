@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   NOT_FOUND,
@@ -77,26 +78,30 @@ describe("findIpv4", () => {
     expect([99, 100, 150, 200, 201].map((ip) => findIpv4(one, ip))).toEqual([-1, 7, 7, 7, -1]);
   });
 
-  it("agrees with a linear scan on a random table", () => {
-    let seed = 42;
-    const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), seed);
-    const rows: Array<[number, number, number]> = [];
-    let at = 0;
-    for (let i = 0; i < 500 && at < 0xffff0000; i++) {
-      // Sometimes touching, sometimes a small gap, sometimes a jump over whole buckets.
-      const start = at + (rand() % 3) * 1000 + (rand() % 4 === 0 ? rand() % 0x2000000 : 0);
-      const end = start + (rand() % 5000);
-      rows.push([start, end, i]);
-      at = end + 1;
-    }
-    const t = v4Table(rows);
-    const ti = indexTable(t, 1);
-    for (let k = 0; k < 5000; k++) {
-      const ip = rand() % (at + 1000);
-      const linear = rows.find(([s, e]) => s <= ip && ip <= e)?.[2] ?? NOT_FOUND;
-      expect(findIpv4(t, ip)).toBe(linear);
-      expect(findIpv4(ti, ip)).toBe(linear);
-    }
+  it("agrees with a linear scan on random tables", () => {
+    fc.assert(
+      fc.property(fc.gen(), (g) => {
+        const rand = (): number => g(fc.nat, { max: 0x7fffffff });
+        const rows: Array<[number, number, number]> = [];
+        let at = 0;
+        for (let i = 0; i < 500 && at < 0xffff0000; i++) {
+          // Sometimes touching, sometimes a small gap, sometimes a jump over whole buckets.
+          const start = at + (rand() % 3) * 1000 + (rand() % 4 === 0 ? rand() % 0x2000000 : 0);
+          const end = start + (rand() % 5000);
+          rows.push([start, end, i]);
+          at = end + 1;
+        }
+        const t = v4Table(rows);
+        const ti = indexTable(t, 1);
+        for (let k = 0; k < 1000; k++) {
+          const ip = rand() % (at + 1000);
+          const linear = rows.find(([s, e]) => s <= ip && ip <= e)?.[2] ?? NOT_FOUND;
+          expect(findIpv4(t, ip)).toBe(linear);
+          expect(findIpv4(ti, ip)).toBe(linear);
+        }
+      }),
+      { numRuns: 10 },
+    );
   });
 });
 

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { isIPv4, isIPv6 } from "node:net";
 import { describe, expect, it } from "vitest";
 import {
@@ -206,10 +207,10 @@ describe("parseIp against independent parsers", () => {
   // Random near-valid text: real addresses written in assorted legal forms, then sometimes
   // mutated by one character. node:net decides validity (it forbids IPv4 leading zeros too) and
   // the WHATWG URL host parser gives the canonical IPv6 text.
-  let seed = 12345;
-  const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), (seed >>> 8) % n);
-  const hexGroup = () => (rand(4) === 0 ? 0 : rand(4) === 0 ? rand(16) : rand(0x10000)).toString(16);
-  function candidate(): string {
+  // fast-check draws the choices (fc.gen), so a failure is reported with its seed and replays.
+  function candidate(g: fc.GeneratorValue): string {
+    const rand = (n: number): number => g(fc.nat, { max: n - 1 });
+    const hexGroup = () => (rand(4) === 0 ? 0 : rand(4) === 0 ? rand(16) : rand(0x10000)).toString(16);
     if (rand(5) === 0) return [rand(300), rand(300), rand(300), rand(300)].map(String).join(".");
     const groups = Array.from({ length: 8 }, hexGroup);
     if (rand(6) === 0) groups.splice(0, 6, "0", "0", "0", "0", "0", "ffff");
@@ -240,21 +241,24 @@ describe("parseIp against independent parsers", () => {
 
   it("accepts exactly what node:net accepts and reads the same address", () => {
     let valid = 0;
-    for (let k = 0; k < 20_000; k++) {
-      const text = candidate();
-      const got = parseIp(text);
-      const nodeSays = isIPv4(text) || (isIPv6(text) && !text.includes("%"));
-      expect(got !== null, text).toBe(nodeSays);
-      if (!got) continue;
-      valid++;
-      if (got.version === 4 && !got.mapped) {
-        expect(formatIpv4(got.v4)).toBe(text);
-      } else {
-        const host = new URL(`http://[${text}]/`).hostname.slice(1, -1);
-        const words = got.version === 6 ? got.words : Uint32Array.of(0, 0, 0xffff, got.v4);
-        expect(formatIpv6(words), text).toBe(host);
-      }
-    }
+    fc.assert(
+      fc.property(fc.gen(), (g) => {
+        const text = candidate(g);
+        const got = parseIp(text);
+        const nodeSays = isIPv4(text) || (isIPv6(text) && !text.includes("%"));
+        expect(got !== null, text).toBe(nodeSays);
+        if (!got) return;
+        valid++;
+        if (got.version === 4 && !got.mapped) {
+          expect(formatIpv4(got.v4)).toBe(text);
+        } else {
+          const host = new URL(`http://[${text}]/`).hostname.slice(1, -1);
+          const words = got.version === 6 ? got.words : Uint32Array.of(0, 0, 0xffff, got.v4);
+          expect(formatIpv6(words), text).toBe(host);
+        }
+      }),
+      { numRuns: 20_000 },
+    );
     expect(valid).toBeGreaterThan(5_000);
   });
 });

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { combineFacts, type AsnFacts } from "../../scripts/sources/facts.js";
 import type { RangeKind } from "../../scripts/sources/manifest.js";
@@ -100,10 +101,9 @@ describe("overlayClaims", () => {
   });
 
   it("agrees with a per-address reference on random ranges", () => {
-    let seed = 99;
-    const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
     const kinds: RangeKind[] = ["cloud", "datacenter", "vpn", "scanner", "crawler", "tor"];
-    for (let round = 0; round < 20; round++) {
+    const round = (g: fc.GeneratorValue): void => {
+      const rand = (n: number): number => g(fc.nat, { max: n - 1 });
       const claims = Array.from({ length: 6 }, (_, i) =>
         claim(kinds[i]!, `src${i}`, { name: `n${rand(3)}`, region: kinds[i] === "cloud" ? `r${rand(2)}` : null, crawler: kinds[i] === "crawler" ? { id: `c${i}`, operator: "o" } : null }),
       );
@@ -136,7 +136,8 @@ describe("overlayClaims", () => {
           .sort((x, y) => x.e - x.s - (y.e - y.s) || claims[x.c]!.order - claims[y.c]!.order || x.row - y.row)[0];
         expect(got!.flags.datacenter).toBe(dcWinner && claims[dcWinner.c]!.source);
       }
-    }
+    };
+    fc.assert(fc.property(fc.gen(), round), { numRuns: 20 });
   });
 });
 

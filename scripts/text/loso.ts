@@ -27,6 +27,7 @@ import { DEFAULT_TRAIN_OPTIONS, fitPlatt, type FeatureCache, type TrainOptions }
 import { evaluate, reliabilityBins, type Bin, type Metrics } from "./metrics.js";
 import { DEFAULT_KEEP, SOURCE_WEIGHTS, fitModel, plattProbabilities, rawLogits } from "./pipeline.js";
 import { seededShuffle } from "./split.js";
+import type { DecodedModel } from "../../src/scoring/content/model-file.js";
 
 /** Languages of each source's text (the LOSO target applies only where another source shares it). */
 export const SOURCE_LANGUAGE: Record<SourceName, string> = {
@@ -130,8 +131,11 @@ export function fitPooledPlatt(parts: readonly { z: number[]; y: number[] }[], w
   return weighted ? fitPlatt(z, y, w) : fitPlatt(z, y);
 }
 
-/** Runs LOSO over every source present in `bySource`. `log` gets one line per fold. */
-export function runLoso(bySource: Map<SourceName, TextRow[]>, cfg: LosoConfig = DEFAULT_LOSO_CONFIG, log: (line: string) => void = () => {}): LosoResult {
+/**
+ * Runs LOSO over every source present in `bySource`. `log` gets one line per fold; `models`, when
+ * given, receives each fold's model (the few-shot evaluation starts from them).
+ */
+export function runLoso(bySource: Map<SourceName, TextRow[]>, cfg: LosoConfig = DEFAULT_LOSO_CONFIG, log: (line: string) => void = () => {}, models?: Map<SourceName, DecodedModel>): LosoResult {
   const sources = [...TWO_CLASS_SOURCES, ...ONE_CLASS_SOURCES].filter((s) => bySource.has(s));
   const oof = new Map<SourceName, { z: number[]; y: number[] }>();
   const cache: FeatureCache = new Map();
@@ -139,6 +143,7 @@ export function runLoso(bySource: Map<SourceName, TextRow[]>, cfg: LosoConfig = 
     const t0 = Date.now();
     const train = sources.filter((o) => o !== s).flatMap((o) => bySource.get(o)!);
     const model = fitModel(train, cfg.opts, cfg.keep, cfg.sourceWeights, 1, cache);
+    models?.set(s, model);
     const held = bySource.get(s)!;
     oof.set(s, { z: rawLogits(model, held), y: held.map((r) => r.label) });
     log(`fold ${s}: trained on ${train.length}, scored ${held.length} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);

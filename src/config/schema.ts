@@ -197,6 +197,11 @@ export const envSchema = z.object({
   FS_DASHBOARD_SIGNIN_WINDOW_MINUTES: positiveInt.max(1440).default(15),
   /** Days beacon observations and their sessions are kept. Example: 30. */
   FS_OBSERVATION_RETENTION_DAYS: positiveInt.max(3650).default(30),
+  /**
+   * POST /v1/feedback calls per org per minute (per front thread), past which 429 RATE_LIMITED:
+   * each one rewrites the org's model in a writer commit. 0 turns the limit off. Example: 600.
+   */
+  FS_FEEDBACK_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(600),
   /** Days a session-resolution binding counts towards shared-account figures. Example: 90. */
   FS_BINDING_RETENTION_DAYS: positiveInt.max(3650).default(90),
   /**

@@ -18,6 +18,8 @@ import type { QuotaGate } from "./quota.js";
 import type { ServiceMetrics } from "./metrics.js";
 import type { IdempotencyKeys } from "./idempotency.js";
 import type { FrontPeers } from "./peers.js";
+import type { OrgLearningCache } from "./feedback/org-learning.js";
+import type { FeedbackLimit } from "./feedback/limit.js";
 
 /** Services the route handlers use. Built once in main.ts. */
 export interface AppDeps {
@@ -55,6 +57,10 @@ export interface AppDeps {
   email: EmailServices;
   /** The trained content model (data/content-model), run on the scoring pool in batches. */
   content: ContentBatcher;
+  /** Each org's check history setting and own model (feedback/org-learning.ts). */
+  learning: OrgLearningCache;
+  /** The per-org limit on POST /v1/feedback (FS_FEEDBACK_PER_MINUTE). */
+  feedbackLimit: FeedbackLimit;
   /** Keyed hashes for identifiers the store keeps (session resolution, metering). */
   pseudonyms: Pseudonymizer;
   /** Stripe billing; null when not configured (billing endpoints answer 503). */

@@ -32,7 +32,7 @@ import { ClusterLeases, LeaseClock } from "../store/pg/leases.js";
 import { PgPool } from "../store/pg/pool.js";
 import { ClusterRefresher } from "../store/pg/refresh.js";
 import { SyncPg } from "../store/pg/sync-client.js";
-import type { ChargeRecord, KeyRecord, ObservationRecord, OrgRecord, ProjectRecord, UsageRecord } from "../store/records.js";
+import type { ChargeRecord, KeyRecord, ObservationRecord, OrgLearningRecord, OrgRecord, ProjectRecord, UsageRecord } from "../store/records.js";
 import { openPgState, openState, type StateDbs } from "../store/state-env.js";
 import { ContentBatcher } from "../workers/content-batcher.js";
 import { ScoringPool } from "../workers/pool.js";
@@ -50,6 +50,8 @@ import type { AppDeps } from "./deps.js";
 import { IdempotencyKeys } from "./idempotency.js";
 import { activateMetrics, ServiceMetrics } from "./metrics.js";
 import { FrontPeers } from "./peers.js";
+import { OrgLearningCache } from "./feedback/org-learning.js";
+import { FeedbackLimit } from "./feedback/limit.js";
 import { ProjectDirectory } from "./projects.js";
 import { QuotaGate, type LeaseSource } from "./quota.js";
 import { listen, type Listener } from "./server.js";
@@ -263,7 +265,8 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       },
     },
   };
-  const peers = new FrontPeers(setup.threads, { auth, projects, quota, readDbs: peerDbs, ipDatasets, metrics });
+  const learning = new OrgLearningCache(readDbs, (orgId, err) => log.error("org model unreadable; the org's checks use the global model", { org_id: orgId, reason: err.message }));
+  const peers = new FrontPeers(setup.threads, { auth, projects, quota, learning, readDbs: peerDbs, ipDatasets, metrics });
   const deps: AppDeps = {
     config,
     log,
@@ -291,6 +294,8 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     flushObservations: obsForwarder.flush,
     challenge: createChallengeService({ secret: setup.secrets.challenge, projects, spend: storeSpender(store) }),
     content: new ContentBatcher(pool, loadContentModel()),
+    learning,
+    feedbackLimit: new FeedbackLimit(config.FS_FEEDBACK_PER_MINUTE),
     pseudonyms: new Pseudonymizer(setup.secrets.identifier),
     billing,
     email: {
@@ -319,6 +324,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
           { table: "keys", ids: () => auth.cachedKeyIds(), update: (id, k: KeyRecord | undefined) => (k ? auth.rememberKey(k) : auth.forgetKey(id)) },
           { table: "projects", ids: () => projects.cachedIds(), update: (id, p: ProjectRecord | undefined) => (p ? projects.remember(p) : projects.forget(id)) },
           { table: "orgs", ids: () => quota.orgIds(), update: (_id, o: OrgRecord | undefined) => o && quota.orgChanged(o) },
+          { table: "org_learning", ids: () => learning.orgIds(), update: (id, l: OrgLearningRecord | undefined) => learning.refreshed(id, l) },
         ],
         config.FS_CLUSTER_CACHE_MS,
         (err) => log.warn("cached records not refreshed: PostgreSQL unreachable; serving what is cached", { reason: err.message }),

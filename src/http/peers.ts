@@ -6,6 +6,7 @@ import type { IpDatasetHolder } from "../datasets/holder.js";
 import type { Authenticator } from "./auth.js";
 import type { ProjectDirectory } from "./projects.js";
 import type { QuotaGate } from "./quota.js";
+import type { OrgLearningCache } from "./feedback/org-learning.js";
 import type { ServiceMetrics } from "./metrics.js";
 import type { DashboardSession, LoginLink, SessionLink } from "./dashboard/sessions.js";
 
@@ -15,6 +16,7 @@ export type PeerMessage =
   | { kind: "project"; project: ProjectRecord }
   | { kind: "plan"; orgId: string; plan: Plan }
   | { kind: "billing"; org: OrgRecord }
+  | { kind: "learning"; orgId: string }
   | { kind: "datasets" }
   | { kind: "dashboard"; digest: string; session: DashboardSession | null }
   | { kind: "login"; address: string; keyId: string; nowMs: number }
@@ -28,6 +30,7 @@ export interface PeerCaches {
   auth: Pick<Authenticator, "rememberKey">;
   projects: Pick<ProjectDirectory, "remember">;
   quota: Pick<QuotaGate, "setPlan" | "setBilling">;
+  learning: Pick<OrgLearningCache, "forget">;
   readDbs: { root: Pick<StateDbs["root"], "resetReadTxn"> };
   ipDatasets: Pick<IpDatasetHolder, "reload">;
   metrics: ServiceMetrics;
@@ -144,6 +147,11 @@ export class FrontPeers {
     this.announce({ kind: "billing", org });
   }
 
+  /** An org's learning state changed (feedback, history setting): the other threads read it again. This thread took it already. */
+  learning(orgId: string): void {
+    this.channel?.postMessage({ kind: "learning", orgId } satisfies PeerMessage);
+  }
+
   /** Every thread loads the IP dataset build `current` names (SIGHUP, or the admin reload). */
   datasets(): void {
     this.channel?.postMessage({ kind: "datasets" } satisfies PeerMessage);
@@ -171,6 +179,8 @@ export class FrontPeers {
         return c.quota.setPlan(msg.orgId, msg.plan);
       case "billing":
         return c.quota.setBilling(msg.org.id, msg.org.plan, msg.org);
+      case "learning":
+        return c.learning.forget(msg.orgId);
       case "datasets":
         try {
           c.ipDatasets.reload();

@@ -2,7 +2,7 @@ import { PLAN_RULES, type Plan } from "../shared/plans.js";
 import { usagePeriod, type BillingPeriodSource } from "../shared/billing-period.js";
 import { JournalClosedError, type ChargeJournal, type Liveness } from "../store/charge-journal.js";
 import type { StateDbs } from "../store/state-env.js";
-import type { OrgRecord, StoredAnswer } from "../store/records.js";
+import type { CheckHistoryRecord, OrgRecord, StoredAnswer } from "../store/records.js";
 import { mayWait, StoreWait } from "../store/store-wait.js";
 import { ApiError } from "./errors.js";
 import { LocalQuotaCells, type QuotaCell, type QuotaCells } from "./admission/cells.js";
@@ -134,9 +134,10 @@ export class QuotaGate {
    * journal file. A callback, not a promise: this runs once per metered request.
    * `live` is the request: if its client has left by the time the debit would be written (a
    * connection uWS closed for a pipelined request, a client that disconnected), nothing is
-   * charged and `onCharged` gets an error, as for a failed write.
+   * charged and `onCharged` gets an error, as for a failed write. `history`: a check's record
+   * for its org's history, journaled in the debit's line.
    */
-  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError, seq?: number) => void, hold: Hold | null = null, idem?: StoredAnswer, live?: Liveness): void {
+  charge(orgId: string, credits: number, nowMs: number, neverBlock: boolean, onCharged: (err?: ApiError, seq?: number) => void, hold: Hold | null = null, idem?: StoredAnswer, live?: Liveness, history?: CheckHistoryRecord): void {
     const s = this.standing(orgId, nowMs);
     const own = hold !== null && hold.standing !== null && hold.standing === s;
     if (hold !== null && !own) this.release(hold); // a hold of another period covers nothing
@@ -176,7 +177,7 @@ export class QuotaGate {
         if (!err) return onCharged(undefined, seq);
         giveBack(); // not durable (or withdrawn), not charged: give the room back
         onCharged(unavailable());
-      }, idem, false, live);
+      }, idem, false, live, history);
     } catch (err) {
       giveBack();
       if (err instanceof JournalClosedError) throw unavailable();

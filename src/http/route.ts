@@ -2,7 +2,7 @@ import type { ZodType } from "zod";
 import type { AuthRequirement, KeyPrincipal } from "./auth.js";
 import type { ErrorCode } from "./errors.js";
 import type { RequestSnapshot } from "./request.js";
-import type { StoredAnswer } from "../store/records.js";
+import type { CheckHistoryRecord, StoredAnswer } from "../store/records.js";
 
 export type Method = "get" | "post" | "patch" | "put" | "del";
 
@@ -44,6 +44,8 @@ export interface RouteResult {
    * (`seq` null) or journaled as charge-journal record `seq`. The router sends that answer.
    */
   recorded?: { seq: number | null };
+  /** A check's record for its org's history, journaled with the debit (needs `credits` > 0). */
+  history?: CheckHistoryRecord;
 }
 
 /** One endpoint: method, uWS pattern, who may call it, its body schema, and the handler. */

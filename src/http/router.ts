@@ -382,6 +382,7 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
           // seen the rest of what came with this request: a pipelined request behind an
           // asynchronous answer makes uWS close the connection, and this answer could never go out.
           state,
+          result.history,
         );
       } catch (err) {
         if (!(err instanceof StoreWait)) throw err;

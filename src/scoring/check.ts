@@ -126,8 +126,11 @@ const IP_RULES: ReadonlyArray<readonly [keyof NonNullable<CheckInput["ip"]>, str
   ["vpn", "ip_vpn", FUSION_WEIGHTS.ip_vpn],
 ];
 
-/** Fuses the signals into the check result (all but `signals`, which the route adds). */
-export function fuseCheck(input: CheckInput): CheckResult {
+/**
+ * Fuses the signals into the check result (all but `signals`, which the route adds). `orgModel`:
+ * the version of the org's own model that gave the content probability (0: the global model).
+ */
+export function fuseCheck(input: CheckInput, orgModel = 0): CheckResult {
   const W = FUSION_WEIGHTS;
   const matches: RuleMatch[] = [];
   const add = (rule: string, signal: RuleMatch["signal"], contribution: number, detail?: string): void => {
@@ -135,7 +138,8 @@ export function fuseCheck(input: CheckInput): CheckResult {
   };
 
   if (input.content) {
-    add("content_model", "content", logit(input.content.spam_probability) - logit(BASE_RATE), `spam_probability ${round(input.content.spam_probability)}`);
+    const by = orgModel > 0 ? ` (org model v${orgModel})` : "";
+    add("content_model", "content", logit(input.content.spam_probability) - logit(BASE_RATE), `spam_probability ${round(input.content.spam_probability)}${by}`);
   }
   if (input.honeypotFilled) add("honeypot_filled", "behaviour", W.honeypot_filled);
   if (input.elapsedMs !== null) {

@@ -5,10 +5,11 @@
  * PROTOCOL_VERSION from workerData at startup.
  */
 import type { BotPolicy } from "../scoring/bot-policy.js";
+import type { ContentEvidence } from "../scoring/content/evidence.js";
 import type { PgSettings } from "./pg/cluster.js";
 import type { Plan } from "../shared/plans.js";
 import type {
-  BillingEvent, BillingOutcome, ChargeRecord, DemoInfo, KeyRecord, MeterOutcome, MeterRequest, ObservationPage, OrgRecord, OverageClaim,
+  BillingEvent, BillingOutcome, ChargeRecord, CheckHistorySetting, DemoInfo, FeedbackLabel, KeyRecord, OrgLearningRecord, MeterOutcome, MeterRequest, ObservationPage, OrgRecord, OverageClaim,
   OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, SessionRecord, StoredAnswer, UsageDay, UsageStanding,
 } from "./records.js";
 
@@ -75,6 +76,18 @@ export interface StoreOps {
    * of the record's key, so expired records are pruned by one range scan.
    */
   "challenge.spend": { req: { id: string; expiresAt: number }; ack: { created: boolean } };
+  /**
+   * Feedback on a check of the org's history (`request`) or on content sent again (`content`,
+   * with its evidence and a key derived from it): stored once per target, learned by the org's
+   * model (writer/feedback.ts). NOT_FOUND: no such check in the org's history; CONFLICT: the check
+   * had no text. `model` is the org model as stored now (its binary record), null when unchanged.
+   */
+  "feedback.apply": {
+    req: { orgId: string; label: FeedbackLabel; target: { kind: "request"; requestId: string } | { kind: "content"; key: string; evidence: ContentEvidence }; nowMs: number };
+    ack: { outcome: "recorded" | "relabelled" | "repeated"; learning: OrgLearningRecord; model: Uint8Array | null };
+  };
+  /** Sets what the org keeps of its checks; history past the new setting is deleted at once (bounded, the rest by the retention pass). */
+  "history.set": { req: { orgId: string; setting: CheckHistorySetting; nowMs: number }; ack: { learning: OrgLearningRecord } };
   "key.create": { req: { key: KeyRecord }; ack: { key: KeyRecord } };
   "key.disable": { req: { keyId: string; nowMs: number }; ack: { key: KeyRecord } };
   /**

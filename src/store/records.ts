@@ -7,6 +7,7 @@
 import type { KeyType, Scope } from "../shared/api-keys.js";
 import type { Plan, SubscriptionStatus } from "../shared/plans.js";
 import type { BotPolicy } from "../scoring/bot-policy.js";
+import type { ContentEvidence } from "../scoring/content/evidence.js";
 
 export interface OrgRecord {
   id: string;
@@ -120,6 +121,8 @@ export interface ChargeRecord {
   idem?: StoredAnswer;
   /** An operator's usage adjustment (POST /v1/admin/orgs/{id}/usage/adjust), not an admitted call. */
   adjust?: true;
+  /** A check's record for its org's history, journaled with its debit so both are durable together. */
+  history?: CheckHistoryRecord;
 }
 
 /**
@@ -308,4 +311,95 @@ export interface MeterOutcome {
   budget: "account" | "session" | "ip";
   /** Epoch ms when enough of the window has passed for this request to fit; null when allowed. */
   retry_at: number | null;
+}
+
+/** What an org keeps of each check: nothing, the verdict and its hashed features, or the verdict and its text. */
+export type CheckHistoryMode = "none" | "features" | "text";
+
+/** An org's check history setting (GET/PUT /v1/orgs/{orgId}/check-history). */
+export interface CheckHistorySetting {
+  mode: CheckHistoryMode;
+  /** Days a check is kept (1-365). */
+  days: number;
+}
+
+/** The setting of an org that never chose one. */
+export const DEFAULT_CHECK_HISTORY: Readonly<CheckHistorySetting> = Object.freeze({ mode: "features", days: 30 });
+
+/**
+ * One check (POST /v1/check or /v1/check/deep) in its org's history, stored under
+ * [org_id, ts, request_id] (and [org_id, request_id] -> ts, to find it by its request id).
+ */
+export interface CheckHistoryRecord {
+  request_id: string;
+  org_id: string;
+  /** Epoch ms of the check (the request's clock). */
+  ts: number;
+  form_id: string;
+  score: number;
+  decision: "allow" | "review" | "block";
+  /** The content's spam probability as answered (the org model's, when it scored); null without text. */
+  spam_probability: number | null;
+  language: string | null;
+  flags: string[];
+  /** Version of the org model that scored the content; 0 for the global model alone. */
+  org_model: number;
+  email_domain: string | null;
+  /** What the org model learns from when the check gets feedback; null without text. */
+  evidence: ContentEvidence | null;
+  /** The text the content model read (mode "text" only), else null. */
+  text: string | null;
+  /** The latest feedback on this check. */
+  label?: FeedbackLabel;
+}
+
+export type FeedbackLabel = "spam" | "ham";
+
+/** A feedback given (POST /v1/feedback), under [org_id, target]: `r:<request id>` or `c:<content key>`. Makes a repeat count once. */
+export interface FeedbackRecord {
+  label: FeedbackLabel;
+  ts: number;
+  request_id: string | null;
+}
+
+/** Feedback in one UTC day, and how often each model had agreed with it before learning it. */
+export interface AgreementDay {
+  /** YYYY-MM-DD. */
+  day: string;
+  n: number;
+  /** Labels the org model (as it was then) agreed with (probability >= 0.5 for spam, below for ham). */
+  org: number;
+  /** Labels the global model agreed with. */
+  global: number;
+}
+
+/**
+ * An org's learning state apart from its model's weights (small; the front caches it): the check
+ * history setting, the org model's version and the feedback figures the dashboard shows.
+ * Stored under the org id; the model itself is a binary record beside it (scoring/org-model).
+ */
+export interface OrgLearningRecord {
+  id: string;
+  /** null: the default (DEFAULT_CHECK_HISTORY). */
+  history: CheckHistorySetting | null;
+  /** Feedback the org model has learned (0: no org model, checks use the global model). */
+  model_version: number;
+  /** Examples the model counts per label now, and feedback that changed an earlier label or repeated one. */
+  feedback: { spam: number; ham: number; relabelled: number; repeated: number };
+  /** The latest days with feedback, oldest first (at most AGREEMENT_DAYS). */
+  agreement: AgreementDay[];
+  updated_at: string | null;
+}
+
+/** Days of agreement figures kept per org. */
+export const AGREEMENT_DAYS = 90;
+
+/** An org's learning record before it has one. */
+export function emptyLearning(orgId: string): OrgLearningRecord {
+  return { id: orgId, history: null, model_version: 0, feedback: { spam: 0, ham: 0, relabelled: 0, repeated: 0 }, agreement: [], updated_at: null };
+}
+
+/** The check history setting in force for an org (its own, or the default). */
+export function historySetting(learning: OrgLearningRecord | null | undefined): CheckHistorySetting {
+  return learning?.history ?? DEFAULT_CHECK_HISTORY;
 }

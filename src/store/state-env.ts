@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { open, type Database as LmdbDatabase, type Key as LmdbKey, type RootDatabase } from "lmdb";
 import type { KvStore } from "./pg/kv.js";
 import { ensurePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "./private-files.js";
-import type { KeyRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord } from "./records.js";
+import type { CheckHistoryRecord, FeedbackRecord, KeyRecord, OrgLearningRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord } from "./records.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily", "checks", "check_ids", "feedback", "org_learning", "org_models"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -93,6 +93,14 @@ export interface StateDbs {
   overage: Database<OverageState, string>;
   /** Answers to Idempotency-Keys, key [scope, key] (records.ts StoredAnswer). */
   idempotency: Database<StoredAnswer, [string, string]>;
+  /** Check history (writer/feedback.ts): [org_id, ts, request_id] -> the check; [org_id, request_id] -> its ts. */
+  checks: Database<CheckHistoryRecord, [string, number, string]>;
+  checkIds: Database<number, [string, string]>;
+  /** Feedback given, [org_id, target] (records.ts FeedbackRecord). */
+  feedback: Database<FeedbackRecord, [string, string]>;
+  /** Per org: its learning state, and its model (binary, scoring/org-model/codec.ts). */
+  orgLearning: Database<OrgLearningRecord, string>;
+  orgModels: Database<Buffer, string>;
 }
 
 /** The embedded store's databases: the same, with all of LMDB's API (the writer's LMDB-only steps, tests, benchmarks). */
@@ -143,6 +151,11 @@ export function openState(stateDir: string, readOnly: boolean, metersNoSync = fa
     stripeCustomers: root.openDB<string, string>({ name: "stripe_customers", encoding: "string" }),
     overage: root.openDB<OverageState, string>({ name: "overage" }),
     idempotency: root.openDB<StoredAnswer, [string, string]>({ name: "idempotency" }),
+    checks: root.openDB<CheckHistoryRecord, [string, number, string]>({ name: "checks" }),
+    checkIds: root.openDB<number, [string, string]>({ name: "check_ids" }),
+    feedback: root.openDB<FeedbackRecord, [string, string]>({ name: "feedback" }),
+    orgLearning: root.openDB<OrgLearningRecord, string>({ name: "org_learning" }),
+    orgModels: root.openDB<Buffer, string>({ name: "org_models", encoding: "binary" }),
   };
 }
 
@@ -172,6 +185,11 @@ export function openPgState(store: KvStore): StateDbs {
     stripeCustomers: store.db("stripe_customers"),
     overage: store.db("overage"),
     idempotency: store.db("idempotency"),
+    checks: store.db("checks"),
+    checkIds: store.db("check_ids"),
+    feedback: store.db("feedback"),
+    orgLearning: store.db("org_learning"),
+    orgModels: store.db("org_models", true),
   };
 }
 

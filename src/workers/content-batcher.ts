@@ -1,12 +1,20 @@
-import type { ContentAnalysis, ContentModel } from "../scoring/content/index.js";
+import type { ContentAnalysis, ContentEvidence, ContentModel } from "../scoring/content/index.js";
 import { TurnBatcher } from "../shared/turn-batcher.js";
 import type { ScoringPool } from "./pool.js";
 
 /** Texts handed to the pool in one task at most (measured best at 16 with `npm run bench`). */
 const CHUNK = 16;
 
+/** An analysis with the text's evidence for an org model (scoring/content/evidence.ts). */
+export interface AnalysisWithEvidence {
+  analysis: ContentAnalysis;
+  evidence: ContentEvidence;
+}
+
 interface Pending {
   text: string;
+  /** Set for a text whose evidence is wanted (analyzeWithEvidence). */
+  withEvidence: ((r: AnalysisWithEvidence) => void) | null;
   resolve: (a: ContentAnalysis) => void;
   reject: (err: unknown) => void;
 }
@@ -36,7 +44,12 @@ export class ContentBatcher {
 
   /** The analysis of one text, from a pool thread (or inline when the pool cannot take it). */
   analyze(text: string): Promise<ContentAnalysis> {
-    return new Promise((resolve, reject) => this.batch.add({ text, resolve, reject }));
+    return new Promise((resolve, reject) => this.batch.add({ text, withEvidence: null, resolve, reject }));
+  }
+
+  /** analyze(), plus the text's evidence for an org model (checks keep it in their history). */
+  analyzeWithEvidence(text: string): Promise<AnalysisWithEvidence> {
+    return new Promise((resolve, reject) => this.batch.add({ text, withEvidence: resolve, resolve: noop, reject }));
   }
 
   private run(items: Pending[]): void {
@@ -45,15 +58,29 @@ export class ContentBatcher {
       for (const p of items) {
         // One text the model cannot take fails its own request only; the others still get answers.
         try {
-          p.resolve(this.local.analyze(p.text));
+          if (p.withEvidence) p.withEvidence(this.local.analyzeWithEvidence(p.text));
+          else p.resolve(this.local.analyze(p.text));
         } catch (err) {
           p.reject(err);
         }
       }
     };
-    this.pool.run({ kind: "content.analyzeBatch", texts: items.map((p) => p.text) }).then((r) => {
-      if (r.modelVersion !== this.local.version || r.results.length !== items.length) return inline();
-      for (let i = 0; i < items.length; i++) items[i]!.resolve(r.results[i]!);
+    let evidence: boolean[] | undefined;
+    for (let i = 0; i < items.length; i++) {
+      if (items[i]!.withEvidence === null) continue;
+      evidence ??= items.map(() => false);
+      evidence[i] = true;
+    }
+    const task = evidence ? { kind: "content.analyzeBatch" as const, texts: items.map((p) => p.text), evidence } : { kind: "content.analyzeBatch" as const, texts: items.map((p) => p.text) };
+    this.pool.run(task).then((r) => {
+      if (r.modelVersion !== this.local.version || r.results.length !== items.length || (evidence && r.evidence?.length !== items.length)) return inline();
+      for (let i = 0; i < items.length; i++) {
+        const p = items[i]!;
+        if (p.withEvidence) p.withEvidence({ analysis: r.results[i]!, evidence: r.evidence![i]! });
+        else p.resolve(r.results[i]!);
+      }
     }, inline);
   }
 }
+
+function noop(): void {}

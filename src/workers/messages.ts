@@ -3,7 +3,7 @@
  * expected failures come back as values (`ok: false`), only bugs throw.
  */
 import type { IpBase } from "../datasets/ip-dataset.js";
-import type { ContentAnalysis } from "../scoring/content/index.js";
+import type { ContentAnalysis, ContentEvidence } from "../scoring/content/index.js";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -52,12 +52,16 @@ export interface IpLookupBatchResult {
 export interface ContentBatchTask extends TaskBase {
   kind: "content.analyzeBatch";
   texts: string[];
+  /** Per text: also return its evidence for an org model (checks); absent: none. */
+  evidence?: boolean[];
 }
 export interface ContentBatchResult {
   kind: "content.analyzeBatch";
   ok: true;
   /** One analysis per input text, same order. */
   results: ContentAnalysis[];
+  /** Per text, its evidence where the task asked for it (null elsewhere); absent when it asked for none. */
+  evidence?: Array<ContentEvidence | null>;
   /** The model the thread loaded (data/content-model), e.g. `content-2.525ef7fdfba1`. */
   modelVersion: string;
 }

@@ -5,7 +5,7 @@
 import { basename } from "node:path";
 import { threadId, workerData } from "node:worker_threads";
 import { openIpDatasetDir } from "../datasets/ip-dataset.js";
-import { loadContentModel, type ContentModel } from "../scoring/content/index.js";
+import { loadContentModel, type ContentAnalysis, type ContentEvidence, type ContentModel } from "../scoring/content/index.js";
 import { parseIp } from "../shared/ip.js";
 import { PROTOCOL_VERSION, type ScoringResult, type ScoringTask, type ScoringWorkerData } from "./messages.js";
 
@@ -42,7 +42,22 @@ export default function run(task: ScoringTask): ScoringResult {
       };
     case "content.analyzeBatch": {
       content ??= loadContentModel();
-      return { kind: "content.analyzeBatch", ok: true, results: task.texts.map((t) => content!.analyze(t)), modelVersion: content.version };
+      const model = content;
+      const want = task.evidence;
+      if (!want) return { kind: "content.analyzeBatch", ok: true, results: task.texts.map((t) => model.analyze(t)), modelVersion: model.version };
+      const results: ContentAnalysis[] = [];
+      const evidence: Array<ContentEvidence | null> = [];
+      task.texts.forEach((t, i) => {
+        if (!want[i]) {
+          results.push(model.analyze(t));
+          evidence.push(null);
+          return;
+        }
+        const r = model.analyzeWithEvidence(t);
+        results.push(r.analysis);
+        evidence.push(r.evidence);
+      });
+      return { kind: "content.analyzeBatch", ok: true, results, evidence, modelVersion: model.version };
     }
     case "busy": {
       const until = performance.now() + Math.min(task.ms, 10_000);

@@ -108,6 +108,28 @@ describe("a cluster of three nodes on PostgreSQL", () => {
     for (const i of [1, 2]) await expect.poll(() => ipCall(i, key), { timeout: 5000, interval: 50 }).toBe(403);
   });
 
+  it("shares an org's feedback: a check answered on one node, labelled on another, moves the org's verdicts on every node and no other org's", async () => {
+    const a = await createOrgWithKey(nodes[0]!, "pro");
+    const b = await createOrgWithKey(nodes[0]!, "pro");
+    const pitch = "Hello, we supply premium bamboo flooring and decking for hotels and offices at factory prices. Reply to this message for our catalogue and a free sample pack.";
+    const similar = "Dear manager, we offer premium bamboo flooring and decking at factory prices for hotels and offices. Reply for a free sample pack and our catalogue.";
+    const check = async (node: number, key: string, message: string): Promise<{ requestId: string; p: number }> => {
+      const r = await api(nodes[node]!, "POST", "/v1/check", { key, body: { form_id: "contact", form_data: { name: "Li Wei", message } } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return { requestId: r.body.metadata.request_id as string, p: r.body.data.signals.content.spam_probability as number };
+    };
+    const before = await check(2, a.key, similar);
+    const first = await check(0, a.key, pitch);
+    // The check's history record reaches PostgreSQL with the node's ledger batch; then node b can name it.
+    const label = async (): Promise<number> => (await api(nodes[1]!, "POST", "/v1/feedback", { key: a.key, body: { label: "spam", request_id: first.requestId } })).status;
+    await expect.poll(label, { timeout: scaled(10_000), interval: 100 }).toBe(200);
+    // Node c uses the org's model within the cache bound; org b keeps the global verdict.
+    await expect.poll(async () => (await check(2, a.key, similar)).p, { timeout: scaled(10_000), interval: 100 }).toBeGreaterThan(before.p);
+    expect((await check(2, b.key, similar)).p).toBe(before.p);
+    const figures = await api(nodes[2]!, "GET", `/v1/orgs/${a.orgId}/feedback`, { key: a.key });
+    expect(figures.body.data).toMatchObject({ model_version: 1, feedback: { spam: 1, ham: 0 } });
+  });
+
   it("counts distinct accounts and meter budgets exactly with callers on different nodes", async () => {
     const site = await createBeaconProject(nodes[0]!, "pro");
     // Six accounts sign up on one session at once, two per node: the counts they see are 0..5, each once.

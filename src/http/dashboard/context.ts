@@ -8,6 +8,10 @@ import { adminKeysGet, adminProjectsGet } from "../routes/admin/lists.get.js";
 import { adminProjectPatch } from "../routes/admin/project.patch.js";
 import { adminProjectsPost } from "../routes/admin/projects.post.js";
 import { usageGet } from "../routes/usage.get.js";
+import { checksGet } from "../routes/checks.get.js";
+import { checkHistoryPut } from "../routes/check-history.js";
+import { feedbackPost } from "../routes/feedback.post.js";
+import { orgFeedbackGet } from "../routes/org-feedback.get.js";
 import { invoke } from "./invoke.js";
 import type { Flash } from "./sessions.js";
 import type { Viewer } from "./layout.js";
@@ -26,6 +30,10 @@ export function dashboardRoutes(deps: AppDeps) {
     keys: adminKeysGet(deps),
     keyCreate: adminKeysPost(deps),
     keyDisable: adminKeyDisablePost(deps),
+    checks: checksGet(deps),
+    feedback: feedbackPost(deps),
+    orgFeedback: orgFeedbackGet(deps),
+    historyPut: checkHistoryPut(deps),
   };
 }
 

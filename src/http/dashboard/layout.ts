@@ -21,6 +21,7 @@ export interface Viewer {
 const NAV: Array<[string, string]> = [
   ["/dashboard", "Overview"],
   ["/dashboard/observations", "Observations"],
+  ["/dashboard/checks", "Checks"],
   ["/dashboard/policy", "Bot policy"],
   ["/dashboard/projects", "Projects"],
   ["/dashboard/keys", "Keys"],

@@ -11,7 +11,7 @@ import { defineRoute } from "../route.js";
 import { deepBody, deepMetadata, deepResponse } from "../schemas/deep.js";
 import { joinKeysOf } from "../sessions/identifiers.js";
 import { orgSession } from "../sessions/session.js";
-import { checkSubmission, type CheckOutcome } from "./check.post.js";
+import { checkSubmission, historyRecord, type CheckOutcome } from "./check.post.js";
 import { listObservations, syncObservations } from "./observations.get.js";
 
 /** The check's price, and the deep analysis's when at least one deep block resolved. */
@@ -52,7 +52,7 @@ export function checkDeepPost(deps: AppDeps) {
       errors: ["VALIDATION_ERROR", "MISSING_REQUIRED_DATA", "OVERLOADED", "NOT_READY"],
       example: EXAMPLE,
     },
-    async handle({ principal, body, nowMs }) {
+    async handle({ principal, body, nowMs, requestId }) {
       const orgId = principal!.orgId;
       // The reverse lookup starts at once, beside the check's own waits (MX, content model); an
       // address that does not parse is refused by the check.
@@ -88,6 +88,8 @@ export function checkDeepPost(deps: AppDeps) {
         },
         credits,
         metadata: { deep: { resolved, skipped, credits } },
+        // The history keeps the form check's verdict (the one feedback is about), as POST /v1/check would.
+        history: historyRecord(check, orgId, requestId, body.form_id, nowMs),
       };
     },
   });

@@ -10,7 +10,9 @@ import { ApiError } from "../errors.js";
 import { RawJson, jsonNumber as num } from "../respond.js";
 import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
-import { FLAGS, formText, type ContentAnalysis } from "../../scoring/content/index.js";
+import { FLAGS, formText, type ContentAnalysis, type ContentEvidence } from "../../scoring/content/index.js";
+import type { CheckHistoryRecord } from "../../store/records.js";
+import type { OrgLearning } from "../feedback/org-learning.js";
 import { analyzeEmailWithMx, toCheckEmailSignals, type CheckEmailSignals, type EmailAnalysis } from "../../scoring/email.js";
 import { verifyChallengeToken } from "../../challenge/index.js";
 
@@ -60,11 +62,12 @@ export function checkPost(deps: AppDeps) {
         },
       },
     },
-    async handle({ principal, body, nowMs }) {
-      const { data } = await checkSubmission(deps, principal!.orgId, body, nowMs);
+    async handle({ principal, body, nowMs, requestId }) {
+      const outcome = await checkSubmission(deps, principal!.orgId, body, nowMs);
       const magic = isTestPrincipal(principal) ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
-      if (magic) Object.assign(data, magic);
-      return { data: new RawJson(checkAnswerJson(data)), credits: 2 };
+      if (magic) Object.assign(outcome.data, magic);
+      // A test-mode key's check is charged nothing, and its history is written with a charge only: none is kept.
+      return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, history: historyRecord(outcome, principal!.orgId, requestId, body.form_id, nowMs) };
     },
   });
 }
@@ -85,6 +88,10 @@ export interface CheckOutcome {
   fields: FormData | null;
   text: { text: string; fields: string[]; flags: string[] };
   content: ContentAnalysis | null;
+  /** What the org's model learns from if the check gets feedback (null without text, or when the org keeps nothing and has no model). */
+  evidence: ContentEvidence | null;
+  /** The org's learning state the check was scored with. */
+  learning: OrgLearning;
   /** The beacon session the form's `_fs_signals` field proved (a valid token of this org). */
   beaconSession: { projectId: string; sessionId: string } | null;
 }
@@ -120,14 +127,23 @@ export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckB
   // The beacon's field: token verified, its session's latest observation folded in.
   const beacon = beaconField !== null ? beaconEvidence(deps, orgId, beaconField, nowMs) : null;
 
+  // The org's own model and history setting (one Map lookup): the text's evidence is wanted when
+  // the org keeps it or has a model to score it with.
+  const learning = deps.learning.get(orgId);
+  const wantEvidence = learning.scorer !== null || learning.history.mode !== "none";
+
   // Asynchronous parts, in parallel: the content model (on the pool), the MX lookup for the
   // email, the challenge's spend.
-  const [content, emailed, challenge] = await Promise.all([
-    text.text.length > 0 ? deps.content.analyze(text.text) : Promise.resolve(null),
+  const [read, emailed, challenge] = await Promise.all([
+    text.text.length === 0 ? Promise.resolve(null) : wantEvidence ? deps.content.analyzeWithEvidence(text.text) : deps.content.analyze(text.text).then((analysis) => ({ analysis, evidence: null })),
     md.email !== undefined ? analyzeEmailWithMx(deps.email, md.email) : Promise.resolve(null),
     md.captcha_token !== undefined ? verifyChallengeToken(deps.challenge, orgId, md.captcha_token, nowMs) : Promise.resolve(null),
   ]);
   const email = emailed ? toCheckEmailSignals(emailed.analysis) : null;
+  const evidence = read?.evidence ?? null;
+  // An org with a model of its own: its probability replaces the global model's.
+  const orgModel = learning.scorer !== null && evidence !== null ? learning.scorer : null;
+  const content = read === null ? null : orgModel ? { ...read.analysis, spam_probability: round(orgModel.probability(evidence!)) } : read.analysis;
 
   const loadedAt = md.form_loaded_at === undefined ? null : md.form_loaded_at < 1e11 ? md.form_loaded_at * 1000 : md.form_loaded_at;
   const input: CheckInput = {
@@ -140,16 +156,16 @@ export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckB
     challenge: challenge ? { valid: challenge.valid, reason: challenge.reason } : null,
     beacon: beacon ? beacon.evidence : null,
   };
-  const fused = fuseCheck(input);
-  const data = answerOf(deps, fused, input, facts, email, content, text.fields, text.flags);
-  return { data, input, fused, ip, facts, email: emailed ? emailed.analysis : null, fields, text, content, beaconSession: beacon ? beacon.session : null };
+  const fused = fuseCheck(input, orgModel ? orgModel.version : 0);
+  const data = answerOf(deps, fused, input, facts, email, content, text.fields, text.flags, orgModel ? orgModel.version : 0);
+  return { data, input, fused, ip, facts, email: emailed ? emailed.analysis : null, fields, text, content, evidence, learning, beaconSession: beacon ? beacon.session : null };
 }
 
 /** `data` of POST /v1/check (its schema: checkResponse). */
 export type CheckAnswer = ReturnType<typeof answerOf>;
 
 /** The answer of a check from its fusion and signals (exported for bench/micro/answers.bench.ts). */
-export function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: IpFacts | null, email: CheckEmailSignals | null, content: ContentAnalysis | null, fields: string[], fieldFlags: readonly string[] = []) {
+export function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: IpFacts | null, email: CheckEmailSignals | null, content: ContentAnalysis | null, fields: string[], fieldFlags: readonly string[] = [], orgModel = 0) {
   let ipRisk = 0;
   for (const m of fused.rule_matches) if (m.signal === "ip") ipRisk += m.contribution;
   return {
@@ -167,7 +183,7 @@ export function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, f
         : null,
     },
     rule_matches: fused.rule_matches,
-    fusion: { method: FUSION_METHOD, model_version: `content:${deps.content.version}+fusion:1` },
+    fusion: { method: FUSION_METHOD, model_version: `content:${deps.content.version}${orgModel > 0 ? `+org:${orgModel}` : ""}+fusion:1` },
   };
 }
 
@@ -210,6 +226,31 @@ function mergeFlags(fromText: readonly string[], fromFields: readonly string[]):
   if (fromText.length === 0 && fromFields.length === 0) return [];
   const all = new Set([...fromText, ...fromFields]);
   return FLAGS.filter((f) => all.has(f));
+}
+
+/**
+ * What the org's history keeps of a check (null when it keeps nothing): the verdict, and the
+ * text's evidence or the text itself, as the org's setting says (docs/api.md, "Check history").
+ */
+export function historyRecord(o: CheckOutcome, orgId: string, requestId: string, formId: string, nowMs: number): CheckHistoryRecord | undefined {
+  const mode = o.learning.history.mode;
+  if (mode === "none") return undefined;
+  const { data } = o;
+  return {
+    request_id: requestId,
+    org_id: orgId,
+    ts: nowMs,
+    form_id: formId,
+    score: data.score,
+    decision: data.decision,
+    spam_probability: o.content ? o.content.spam_probability : null,
+    language: o.content ? o.content.language : null,
+    flags: data.signals.content ? data.signals.content.flags : [],
+    org_model: o.evidence !== null && o.learning.scorer !== null ? o.learning.scorer.version : 0,
+    email_domain: data.signals.email ? data.signals.email.domain : null,
+    evidence: o.evidence,
+    text: mode === "text" && o.text.text.length > 0 ? o.text.text : null,
+  };
 }
 
 /** Separates the beacon's hidden field from the site's own fields. */

@@ -20,6 +20,10 @@ import { sessionsResolvePost } from "./sessions-resolve.post.js";
 import { authCheckPost } from "./auth-check.post.js";
 import { checkPost } from "./check.post.js";
 import { checkDeepPost } from "./check-deep.post.js";
+import { checkHistoryGet, checkHistoryPut } from "./check-history.js";
+import { checksGet } from "./checks.get.js";
+import { feedbackPost } from "./feedback.post.js";
+import { orgFeedbackGet } from "./org-feedback.get.js";
 import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { announcedRoutes } from "./announced.js";
@@ -52,6 +56,11 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     botPolicyPut(deps),
     checkPost(deps),
     checkDeepPost(deps),
+    feedbackPost(deps),
+    checksGet(deps),
+    checkHistoryGet(deps),
+    checkHistoryPut(deps),
+    orgFeedbackGet(deps),
     sessionsResolvePost(deps),
     authCheckPost(deps),
     meterPost(deps),

@@ -26,6 +26,8 @@ const checkSchema = z.strictObject({
 });
 
 export const checkBody = withFastPath(checkSchema, checkBodyFast);
+/** The fields of POST /v1/check, for requests that send a check again (POST /v1/feedback). */
+export const checkShape = checkSchema.shape;
 export type CheckBody = z.infer<typeof checkSchema>;
 type FieldValue = NonNullable<CheckBody["form_data"]>[string];
 

@@ -2,13 +2,17 @@
  * The spam classifier: a linear model over hashed word and character n-grams (features.ts),
  * with int8 weights, followed by Platt calibration. Pure and allocation-free per call.
  */
-import { NORM_FLOOR, extractFeatures, namespaceValue } from "./features.js";
+import { NORM_FLOOR, extractFeatures, namespaceValue, type FeatureList } from "./features.js";
 import type { DecodedModel } from "./model-file.js";
 
 /** Raw (uncalibrated) log-odds of spam for `text`. */
 export function rawLogit(model: DecodedModel, text: string): number {
+  return logitOfFeatures(model, extractFeatures(text, model.header.bits));
+}
+
+/** Raw log-odds of spam for features extracted from a text (extractFeatures). */
+export function logitOfFeatures(model: DecodedModel, f: FeatureList): number {
   const { weights, header } = model;
-  const f = extractFeatures(text, header.bits);
   const idx = f.indices;
   let sw = 0;
   for (let i = 0; i < f.words; i++) sw += weights[idx[i]!]!;

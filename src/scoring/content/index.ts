@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../config/index.js";
 import { spamProbability } from "./classifier.js";
+import { scoreWithEvidence, type ContentEvidence } from "./evidence.js";
 import { coldEmailScore } from "./cold-email.js";
 import { detectFlags } from "./flags.js";
 import { fraudScore } from "./fraud.js";
@@ -17,6 +18,7 @@ import { scanText } from "./lead-words.js";
 import { MODEL_FILE, decodeModel, type DecodedModel } from "./model-file.js";
 
 export { formText, MAX_FORM_TEXT } from "./form-text.js";
+export type { ContentEvidence } from "./evidence.js";
 export { FLAGS, type ContentFlag } from "./flags.js";
 
 /** Default model folder. */
@@ -44,24 +46,35 @@ export interface ContentModel {
   version: string;
   /** Analyses one text. Pure; safe to call concurrently from one thread. */
   analyze(text: string): ContentAnalysis;
+  /** analyze(), plus what an org's own model needs of the text (evidence.ts), from the same feature extraction. */
+  analyzeWithEvidence(text: string): { analysis: ContentAnalysis; evidence: ContentEvidence };
 }
 
 /** Builds a ContentModel from decoded weights (for tests and tools that hold a model in memory). */
 export function contentModelFrom(model: DecodedModel): ContentModel {
+  const cut = (input: string): string => (input.length > MAX_ANALYZE_CHARS ? input.slice(0, MAX_ANALYZE_CHARS) : input);
+  const analysisOf = (text: string, probability: number): ContentAnalysis => {
+    // One pass finds which word-list patterns can match; flags, cold-email and fraud share it.
+    const scan = scanText(text);
+    const flags = detectFlags(text, scan);
+    return {
+      spam_probability: Math.round(probability * 1e4) / 1e4,
+      language: detectLanguage(text),
+      flags,
+      cold_email: coldEmailScore(text, scan.leads),
+      fraud: fraudScore(text, flags, scan.leads),
+    };
+  };
   return {
     version: model.header.version,
     analyze(input: string): ContentAnalysis {
-      const text = input.length > MAX_ANALYZE_CHARS ? input.slice(0, MAX_ANALYZE_CHARS) : input;
-      // One pass finds which word-list patterns can match; flags, cold-email and fraud share it.
-      const scan = scanText(text);
-      const flags = detectFlags(text, scan);
-      return {
-        spam_probability: Math.round(spamProbability(model, text) * 1e4) / 1e4,
-        language: detectLanguage(text),
-        flags,
-        cold_email: coldEmailScore(text, scan.leads),
-        fraud: fraudScore(text, flags, scan.leads),
-      };
+      const text = cut(input);
+      return analysisOf(text, spamProbability(model, text));
+    },
+    analyzeWithEvidence(input: string) {
+      const text = cut(input);
+      const { probability, evidence } = scoreWithEvidence(model, text);
+      return { analysis: analysisOf(text, probability), evidence };
     },
   };
 }

@@ -22,9 +22,9 @@ export class LedgerForwarder {
   /** Takes a batch just written to the journal. */
   add(records: ChargeRecord[]): void {
     for (const r of records) {
-      if (r.idem || r.adjust) {
-        // Sent as it is: the writer stores its answer with its debit; an adjustment stays one
-        // (a cluster does not count it against the node's credit lease).
+      if (r.idem || r.adjust || r.history) {
+        // Sent as it is: the writer stores its answer or its check's history record with its
+        // debit; an adjustment stays one (a cluster does not count it against the node's credit lease).
         this.buffer.push({ ...r });
         continue;
       }

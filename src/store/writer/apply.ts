@@ -6,6 +6,7 @@ import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observ
 import type { StateDbs } from "../state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
 import { BillingApplier } from "./billing.js";
+import { FeedbackApplier } from "./feedback.js";
 
 /**
  * Applies intents inside the writer's write transaction. Runs only on the writer thread, so a
@@ -22,6 +23,8 @@ export class IntentApplier {
 
   readonly bindings: BindingIndex;
   readonly billing: BillingApplier;
+  /** Check history, feedback and per-org models (feedback.ts). */
+  readonly feedback: FeedbackApplier;
 
   /** Meta keys of this node's journals: each node of a cluster ships its own (docs/cluster.md). */
   private readonly chargesSeqKey: string;
@@ -45,6 +48,7 @@ export class IntentApplier {
     this.observationsSeqKey = nodeId === null ? "observations_applied_seq" : `observations_applied_seq:${nodeId}`;
     this.bindings = new BindingIndex(dbs, bindingRetentionMs);
     this.billing = new BillingApplier(dbs, (org) => this.putOrg(org), (id) => this.org(id));
+    this.feedback = new FeedbackApplier(dbs);
   }
 
   /** Forget cached state (after a failed transaction the disk is the truth again). */
@@ -209,6 +213,8 @@ export class IntentApplier {
       return { ok: true, key: next };
     },
     init: (i) => this.init(i),
+    "feedback.apply": (i) => this.feedback.feedback(i),
+    "history.set": (i) => (this.org(i.orgId) ? this.feedback.setHistory(i) : notFound("org", i.orgId)),
   };
 
   /**
@@ -406,6 +412,7 @@ export class IntentApplier {
 
   private addUsage(r: ChargeRecord, day: string): void {
     if (r.idem) this.dbs.idempotency.putSync([r.idem.scope, r.idem.key], r.idem);
+    if (r.history) this.feedback.keepCheck(r.history);
     if (r.credits === 0) return; // an idempotent answer that charged nothing
     const dk = `${r.orgId}\t${r.period}\t${day}`;
     const delta = this.dailyDelta.get(dk);

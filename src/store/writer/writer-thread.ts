@@ -58,6 +58,11 @@ if (lmdb) {
     lmdb.stripeCustomers.get("__init__");
     lmdb.overage.get("__init__");
     lmdb.idempotency.get(["", ""]);
+    lmdb.checks.get(["", 0, ""]);
+    lmdb.checkIds.get(["", ""]);
+    lmdb.feedback.get(["", ""]);
+    lmdb.orgLearning.get("__init__");
+    lmdb.orgModels.get("__init__");
     lmdb.meta.putSync("schema_version", 1);
   });
   lmdb.metersRoot.transactionSync(() => lmdb.meters.get(["", "", ""]));
@@ -324,9 +329,10 @@ function repairBudgets(): number {
 }
 
 /**
- * Retention: every 10 minutes the writer deletes bindings past FS_BINDING_RETENTION_DAYS (they
- * stop counting), meter logs unused past the longest window, Stripe event ids after 30 days, and
- * observations and beacon sessions past FS_OBSERVATION_RETENTION_DAYS, in short bounded
+ * Retention: at start and every 10 minutes the writer deletes bindings past
+ * FS_BINDING_RETENTION_DAYS (they stop counting), meter logs unused past the longest window,
+ * Stripe event ids after 30 days, observations and beacon sessions past
+ * FS_OBSERVATION_RETENTION_DAYS, and checks past their org's history setting, in short bounded
  * transactions between which intents keep flowing.
  */
 const PRUNE_BINDINGS_MS = 10 * 60_000;
@@ -347,13 +353,16 @@ function pruneBatch(): void {
   stateTransaction(dbs, () => {
     const now = Date.now();
     const obs = applier.pruneObservations(now, data.observationRetentionMs ?? 30 * 86_400_000);
-    removed = applier.bindings.prune(now) + applier.bindings.pruneMeters(now) + applier.billing.pruneEvents(now) + obs.removed;
-    more = applier.bindings.pruning || applier.bindings.pruningMeters || obs.more;
+    const checks = applier.feedback.prune(now);
+    removed = applier.bindings.prune(now) + applier.bindings.pruneMeters(now) + applier.billing.pruneEvents(now) + obs.removed + checks.removed;
+    more = applier.bindings.pruning || applier.bindings.pruningMeters || obs.more || checks.more;
   });
   // More to do: go on after whatever intents arrived meanwhile.
   if (removed > 0 || more) setImmediate(pruneBindings);
 }
 setInterval(pruneBindings, PRUNE_BINDINGS_MS).unref();
+// Once at start too: what passed its retention while the service was stopped goes now.
+setImmediate(pruneBindings);
 
 let lastPrune = 0;
 /** Deletes fully applied journal segments now and then (cheap: one readdir). */

@@ -1,0 +1,220 @@
+/**
+ * An org's own model: a correction on top of the global content model, learned from that org's
+ * feedback (POST /v1/feedback). Pure and deterministic: the writer thread applies each feedback
+ * with learnFeedback() and stores the result; the few-shot evaluation (scripts/text/few-shot.ts)
+ * feeds labelled texts through the same function.
+ *
+ * The model (Wang & Manning 2012, "NB features" stacked on a strong baseline):
+ *   logit_org(x) = a · g(x) + b · nb(x) + c
+ * - g(x): the global model's calibrated log-odds of the text (evidence.ts);
+ * - nb(x): a naive Bayes log-likelihood ratio over the text's distinct word features, from the
+ *   org's own counts of each feature in texts it labelled spam and ham, scaled by
+ *   1/sqrt(max(features, NB_FLOOR)) so length is not evidence. Features the org never labelled
+ *   add nothing, so a text unlike anything labelled keeps the global model's verdict;
+ * - (a, b, c): the org's own calibration, fitted by Newton's method (regularised toward
+ *   a = 1, b = PRIOR_B, c = 0, the global model) on the org's latest examples, each scored
+ *   prequentially: its nb(x) is the one computed before its own counts were added, so the fit
+ *   sees the model as it does on texts it has not learned.
+ *
+ * Counts are exact: a relabelled example moves its counts from one class to the other. Size is
+ * bounded (ORG_MODEL_LIMITS): past the feature cap the rarest features are dropped.
+ */
+
+/** Bounds of one org's model (docs/operations.md, "Feedback and check history"). */
+export const ORG_MODEL_LIMITS = Object.freeze({
+  /** Distinct word features counted; past it the rarest go (down to 90% of it). */
+  features: 16_384,
+  /** Latest examples the calibration is fitted on. */
+  recent: 1_000,
+});
+
+/** Settings of the learner (chosen on the few-shot table, docs/content-model.md). */
+export interface OrgModelSettings {
+  /** Additive smoothing of the naive Bayes counts. */
+  alpha: number;
+  /** Feature counts below which nb(x) is scaled as if the text had this many. */
+  nbFloor: number;
+  /** Prior of the calibration: b = priorB, and its strength (as if this many examples agreed). */
+  priorB: number;
+  priorStrength: number;
+}
+
+export const ORG_MODEL_SETTINGS: OrgModelSettings = Object.freeze({ alpha: 0.5, nbFloor: 12, priorB: 0.5, priorStrength: 2 });
+
+/** One example as the calibration sees it: its prequential scores and its label. */
+export interface RecentExample {
+  /** Hash of the example's key (request id or content), to find it when it is relabelled. */
+  key: number;
+  /** Global calibrated log-odds and the prequential nb(x). */
+  g: number;
+  nb: number;
+  spam: boolean;
+}
+
+export interface OrgModel {
+  /** Feedback applied so far (each new label or relabel adds one). */
+  version: number;
+  /** Examples counted per class (current labels). */
+  spam: number;
+  ham: number;
+  /** Feature -> [examples labelled spam with it, labelled ham with it]. */
+  counts: Map<number, [number, number]>;
+  calibration: { a: number; b: number; c: number };
+  /** Oldest first, at most ORG_MODEL_LIMITS.recent. */
+  recent: RecentExample[];
+}
+
+/** An example to learn from: its key, the global model's log-odds and its distinct features (ascending). */
+export interface FeedbackExample {
+  key: string;
+  g: number;
+  features: Int32Array;
+}
+
+/** What one feedback did: the scores the model gave before it (for the agreement figures). */
+export interface LearnOutcome {
+  model: OrgModel;
+  /** The org model's and the global model's probability of spam for the example, before learning it. */
+  orgProbability: number;
+  globalProbability: number;
+}
+
+export function emptyOrgModel(settings: OrgModelSettings = ORG_MODEL_SETTINGS): OrgModel {
+  return { version: 0, spam: 0, ham: 0, counts: new Map(), calibration: { a: 1, b: settings.priorB, c: 0 }, recent: [] };
+}
+
+/** nb(x) for features `f` under the model's counts (0 when the org has labelled nothing of it). */
+export function nbScore(model: OrgModel, f: ArrayLike<number>, settings: OrgModelSettings = ORG_MODEL_SETTINGS): number {
+  const { alpha } = settings;
+  const spamDen = Math.log(model.spam + 2 * alpha);
+  const hamDen = Math.log(model.ham + 2 * alpha);
+  let sum = 0;
+  for (let i = 0; i < f.length; i++) {
+    const c = model.counts.get(f[i]!);
+    if (c) sum += Math.log(c[0] + alpha) - spamDen - Math.log(c[1] + alpha) + hamDen;
+  }
+  return sum / Math.sqrt(Math.max(f.length, settings.nbFloor));
+}
+
+/** The org model's log-odds of spam for an example with global log-odds `g` and nb score `nb`. */
+export function orgLogit(model: OrgModel, g: number, nb: number): number {
+  const { a, b, c } = model.calibration;
+  return a * g + b * nb + c;
+}
+
+const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
+
+/**
+ * Learns one feedback: a new label for an example (`previous` null), or a changed label for one
+ * learned before (`previous` its old label; a repeated label changes nothing and is not passed
+ * here). Changes `model` in place (the writer decodes a fresh one for each feedback) and returns it.
+ */
+export function learnFeedback(model: OrgModel, ex: FeedbackExample, spam: boolean, previous: boolean | null, settings: OrgModelSettings = ORG_MODEL_SETTINGS): LearnOutcome {
+  const nb = nbScore(model, ex.features, settings);
+  const orgProbability = sigmoid(orgLogit(model, ex.g, nb));
+  const globalProbability = sigmoid(ex.g);
+  model.version++;
+  const key = keyHash(ex.key);
+  // Stored as 32-bit floats (codec.ts): a model read back learns exactly as the one in memory.
+  const entry: RecentExample = { key, g: Math.fround(ex.g), nb: Math.fround(nb), spam };
+  if (previous !== null) {
+    count(model, ex.features, previous, -1);
+    const i = model.recent.findIndex((r) => r.key === key);
+    if (i >= 0) model.recent[i] = { ...model.recent[i]!, spam };
+    else model.recent.push(entry);
+  } else {
+    model.recent.push(entry);
+  }
+  count(model, ex.features, spam, 1);
+  if (model.recent.length > ORG_MODEL_LIMITS.recent) model.recent.splice(0, model.recent.length - ORG_MODEL_LIMITS.recent);
+  if (model.counts.size > ORG_MODEL_LIMITS.features) dropRarest(model.counts);
+  model.calibration = fitCalibration(model.recent, settings, model.calibration);
+  return { model, orgProbability, globalProbability };
+}
+
+/** Adds (`delta` 1) or removes (-1) one example's counts. */
+function count(m: OrgModel, f: Int32Array, spam: boolean, delta: 1 | -1): void {
+  if (spam) m.spam = Math.max(0, m.spam + delta);
+  else m.ham = Math.max(0, m.ham + delta);
+  const k = spam ? 0 : 1;
+  for (let i = 0; i < f.length; i++) {
+    let c = m.counts.get(f[i]!);
+    if (!c) {
+      if (delta < 0) continue; // dropped as rare since
+      m.counts.set(f[i]!, (c = [0, 0]));
+    }
+    c[k] = Math.max(0, c[k] + delta);
+    if (c[0] === 0 && c[1] === 0) m.counts.delete(f[i]!);
+  }
+}
+
+/** Keeps the 90% most frequent features (ties: the lower feature number), so the cap is not hit at every feedback. */
+function dropRarest(counts: Map<number, [number, number]>): void {
+  const keep = Math.floor(ORG_MODEL_LIMITS.features * 0.9);
+  const order = [...counts].sort((x, y) => x[1][0] + x[1][1] - (y[1][0] + y[1][1]) || x[0] - y[0]);
+  for (let i = 0; i < order.length - keep; i++) counts.delete(order[i]![0]);
+}
+
+/**
+ * The calibration (a, b, c) that maximises the likelihood of the examples' labels from their
+ * (g, nb), with a Gaussian prior centred on the global model (a = 1, b = priorB, c = 0) of
+ * strength priorStrength. Newton's method on three parameters from `start` (the previous fit:
+ * one more example moves it little, so two or three steps do); deterministic.
+ */
+export function fitCalibration(examples: readonly RecentExample[], settings: OrgModelSettings = ORG_MODEL_SETTINGS, start?: { a: number; b: number; c: number }): { a: number; b: number; c: number } {
+  const pa = 1;
+  const pb = settings.priorB;
+  const lambda = settings.priorStrength;
+  let a = start?.a ?? pa;
+  let b = start?.b ?? pb;
+  let c = start?.c ?? 0;
+  for (let iter = 0; iter < 25; iter++) {
+    let ga = lambda * (a - pa);
+    let gb = lambda * (b - pb);
+    let gc = lambda * c;
+    let haa = lambda, hab = 0, hac = 0, hbb = lambda, hbc = 0, hcc = lambda;
+    for (const e of examples) {
+      const p = sigmoid(a * e.g + b * e.nb + c);
+      const r = p - (e.spam ? 1 : 0);
+      const w = Math.max(p * (1 - p), 1e-9);
+      ga += r * e.g;
+      gb += r * e.nb;
+      gc += r;
+      haa += w * e.g * e.g;
+      hab += w * e.g * e.nb;
+      hac += w * e.g;
+      hbb += w * e.nb * e.nb;
+      hbc += w * e.nb;
+      hcc += w;
+    }
+    const step = solve3([[haa, hab, hac], [hab, hbb, hbc], [hac, hbc, hcc]], [ga, gb, gc]);
+    if (!step) break;
+    a -= step[0]!;
+    b -= step[1]!;
+    c -= step[2]!;
+    if (Math.max(Math.abs(step[0]!), Math.abs(step[1]!), Math.abs(step[2]!)) < 1e-6) break;
+  }
+  const round = (v: number): number => (Number.isFinite(v) ? Math.fround(v) : 0);
+  return { a: round(a), b: round(b), c: round(c) };
+}
+
+/** Solves the 3×3 system h·x = g (Cramer's rule); null when it is singular. */
+function solve3(h: number[][], g: number[]): number[] | null {
+  const det = (m: number[][]): number =>
+    m[0]![0]! * (m[1]![1]! * m[2]![2]! - m[1]![2]! * m[2]![1]!) - m[0]![1]! * (m[1]![0]! * m[2]![2]! - m[1]![2]! * m[2]![0]!) + m[0]![2]! * (m[1]![0]! * m[2]![1]! - m[1]![1]! * m[2]![0]!);
+  const d = det(h);
+  if (!Number.isFinite(d) || Math.abs(d) < 1e-12) return null;
+  const out: number[] = [];
+  for (let col = 0; col < 3; col++) {
+    const m = h.map((row, i) => row.map((v, j) => (j === col ? g[i]! : v)));
+    out.push(det(m) / d);
+  }
+  return out;
+}
+
+/** 32-bit FNV-1a of a key (request id or content key): finds a relabelled example among the recent ones. */
+export function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}

@@ -360,6 +360,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a check's true label
+         * @description Tells the service that an earlier check (`request_id`, its answer's `metadata.request_id`) or a submission sent again in the shape of `POST /v1/check` (`form_data`, as Akismet's submit-spam / submit-ham) was `spam` or `ham`. The org's own model learns it at once: the org's next checks of similar text score accordingly, and no other org's.
+         *
+         *     Idempotent: the same label for the same check or content counts once (`outcome: repeated`); another label replaces it (`relabelled`). A request id that is unknown, another org's, not kept (the org's check history setting) or past its retention answers 404 NOT_FOUND, all alike. A check or content without text answers 422 MISSING_REQUIRED_DATA (the model learns from text). Feedback is limited per org (429 RATE_LIMITED with Retry-After).
+         *
+         *     Credits: 0 per successful call.
+         */
+        post: operations["postV1Feedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the org's checks
+         * @description The checks the org's history keeps (its check history setting), newest first, optionally with one decision, one feedback label (`none`: without feedback) or of one form. `next_cursor` continues the listing (null at the end); a filtered page examines at most 5000 checks, so it may hold fewer items than `limit` and still have a cursor. `text` is there only when the org keeps text. Another org's id answers 404 NOT_FOUND.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1OrgsOrgIdChecks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}/check-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the org keeps of its checks
+         * @description The org's check history setting: `none`, `features` (the verdict and the text's hashed features, enough to learn from feedback; no text) or `text` (the verdict and the text), each check kept `days`. Default: features for 30 days. Another org's id answers 404 NOT_FOUND, as a missing one does.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1OrgsOrgIdCheckHistory"];
+        /**
+         * Choose what the org keeps of its checks
+         * @description Sets the org's check history setting for its next checks. Checks the new setting no longer keeps (older than `days`, or every one for `none`) are deleted at once (up to 5,000 in the call, the rest within 10 minutes); the org's own model and its feedback figures stay. Another org's id answers 404 NOT_FOUND.
+         *
+         *     Credits: 0 per successful call.
+         */
+        put: operations["putV1OrgsOrgIdCheckHistory"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The org's feedback and its model's agreement
+         * @description How many labels the org's own model has learned (spam, ham, relabelled, repeated), its version, the check history setting, and per UTC day with feedback how many of that day's labels the org model and the global model agreed with before learning them (probability ≥ 0.5 for spam, below for ham). Another org's id answers 404 NOT_FOUND.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1OrgsOrgIdFeedback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/resolve": {
         parameters: {
             query?: never;
@@ -2027,7 +2123,7 @@ export interface components {
                 };
             };
         };
-        /** @description `RATE_LIMITED`: Too many requests from this client address, project or key for an unmetered route (beacon writes); see the RateLimit and Retry-After headers. */
+        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback); see the RateLimit and Retry-After headers. */
         "429.RATE_LIMITED.credits": {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2043,7 +2139,7 @@ export interface components {
                  *       "data": null,
                  *       "error": {
                  *         "code": "RATE_LIMITED",
-                 *         "message": "Too many requests from this client address, project or key for an unmetered route (beacon writes); see the RateLimit and Retry-After headers."
+                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback); see the RateLimit and Retry-After headers."
                  *       },
                  *       "metadata": {
                  *         "request_id": "req_4fQ9x2LmT7aZ_1c",
@@ -2315,6 +2411,133 @@ export interface components {
                 };
             };
         };
+        /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same Idempotency-Key is still being processed; retry once it has been answered. */
+        "409.IDEMPOTENCY_KEY_IN_USE": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_IN_USE",
+                 *         "message": "A request with the same Idempotency-Key is still being processed; retry once it has been answered."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                    };
+                };
+            };
+        };
+        /**
+         * @description `MISSING_REQUIRED_DATA`: No analyzable data provided.
+         *
+         *     `IDEMPOTENCY_KEY_REUSED`: The Idempotency-Key was used in the last 24 hours for another request (method, path, query or body differ); use a new key.
+         */
+        "422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "MISSING_REQUIRED_DATA",
+                 *         "message": "No analyzable data provided."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "MISSING_REQUIRED_DATA" | "IDEMPOTENCY_KEY_REUSED";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                    };
+                };
+            };
+        };
+        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback); see the RateLimit and Retry-After headers. */
+        "429.RATE_LIMITED": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RouteRateLimitPolicy"];
+                RateLimit: components["headers"]["RouteRateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "RATE_LIMITED",
+                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback); see the RateLimit and Retry-After headers."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                    };
+                };
+            };
+        };
         /**
          * @description `KEY_DISABLED`: API key disabled.
          *
@@ -2486,46 +2709,6 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "MISSING_KEY" | "INVALID_KEY";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                    };
-                };
-            };
-        };
-        /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same Idempotency-Key is still being processed; retry once it has been answered. */
-        "409.IDEMPOTENCY_KEY_IN_USE": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "IDEMPOTENCY_KEY_IN_USE",
-                 *         "message": "A request with the same Idempotency-Key is still being processed; retry once it has been answered."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_IN_USE";
                         /** @description For people; do not parse it. */
                         message: string;
                     };
@@ -4920,6 +5103,558 @@ export interface operations {
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+        };
+    };
+    postV1Feedback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "label": "spam",
+                 *       "request_id": "req_3kT9xQ2mLbVf"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description `spam`: the check let abuse through or should have; `ham`: a legitimate submission.
+                     * @enum {string}
+                     */
+                    label: "spam" | "ham";
+                    /** @description The request id of a check of your org (its answer's metadata.request_id). */
+                    request_id?: string;
+                    form_id?: string;
+                    form_data?: {
+                        [key: string]: string | number | boolean | null | (string | number | boolean)[];
+                    };
+                    metadata?: {
+                        email?: string;
+                        ip?: string;
+                        user_agent?: string;
+                        honeypot_field?: string;
+                        form_loaded_at?: number;
+                        captcha_token?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "label": "spam",
+                     *         "target": "request",
+                     *         "request_id": "req_3kT9xQ2mLbVf",
+                     *         "outcome": "recorded",
+                     *         "model_version": 17,
+                     *         "feedback": {
+                     *           "spam": 9,
+                     *           "ham": 8,
+                     *           "relabelled": 0,
+                     *           "repeated": 1
+                     *         }
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /** @enum {string} */
+                            label: "spam" | "ham";
+                            /** @enum {string} */
+                            target: "request" | "content";
+                            /** @description The check the label is for; null for content sent again. */
+                            request_id: string | null;
+                            /**
+                             * @description `recorded`: a new label; `relabelled`: it replaced another label for the same check or content; `repeated`: the same label again, counted once.
+                             * @enum {string}
+                             */
+                            outcome: "recorded" | "relabelled" | "repeated";
+                            /** @description The org model's version now: how many labels it has learned (0: none, checks use the global model). */
+                            model_version: number;
+                            feedback: {
+                                /** @description Examples the org model counts as spam. */
+                                spam: number;
+                                /** @description Examples the org model counts as ham. */
+                                ham: number;
+                                /** @description Feedback that changed an earlier label. */
+                                relabelled: number;
+                                /** @description Feedback that repeated an earlier label (counted once). */
+                                repeated: number;
+                            };
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429.RATE_LIMITED"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+        };
+    };
+    getV1OrgsOrgIdChecks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Checks per page.
+                 * @example 20
+                 */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /**
+                 * @description Only checks with this decision.
+                 * @example review
+                 */
+                decision?: "allow" | "review" | "block";
+                /** @description Only checks with this feedback (`none`: without feedback). */
+                label?: "spam" | "ham" | "none";
+                /** @description Only checks of this form. */
+                form_id?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...).
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "request_id": "req_3kT9xQ2mLbVf",
+                     *             "created_at": "2026-11-20T22:20:00.000Z",
+                     *             "form_id": "contact",
+                     *             "score": 0.6121,
+                     *             "decision": "review",
+                     *             "spam_probability": 0.6121,
+                     *             "language": "en",
+                     *             "flags": [
+                     *               "links"
+                     *             ],
+                     *             "org_model": 0,
+                     *             "email_domain": "example.com",
+                     *             "learnable": true,
+                     *             "text": null,
+                     *             "label": null
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            items: {
+                                request_id: string;
+                                /** @description ISO 8601 time of the check. */
+                                created_at: string;
+                                form_id: string;
+                                score: number;
+                                /** @enum {string} */
+                                decision: "allow" | "review" | "block";
+                                /** @description The content's spam probability as answered; null without text. */
+                                spam_probability: number | null;
+                                language: string | null;
+                                flags: ("links" | "url_shortener" | "html_links" | "email_address" | "phone_number" | "money" | "all_caps" | "obfuscation" | "mixed_scripts" | "crypto" | "seo" | "loan" | "prize" | "urgency" | "credentials" | "link_only" | "email_only")[];
+                                /** @description Version of the org model that scored the content; 0: the global model. */
+                                org_model: number;
+                                email_domain: string | null;
+                                /** @description The check kept its text's features: feedback on it teaches the org model. */
+                                learnable: boolean;
+                                /** @description The text read, when the org keeps text (mode `text`). */
+                                text: string | null;
+                                /** @description The latest feedback on the check. */
+                                label: ("spam" | "ham") | null;
+                            }[];
+                            next_cursor: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+        };
+    };
+    getV1OrgsOrgIdCheckHistory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...).
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "mode": "features",
+                     *         "days": 30,
+                     *         "default": true
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /**
+                             * @description `none`: nothing is kept; `features`: the verdict and the text's hashed features (enough to learn from feedback, no text); `text`: the verdict and the text.
+                             * @enum {string}
+                             */
+                            mode: "none" | "features" | "text";
+                            /** @description Days each check is kept. */
+                            days: number;
+                            /** @description True while the org has not chosen a setting (the default: features for 30 days). */
+                            default: boolean;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+        };
+    };
+    putV1OrgsOrgIdCheckHistory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...).
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "mode": "text",
+                 *       "days": 14
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description `none`: nothing is kept; `features`: the verdict and the text's hashed features (enough to learn from feedback, no text); `text`: the verdict and the text.
+                     * @enum {string}
+                     */
+                    mode: "none" | "features" | "text";
+                    /** @description Days each check is kept. */
+                    days: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "mode": "text",
+                     *         "days": 14,
+                     *         "default": false
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /**
+                             * @description `none`: nothing is kept; `features`: the verdict and the text's hashed features (enough to learn from feedback, no text); `text`: the verdict and the text.
+                             * @enum {string}
+                             */
+                            mode: "none" | "features" | "text";
+                            /** @description Days each check is kept. */
+                            days: number;
+                            /** @description True while the org has not chosen a setting (the default: features for 30 days). */
+                            default: boolean;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+        };
+    };
+    getV1OrgsOrgIdFeedback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...).
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "model_version": 17,
+                     *         "feedback": {
+                     *           "spam": 9,
+                     *           "ham": 8,
+                     *           "relabelled": 0,
+                     *           "repeated": 1
+                     *         },
+                     *         "history": {
+                     *           "mode": "features",
+                     *           "days": 30,
+                     *           "default": true
+                     *         },
+                     *         "agreement": [
+                     *           {
+                     *             "day": "2026-11-20",
+                     *             "feedback": 17,
+                     *             "org_model": 0.8235,
+                     *             "global_model": 0.5882
+                     *           }
+                     *         ],
+                     *         "updated_at": "2026-11-20T22:20:00.000Z"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            model_version: number;
+                            feedback: {
+                                /** @description Examples the org model counts as spam. */
+                                spam: number;
+                                /** @description Examples the org model counts as ham. */
+                                ham: number;
+                                /** @description Feedback that changed an earlier label. */
+                                relabelled: number;
+                                /** @description Feedback that repeated an earlier label (counted once). */
+                                repeated: number;
+                            };
+                            history: {
+                                /**
+                                 * @description `none`: nothing is kept; `features`: the verdict and the text's hashed features (enough to learn from feedback, no text); `text`: the verdict and the text.
+                                 * @enum {string}
+                                 */
+                                mode: "none" | "features" | "text";
+                                /** @description Days each check is kept. */
+                                days: number;
+                                /** @description True while the org has not chosen a setting (the default: features for 30 days). */
+                                default: boolean;
+                            };
+                            /** @description Per UTC day with feedback (the latest 90), oldest first. */
+                            agreement: {
+                                /** @description YYYY-MM-DD (UTC). */
+                                day: string;
+                                feedback: number;
+                                /** @description Share of that day's labels the org model agreed with before learning them. */
+                                org_model: number;
+                                /** @description Share of that day's labels the global model agreed with. */
+                                global_model: number;
+                            }[];
+                            updated_at: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
         };
     };
     postV1SessionsResolve: {

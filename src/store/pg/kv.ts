@@ -162,7 +162,8 @@ export interface TransactionOptions {
   synchronousCommit?: boolean;
 }
 
-function upsert(table: string, rows: Array<{ k: string; v: string | null; b: string | null }>): Statement {
+/** One statement that puts `rows` (hex keys; JSON or hex binary values) in `table`, replacing what is there. */
+export function upsert(table: string, rows: Array<{ k: string; v: string | null; b: string | null }>): Statement {
   return {
     sql: `INSERT INTO ${table} (k, v, b) SELECT decode(k, 'hex'), v::json, decode(b, 'hex') FROM unnest($1::text[], $2::text[], $3::text[]) AS t(k, v, b)
           ON CONFLICT (k) DO UPDATE SET v = excluded.v, b = excluded.b`,

@@ -21,7 +21,7 @@ import type { ChargeRecord, ObservationRecord } from "../records.js";
 import type { IntentApplier } from "../writer/apply.js";
 import { utcDay } from "../writer/apply.js";
 import { PLAN_RULES } from "../../shared/plans.js";
-import type { KvStore } from "./kv.js";
+import { upsert, type KvStore } from "./kv.js";
 import { PgError, type SyncPg } from "./sync-client.js";
 import type { Statement } from "./sync-protocol.js";
 
@@ -141,6 +141,7 @@ export class PgShipping {
     const rows = this.sql.run([
       { sql: "BEGIN ISOLATION LEVEL READ COMMITTED" },
       { sql: "SET LOCAL synchronous_commit = off" },
+      ...historyStatements(records),
       shipStatement(this.nodeId, this.applier.cursorKey("charges", journal), after, upto, records, Date.now()),
       { sql: "COMMIT" },
     ]);
@@ -160,7 +161,7 @@ export class PgShipping {
       const end = part[part.length - 1]!.seq;
       const stmts: Statement[] = [{ sql: "BEGIN ISOLATION LEVEL READ COMMITTED" }];
       if (!durable) stmts.push({ sql: "SET LOCAL synchronous_commit = off" });
-      stmts.push(shipStatement(this.nodeId, this.applier.cursorKey("charges", journal), at, end, part, Date.now()), { sql: "COMMIT" });
+      stmts.push(...historyStatements(part), shipStatement(this.nodeId, this.applier.cursorKey("charges", journal), at, end, part, Date.now()), { sql: "COMMIT" });
       const reached = Number(this.sql.run(stmts)[0]?.[0] ?? 0);
       // Only this node ships its journal: a cursor that moved meanwhile is a second node with its id.
       if (reached !== end) throw new Error(`the cursor of journal '${journal}' moved while this node shipped from it (to ${reached}): is FS_NODE_ID '${this.nodeId}' running twice?`);
@@ -257,6 +258,24 @@ export function shipOps(records: readonly ChargeRecord[], nowMs: number): { leas
     daily: [...daily].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, c]) => ({ k, c })),
     idem,
   };
+}
+
+/**
+ * The check history records that travel with `records` (a check's debit line carries its record),
+ * put in the tables the writer's feedback code reads (feedback.ts keepCheck: checks and check_ids),
+ * in the transaction that ships the debits. A put is the same whatever the cursor says, so a batch
+ * that turns out to be applied already, or is made good from the journal, writes the same rows.
+ */
+export function historyStatements(records: readonly ChargeRecord[]): Statement[] {
+  const checks: Array<{ k: string; v: string; b: null }> = [];
+  const ids: Array<{ k: string; v: string; b: null }> = [];
+  for (const r of records) {
+    const h = r.history;
+    if (!h) continue;
+    checks.push({ k: hexKey([h.org_id, h.ts, h.request_id]), v: JSON.stringify(h), b: null });
+    ids.push({ k: hexKey([h.org_id, h.request_id]), v: JSON.stringify(h.ts), b: null });
+  }
+  return checks.length === 0 ? [] : [upsert("fs_checks", checks), upsert("fs_check_ids", ids)];
 }
 
 /** The charge journal's records in (after, upto], in order, from the segment files. */

@@ -55,6 +55,20 @@ export class BodyLease {
     return refusal;
   }
 
+  /**
+   * Counts what this lease holds against `owner`'s share instead of the one it counted against
+   * (a keyed body read before its key's org was known). Null when it fits, else the refusal and
+   * the lease is unchanged.
+   */
+  moveTo(owner: string): ApiError | null {
+    if (!this.open || this.owner === null || this.owner === owner) return null;
+    const refusal = this.budget.takeShare(this.pool, owner, this.mine);
+    if (refusal !== null) return refusal;
+    this.budget.giveShare(this.pool, this.owner, this.mine);
+    this.owner = owner;
+    return null;
+  }
+
   /** Gives the bytes back (idempotent). */
   release(): void {
     if (!this.open) return;
@@ -119,6 +133,13 @@ export class BodyBudget {
     if (had + bytes > this.shares[pool]) return this.overloaded(true);
     this.owners[pool].set(owner, had + bytes);
     return null;
+  }
+
+  /** @internal BodyLease: `owner` stops counting `bytes` the pool still holds. */
+  giveShare(pool: BodyPool, owner: string, bytes: number): void {
+    const left = (this.owners[pool].get(owner) ?? 0) - bytes;
+    if (left > 0) this.owners[pool].set(owner, left);
+    else this.owners[pool].delete(owner);
   }
 
   /** @internal BodyLease: gives back `bytes`, of `owner`'s share too. */

@@ -62,7 +62,7 @@ class BodyRead implements PartialBody {
     private readonly state: ResponseState,
     private readonly limit: number,
     private readonly intake: BodyIntake,
-    private readonly owner: BodyOwner,
+    private owner: BodyOwner,
     private readonly resolve: (body: Buffer) => void,
     private readonly reject: (err: ApiError) => void,
   ) {
@@ -103,6 +103,18 @@ class BodyRead implements PartialBody {
         `The request body did not arrive in time: ${this.received} bytes in ${seconds} s. A body must arrive within ${timeoutMs / 1000} s, or keep to ${minBytesPerSecond} bytes a second on average; the connection is closed.`,
       ),
     );
+  }
+
+  /**
+   * A keyed body read before its key's org was known (a cluster node fetching the key): from now
+   * on it counts against the org's share, as a body read after would. Past the share it is refused
+   * (503 OVERLOADED), as it would have been.
+   */
+  reown(id: string): void {
+    if (this.owner.pool !== "keyed" || this.owner.id === id) return;
+    this.owner = { pool: "keyed", id };
+    const refusal = this.lease.moveTo(id);
+    if (refusal) this.fail(refusal);
   }
 
   /** The answer was written or the client left: the bytes go back to the pool. */

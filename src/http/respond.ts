@@ -55,7 +55,7 @@ export interface ResponseState {
   /** The answer RouteContext.recordAnswer rendered: the one to store (`answer`) and the one to send (`body`). */
   recorded?: { answer: StoredAnswer; status: number; body: string } | null;
   /** The body this request is reading or holds (body.ts); released when the answer is written or the client leaves. */
-  lease?: { release(): void } | null;
+  lease?: { release(): void; reown?(id: string): void } | null;
   /** Close the connection after the answer (a body cut by its deadline: its client may still be sending). */
   close?: boolean;
   /** On a cluster node, the body read while a record was fetched from the store (router.ts, StoreWait), and the waits so far. */

@@ -237,8 +237,15 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
   }
 }
 
-/** The request's body: the one read while it waited for the store, or read now. */
+/**
+ * The request's body: the one read while it waited for the store (from now on counted against
+ * the share of the org its key turned out to have), or read now.
+ */
 function bodyOf(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null): Promise<Buffer> {
+  if (state.body && principal) {
+    const owner = bodyOwner(route, snap, principal);
+    if (owner.pool === "keyed") state.lease?.reown?.(owner.id);
+  }
   return state.body ?? readBody(res, state, route.rawBody?.maxBytes ?? deps.maxBodyBytes, snap.contentLength, deps.bodies, bodyOwner(route, snap, principal));
 }
 

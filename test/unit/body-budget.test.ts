@@ -32,6 +32,27 @@ describe("BodyBudget", () => {
     expect(b.holding("keyed")).toBe(0); // the other pool is apart
   });
 
+  it("moves a lease to another owner's share (a key's org learnt later), refusing past that share", () => {
+    const b = budget();
+    const org = b.lease("keyed");
+    expect(org.grow(2000)).toBeNull();
+    expect(org.ownedBy("org-1")).toBeNull();
+    const early = b.lease("keyed");
+    expect(early.grow(900)).toBeNull();
+    expect(early.ownedBy("Bearer key-1")).toBeNull();
+    expect(early.moveTo("org-1")).toBeNull();
+    expect([b.holdingFor("keyed", "org-1"), b.holdingFor("keyed", "Bearer key-1")]).toEqual([2900, 0]);
+    const late = b.lease("keyed");
+    expect(late.grow(200)).toBeNull();
+    expect(late.ownedBy("Bearer key-1")).toBeNull();
+    expect(late.moveTo("org-1")?.code).toBe("OVERLOADED"); // 3100 > 3000
+    expect([b.holdingFor("keyed", "org-1"), b.holdingFor("keyed", "Bearer key-1")]).toEqual([2900, 200]);
+    late.release();
+    early.release();
+    expect(b.holdingFor("keyed", "org-1")).toBe(2000);
+    expect(b.holding("keyed")).toBe(2000);
+  });
+
   it("holds an owner of bodies arriving in pieces to its share, and others are not refused for it", () => {
     const b = budget();
     const a1 = b.lease("public");

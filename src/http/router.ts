@@ -230,7 +230,12 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     if (err instanceof StoreWait) {
       // The key's record (or its org's) is read from the store first; the body meanwhile, as uWS
       // hands it over only now. Then the request starts again.
-      if ((route.body || route.rawBody) && !state.body) state.body = bodyOf(route, res, state, snap, deps, null);
+      if ((route.body || route.rawBody) && !state.body) {
+        state.body = bodyOf(route, res, state, snap, deps, null);
+        // Handled when the request starts again (its refusal answered then): not an unhandled
+        // rejection meanwhile, which would end the process (a refused body, e.g. two Content-Lengths).
+        state.body.catch(() => undefined);
+      }
       return afterWait(err, state, () => handle(route, res, state, snap, deps), fail);
     }
     fail(err);

@@ -7,7 +7,10 @@
  *   node dist/bench/run.js --only http --duration 5
  *   node dist/bench/run.js --only micro
  *
- * Flags: --only micro|http; --scenarios a,b (HTTP scenarios to run besides hello); --duration S (seconds per HTTP measurement, default 10);
+ *   node dist/bench/run.js --only cluster --nodes 3   N nodes on one PostgreSQL vs one node (bench/http/cluster.ts)
+ *
+ * Flags: --only micro|http|cluster (cluster runs only when asked: it starts PostgreSQL and N services;
+ * --nodes N, default 3); --scenarios a,b (HTTP scenarios to run besides hello); --duration S (seconds per HTTP measurement, default 10);
  * --rounds N (interleaved rounds, default 3); --warmup S (default 3); --connections N (default 100);
  * --ablate a,b serves an ablated build with those parts cut out (HTTP only; bench/http/ablate.ts).
  * --store postgres runs the service on a real PostgreSQL started for the run (docs/cluster.md).
@@ -23,6 +26,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { REPO_ROOT } from "../src/config/index.js";
 import { parseCuts, type CutName } from "./http/ablate.js";
+import { runClusterBench } from "./http/cluster.js";
 import { runHttpBench } from "./http/runner.js";
 import { parseVariantFlags, type VariantSpec } from "./http/variants.js";
 import { machineLine } from "./lib/context.js";
@@ -31,7 +35,8 @@ const MICRO_DIR = join(REPO_ROOT, "dist/bench/micro");
 const RESULTS = join(REPO_ROOT, "bench/results/latest.md");
 
 interface Flags {
-  only: "micro" | "http" | null;
+  only: "micro" | "http" | "cluster" | null;
+  nodes: number;
   durationS: number;
   rounds: number;
   warmupS: number;
@@ -51,6 +56,7 @@ function parseFlags(argv: string[]): Flags {
       rounds: { type: "string", default: "3" },
       warmup: { type: "string", default: "3" },
       connections: { type: "string", default: "100" },
+      nodes: { type: "string", default: "3" },
       scenarios: { type: "string" },
       ablate: { type: "string" },
       store: { type: "string", default: "lmdb" },
@@ -60,13 +66,22 @@ function parseFlags(argv: string[]): Flags {
   });
   const num = (name: string, v: string, min: number, integer: boolean): number => {
     const n = Number(v);
-    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) usage(`--${name} must be ${integer ? "an integer" : "a number"} >= ${min}, got ${v}`);
+    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n)))
+      usage(`--${name} must be ${integer ? "an integer" : "a number"} >= ${min}, got ${v}`);
     return n;
   };
-  if (values.only !== undefined && values.only !== "micro" && values.only !== "http") usage(`--only takes micro or http, got ${values.only}`);
+  if (values.only !== undefined && !["micro", "http", "cluster"].includes(values.only)) usage(`--only takes micro, http or cluster, got ${values.only}`);
   let ablate: CutName[] | undefined;
   try {
-    ablate = values.ablate === undefined ? undefined : parseCuts(values.ablate.split(",").map((c) => c.trim()).filter(Boolean));
+    ablate =
+      values.ablate === undefined
+        ? undefined
+        : parseCuts(
+            values.ablate
+              .split(",")
+              .map((c) => c.trim())
+              .filter(Boolean),
+          );
   } catch (err) {
     usage((err as Error).message);
   }
@@ -85,7 +100,11 @@ function parseFlags(argv: string[]): Flags {
     rounds: num("rounds", values.rounds, 1, true),
     warmupS: num("warmup", values.warmup, 0, false),
     connections: num("connections", values.connections, 1, true),
-    scenarios: values.scenarios?.split(",").map((s) => s.trim()).filter(Boolean),
+    nodes: num("nodes", values.nodes, 2, true),
+    scenarios: values.scenarios
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
     ablate,
     store: values.store as Flags["store"],
     variants,
@@ -93,7 +112,9 @@ function parseFlags(argv: string[]): Flags {
 }
 
 function usage(problem: string): never {
-  process.stderr.write(`${problem}\nusage: node dist/bench/run.js [--only micro|http] [--duration S] [--rounds N] [--warmup S] [--connections N] [--scenarios a,b] [--ablate a,b] [--store lmdb|postgres] [--compare-ref [name=]REF]... [--variant name[:ENV=value,...]]...\n`);
+  process.stderr.write(
+    `${problem}\nusage: node dist/bench/run.js [--only micro|http|cluster] [--nodes N] [--duration S] [--rounds N] [--warmup S] [--connections N] [--scenarios a,b] [--ablate a,b] [--store lmdb|postgres] [--compare-ref [name=]REF]... [--variant name[:ENV=value,...]]...\n`,
+  );
   process.exit(2);
 }
 
@@ -126,8 +147,32 @@ async function main(): Promise<void> {
   const sections: string[] = [];
   const failed: string[] = [];
 
-  if (flags.only !== "http") {
-    const files = readdirSync(MICRO_DIR).filter((f) => f.endsWith(".bench.js")).sort();
+  if (flags.only === "cluster") {
+    console.log("=== cluster ===");
+    try {
+      const result = await runClusterBench({
+        nodes: flags.nodes,
+        durationS: flags.durationS,
+        warmupS: flags.warmupS,
+        rounds: flags.rounds,
+        connections: flags.connections,
+        poolThreads,
+      });
+      console.log(`\n${result.markdown}`);
+      sections.push(result.markdown);
+      if (!result.clean) failed.push("cluster (see Problems)");
+    } catch (err) {
+      const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      console.error(`cluster runner failed: ${text}`);
+      sections.push(`## Cluster\n\nrunner failed:\n\n\`\`\`\n${text}\n\`\`\`\n`);
+      failed.push("cluster runner");
+    }
+  }
+
+  if (flags.only === null || flags.only === "micro") {
+    const files = readdirSync(MICRO_DIR)
+      .filter((f) => f.endsWith(".bench.js"))
+      .sort();
     const parts: string[] = [];
     for (const file of files) {
       console.log(`=== micro: ${file} ===`);
@@ -139,10 +184,20 @@ async function main(): Promise<void> {
     sections.push(`## Micro benchmarks\n\n${parts.join("\n\n")}\n`);
   }
 
-  if (flags.only !== "micro") {
+  if (flags.only === null || flags.only === "http") {
     console.log("=== http ===");
     try {
-      const result = await runHttpBench({ durationS: flags.durationS, warmupS: flags.warmupS, rounds: flags.rounds, connections: flags.connections, poolThreads, only: flags.scenarios, ablate: flags.ablate, store: flags.store, variants: flags.variants });
+      const result = await runHttpBench({
+        durationS: flags.durationS,
+        warmupS: flags.warmupS,
+        rounds: flags.rounds,
+        connections: flags.connections,
+        poolThreads,
+        only: flags.scenarios,
+        ablate: flags.ablate,
+        store: flags.store,
+        variants: flags.variants,
+      });
       console.log(`\n${result.markdown}`);
       sections.unshift(result.markdown);
       if (!result.clean) failed.push("http (see Problems)");

@@ -24,8 +24,10 @@ const ADAPT_LABELS = 200;
  * and cached negatively for their TTL only when answered), IP datasets, UA, fusion, 2 credits.
  * `adapted`: the org gave ADAPT_LABELS feedback labels first (POST /v1/feedback), so its checks
  * run its own model on top of the global one (issue 28: within 10% of the CPU of `check`).
+ * `keepsHistory` false: the org's check history is set to `none` first, so its checks keep nothing
+ * (what the history of `check`, kept by default, costs).
  */
-function checkScenario(name: string, adapted: boolean): Scenario {
+function checkScenario(name: string, adapted: boolean, keepsHistory = true): Scenario {
   return {
     name,
     server: "service",
@@ -35,6 +37,7 @@ function checkScenario(name: string, adapted: boolean): Scenario {
     async setup(server) {
       const org = await call(server, "POST", "/v1/admin/orgs", server.adminToken, { name: `bench ${name}`, plan: "pro" });
       const key = await call(server, "POST", `/v1/admin/orgs/${org.id}/keys`, server.adminToken, { type: "secret" });
+      if (!keepsHistory) await call(server, "PUT", `/v1/orgs/${org.id}/check-history`, key.key, { mode: "none", days: 30 });
       for (let i = 0; adapted && i < ADAPT_LABELS; i++) {
         const words = MESSAGES[i % MESSAGES.length]!.split(" ");
         const at = (i * 7) % words.length;
@@ -73,3 +76,4 @@ function checkScenario(name: string, adapted: boolean): Scenario {
 
 export const check: Scenario = checkScenario("check", false);
 export const checkAdapted: Scenario = checkScenario("check-adapted", true);
+export const checkNoHistory: Scenario = checkScenario("check-no-history", false, false);

@@ -1,4 +1,4 @@
-import { check, checkAdapted } from "./check.js";
+import { check, checkAdapted, checkNoHistory } from "./check.js";
 import { collect } from "./collect.js";
 import { meter, resolve } from "./sessions.js";
 import { healthz } from "./healthz.js";
@@ -9,4 +9,4 @@ import { ipEnriched, ipLookup } from "./ip-lookup.js";
 import type { Scenario } from "./types.js";
 
 /** Every scenario, in the order each round runs them; the baseline first. */
-export const scenarios: readonly Scenario[] = [hello, floorPost, ipLookup, ipEnriched, ipInvalidKey, healthz, collect, check, checkAdapted, resolve, meter];
+export const scenarios: readonly Scenario[] = [hello, floorPost, ipLookup, ipEnriched, ipInvalidKey, healthz, collect, check, checkNoHistory, checkAdapted, resolve, meter];

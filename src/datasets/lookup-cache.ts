@@ -1,12 +1,14 @@
+import { LRUCache } from "lru-cache";
+
 /**
- * Single-flight lookups under a timeout, with an LRU+TTL cache: what the reverse-DNS and the MX
- * resolvers share. A positive answer is kept `ttlMs`, a negative one `negativeTtlMs`, an
+ * Single-flight lookups under a timeout, with an LRU+TTL cache (lru-cache): what the reverse-DNS
+ * and the MX resolvers share. A positive answer is kept `ttlMs`, a negative one `negativeTtlMs`, an
  * unresolved one (timeout, server failure) never; concurrent lookups of one key share one query.
  */
 export interface LookupCacheOptions {
   /** Bound on one whole lookup, > 0. Example: 1500. */
   timeoutMs: number;
-  /** How long a positive answer is cached, >= 0; 0 caches nothing. */
+  /** How long a positive answer is cached, >= 0 (served while its age is at most this); 0 caches nothing. */
   ttlMs: number;
   /** How long a negative answer is cached, >= 0; 0 caches nothing. */
   negativeTtlMs: number;
@@ -23,10 +25,8 @@ export class LookupCache<A> {
   readonly #timeoutMs: number;
   readonly #ttlMs: number;
   readonly #negativeTtlMs: number;
-  readonly #maxEntries: number;
-  readonly #now: () => number;
-  // Map iteration order is insertion order: re-inserting on each hit keeps the oldest use first.
-  readonly #cache = new Map<string, { answer: A; expiresAt: number }>();
+  /** null when maxEntries is 0: nothing is cached. */
+  readonly #cache: LRUCache<string, { answer: A }> | null;
   readonly #inFlight = new Map<string, Promise<A>>();
 
   /**
@@ -50,28 +50,23 @@ export class LookupCache<A> {
     this.#timeoutMs = timeoutMs;
     this.#ttlMs = ttlMs;
     this.#negativeTtlMs = negativeTtlMs;
-    this.#maxEntries = maxEntries;
-    this.#now = now ?? Date.now;
+    // ttlResolution 0: expiry is checked against the clock at every read (an injected clock moves in jumps).
+    this.#cache = maxEntries === 0 ? null : new LRUCache<string, { answer: A }>({ max: maxEntries, ttlResolution: 0, ...(now ? { perf: { now } } : {}) });
   }
 
   /** Cached keys, including expired entries not yet looked at again. */
   get size(): number {
-    return this.#cache.size;
+    return this.#cache?.size ?? 0;
   }
 
   /** The cached answer, or undefined (absent or expired); `touch` moves it to most recently used. */
   peek(key: string, touch: boolean): A | undefined {
-    const e = this.#cache.get(key);
-    if (!e) return undefined;
-    if (this.#now() >= e.expiresAt) {
-      this.#cache.delete(key);
-      return undefined;
-    }
-    if (touch) {
-      this.#cache.delete(key);
-      this.#cache.set(key, e);
-    }
-    return e.answer;
+    const cache = this.#cache;
+    if (!cache) return undefined;
+    const e = touch ? cache.get(key) : cache.peek(key);
+    // peek leaves an expired entry in place; drop it as get does.
+    if (!e && !touch) cache.delete(key);
+    return e?.answer;
   }
 
   /**
@@ -100,14 +95,7 @@ export class LookupCache<A> {
     clearTimeout(timer);
     const kind = this.cacheability(a);
     const ttl = kind === "positive" ? this.#ttlMs : kind === "negative" ? this.#negativeTtlMs : 0;
-    if (ttl > 0 && this.#maxEntries > 0) {
-      this.#cache.delete(key);
-      this.#cache.set(key, { answer: a, expiresAt: this.#now() + ttl });
-      for (const oldest of this.#cache.keys()) {
-        if (this.#cache.size <= this.#maxEntries) break;
-        this.#cache.delete(oldest);
-      }
-    }
+    if (ttl > 0) this.#cache?.set(key, { answer: a }, { ttl });
     return a;
   }
 }

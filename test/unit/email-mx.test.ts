@@ -139,7 +139,7 @@ describe("MxResolver cache", () => {
     expect((await r.lookup("nx.example")).cache).toBe("miss");
     expect(await r.lookup("nx.example")).toMatchObject({ outcome: "none", cache: "hit" });
     expect(dns.calls).toBe(2);
-    clock.t += 5_000;
+    clock.t += 5_001;
     expect((await r.lookup("nx.example")).cache).toBe("miss");
     expect((await r.lookup("example.com")).cache).toBe("hit");
     clock.t += 55_000;

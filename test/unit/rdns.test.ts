@@ -145,7 +145,7 @@ describe("RdnsResolver with a fake DnsLookup", () => {
     const dns = new FakeDns({ [V4]: ["spoof.test"] }, { "spoof.test": ["198.51.100.1", "not an address"] });
     const { r, clock } = make(dns);
     expect(await r.lookup(V4)).toMatchObject({ hostname: "spoof.test", verified: false, outcome: "miss" });
-    clock.t += 59_999;
+    clock.t += 60_000;
     expect(await r.lookup(V4)).toMatchObject({ hostname: "spoof.test", verified: false, outcome: "hit" });
   });
 
@@ -170,7 +170,7 @@ describe("RdnsResolver with a fake DnsLookup", () => {
     const { r, clock } = make(dns);
     expect(await r.lookup(V4)).toMatchObject({ hostname: null, verified: null, outcome: "miss" });
     expect(dns.calls.resolve4).toBe(0);
-    clock.t += 4_999;
+    clock.t += 5_000;
     expect(await r.lookup(V4)).toMatchObject({ hostname: null, verified: null, outcome: "hit" });
     clock.t += 1;
     expect(await r.lookup(V4)).toMatchObject({ hostname: null, verified: null, outcome: "miss" });
@@ -198,7 +198,7 @@ describe("RdnsResolver with a fake DnsLookup", () => {
     const dns = new FakeDns({ [V4]: ["h.test"] }, { "h.test": [V4] });
     const { r, clock } = make(dns);
     await r.lookup(V4);
-    clock.t += 59_999;
+    clock.t += 60_000;
     expect(r.peek(V4)).toMatchObject({ outcome: "hit" });
     clock.t += 1;
     expect(r.peek(V4)).toBeUndefined();

@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { Reader } from "mmdb-lib";
 import { z } from "zod";
 import { NOT_FOUND, coalesceRanges, overlayRanges, type BigRange } from "../../src/datasets/ip-table.js";
+import { SPECIAL_PURPOSE_RANGES } from "../../src/shared/bogon.js";
 import { ipv6WordsToBigInt, parseIp } from "../../src/shared/ip.js";
 import type { NpmSource } from "./manifest.js";
 
@@ -20,22 +21,12 @@ export type Log = (line: string) => void;
 const NO_ORG = 0xffffffff;
 
 /**
- * Special-purpose blocks that are not globally reachable (IANA IPv4 and IPv6 Special-Purpose
- * Address Registries, RFC 6890 and successors). Upstream assigns some of them a country
- * (192.168.0.0/16 and 172.16.0.0/12 come out as AU, 2001:db8::/32 as JP), which would make a
- * private or documentation address look foreign; the builder removes them from every input.
+ * Special-purpose blocks that are not globally reachable (src/shared/bogon.ts, which answers flag
+ * as bogons). Upstream assigns some of them a country (192.168.0.0/16 and 172.16.0.0/12 come out as
+ * AU, 2001:db8::/32 as JP), which would make a private or documentation address look foreign; the
+ * builder removes them from every input.
  */
-export const SPECIAL_PURPOSE_RANGES: Record<4 | 6, readonly string[]> = {
-  4: [
-    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-    "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
-    "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-  ],
-  6: [
-    "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b:1::/48", "100::/64", "2001:2::/48", "2001:db8::/32",
-    "3fff::/20", "fc00::/7", "fe80::/10", "ff00::/8",
-  ],
-};
+export { SPECIAL_PURPOSE_RANGES };
 
 /** Turns CIDR text into a sorted range list, using the runtime parser. */
 export function cidrRanges(cidrs: readonly string[], family: 4 | 6): BigRange[] {

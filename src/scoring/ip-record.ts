@@ -4,6 +4,8 @@ import type { IpCompany, IpFacts } from "../datasets/ip-facts.js";
 export interface IpRecord {
   ip: string;
   ip_version: 4 | 6;
+  /** Special-purpose space, not globally reachable (shared/bogon.ts): no dataset says anything about it. */
+  bogon: boolean;
   network: {
     asn: number | null;
     org: string | null;
@@ -37,10 +39,11 @@ export interface RecordOptions {
  * The record for one address. Base fields always; `network.cloud_*` only with region, `company`
  * only with company (absent otherwise), `network.hostname*` only with rdns.
  */
-export function buildIpRecord(ip: string, ipVersion: 4 | 6, facts: IpFacts, opts: RecordOptions): IpRecord {
+export function buildIpRecord(ip: string, ipVersion: 4 | 6, bogon: boolean, facts: IpFacts, opts: RecordOptions): IpRecord {
   const record: IpRecord = {
     ip,
     ip_version: ipVersion,
+    bogon,
     network: {
       asn: facts.asn,
       org: facts.org,
@@ -82,10 +85,10 @@ const SAFE_IP = /^[0-9A-Fa-f:.]{1,45}$/;
  * The same text as `JSON.stringify(buildIpRecord(ip, ipVersion, facts, opts))` for calls without
  * rdns, built from a cached serialisation of everything that does not depend on the address.
  */
-export function ipRecordJson(ip: string, ipVersion: 4 | 6, facts: IpFacts, opts: RecordOptions): string {
+export function ipRecordJson(ip: string, ipVersion: 4 | 6, bogon: boolean, facts: IpFacts, opts: RecordOptions): string {
   // A parsed address is hex digits, dots and colons: nothing to escape (the slow path covers the rest).
   const quoted = SAFE_IP.test(ip) ? `"${ip}"` : JSON.stringify(ip);
-  if (opts.rdns) return JSON.stringify(buildIpRecord(ip, ipVersion, facts, opts));
+  if (opts.rdns) return JSON.stringify(buildIpRecord(ip, ipVersion, bogon, facts, opts));
   const variant = (opts.region ? 1 : 0) | (opts.company ? 2 : 0);
   let fragments = fragmentCache.get(facts);
   if (!fragments) {
@@ -94,10 +97,10 @@ export function ipRecordJson(ip: string, ipVersion: 4 | 6, facts: IpFacts, opts:
   }
   let fragment = fragments[variant];
   if (fragment === undefined) {
-    const full = JSON.stringify(buildIpRecord("", ipVersion, facts, opts));
-    // Drop `{"ip":"","ip_version":N,` from the front; the rest does not depend on the address.
+    const full = JSON.stringify(buildIpRecord("", ipVersion, false, facts, opts));
+    // Drop `{"ip":"","ip_version":N,"bogon":false,` from the front; the rest does not depend on the address.
     fragment = full.slice(full.indexOf(',"network"') + 1);
     fragments[variant] = fragment;
   }
-  return `{"ip":${quoted},"ip_version":${ipVersion},${fragment}`;
+  return `{"ip":${quoted},"ip_version":${ipVersion},"bogon":${bogon},${fragment}`;
 }

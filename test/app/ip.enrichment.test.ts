@@ -87,6 +87,7 @@ describe("GET /v1/ip/{ip} from the full build", () => {
 
   it("returns a clean record for an address no source lists", async () => {
     const r = await get("/v1/ip/10.20.30.40");
+    expect(r.body.data.bogon).toBe(true);
     expect(r.body.data.flags).toEqual([]);
     expect(Object.values(r.body.data.type).every((v) => v === false)).toBe(true);
     expect(Object.values(r.body.data.risk).every((v) => v === false)).toBe(true);
@@ -94,7 +95,7 @@ describe("GET /v1/ip/{ip} from the full build", () => {
     expect(r.body.data.details).toEqual({ vpn_provider: null, scanner_org: null, crawler: null });
     const company = await get("/v1/ip/10.20.30.40?include=company");
     expect(company.body.data.company).toBeNull();
-    expect(company.body.metadata.enrichment).toEqual({ requested: ["company"], resolved: [], skipped: ["company"], credits: 1 });
+    expect(company.body.metadata.enrichment).toEqual({ requested: ["company"], resolved: [], skipped: ["company"], credits: 0 });
   });
 
   it("adds the company block only with include=company", async () => {

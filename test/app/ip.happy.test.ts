@@ -15,6 +15,7 @@ describe("GET /v1/ip/{ip}", () => {
     expect(r.body.data).toMatchObject({
       ip: "8.8.8.8",
       ip_version: 4,
+      bogon: false,
       network: { asn: 15169, hostname: null, hostname_verified: null, cloud_provider: null, cloud_region: null },
       location: { country: "US" },
     });
@@ -75,5 +76,27 @@ describe("GET /v1/ip/{ip}", () => {
     await api(server, "GET", "/v1/ip/not-an-ip", { key: server.demo.secretKey });
     await api(server, "GET", "/v1/ip/8.8.8.8?include=bogus", { key: server.demo.secretKey });
     expect(await usage()).toBe(before + 2);
+  });
+
+  it("flags a bogon (private, loopback, documentation, multicast... space) and charges nothing for it, rdns not asked", async () => {
+    const usage = async () => (await api(server, "GET", `/v1/orgs/${server.demo.orgId}/usage`, { key: server.demo.secretKey })).body.data.used;
+    const before = await usage();
+    for (const ip of ["10.0.0.1", "127.0.0.1", "192.168.1.1", "100.64.0.1", "203.0.113.9", "224.0.0.1", "::1", "fe80::1", "2001:db8::1", "::ffff:10.0.0.1"]) {
+      const r = await api(server, "GET", `/v1/ip/${ip}?include=rdns`, { key: server.demo.secretKey });
+      expect(r.status, ip).toBe(200);
+      expect(r.body.data, ip).toMatchObject({ ip, bogon: true, network: { asn: null, org: null, hostname: null, hostname_verified: null }, location: { country: null }, flags: [] });
+      expect(r.body.metadata.credits, ip).toBe(0);
+      expect(r.body.metadata.enrichment, ip).toEqual({ requested: ["rdns"], resolved: [], skipped: ["rdns"], credits: 0 });
+    }
+    const plain = await api(server, "GET", "/v1/ip/10.0.0.1", { key: server.demo.secretKey });
+    expect(plain.body.data.bogon).toBe(true);
+    expect(plain.body.metadata.credits).toBe(0);
+    // Public neighbours of those ranges are not bogons, and are charged.
+    for (const ip of ["11.0.0.1", "100.128.0.1", "203.0.114.1", "2001:db9::1"]) {
+      const r = await api(server, "GET", `/v1/ip/${ip}`, { key: server.demo.secretKey });
+      expect(r.body.data.bogon, ip).toBe(false);
+      expect(r.body.metadata.credits, ip).toBe(1);
+    }
+    expect(await usage()).toBe(before + 4);
   });
 });

@@ -22,19 +22,19 @@ const empty = facts({});
 
 describe("IP record", () => {
   it("fills cloud_* only with region, company only with company, hostname only with rdns", () => {
-    const base = buildIpRecord("35.180.1.1", 4, aws, { region: false, company: false });
+    const base = buildIpRecord("35.180.1.1", 4, false, aws, { region: false, company: false });
     expect(base.network).toMatchObject({ cloud_provider: null, cloud_region: null, hostname: null, hostname_verified: null });
     expect(base).not.toHaveProperty("company");
-    const full = buildIpRecord("35.180.1.1", 4, aws, { region: true, company: true, rdns: { hostname: "h.example", verified: true } });
+    const full = buildIpRecord("35.180.1.1", 4, false, aws, { region: true, company: true, rdns: { hostname: "h.example", verified: true } });
     expect(full.network).toMatchObject({ cloud_provider: "aws", cloud_region: "eu-west-3", hostname: "h.example", hostname_verified: true });
     expect(full.company).toEqual(aws.company);
-    expect(Object.keys(full)).toEqual(["ip", "ip_version", "network", "company", "location", "type", "risk", "flags", "details"]);
+    expect(Object.keys(full)).toEqual(["ip", "ip_version", "bogon", "network", "company", "location", "type", "risk", "flags", "details"]);
     expect(full.details).toEqual({ vpn_provider: "Mullvad", scanner_org: null, crawler: { id: "googlebot", operator: "Google" } });
-    expect(buildIpRecord("x", 4, empty, { region: false, company: false }).details).toEqual({ vpn_provider: null, scanner_org: null, crawler: null });
+    expect(buildIpRecord("x", 4, false, empty, { region: false, company: false }).details).toEqual({ vpn_provider: null, scanner_org: null, crawler: null });
   });
 
   it("lists the true attributes as flags, type first", () => {
-    expect(buildIpRecord("x", 4, aws, { region: false, company: false }).flags).toEqual(["datacenter", "hosting", "cloud", "tor"]);
+    expect(buildIpRecord("x", 4, false, aws, { region: false, company: false }).flags).toEqual(["datacenter", "hosting", "cloud", "tor"]);
     expect(flagsOf(none, clean)).toEqual([]);
   });
 
@@ -44,13 +44,13 @@ describe("IP record", () => {
         for (const company of [false, true]) {
           for (const [ip, v] of [["35.180.1.1", 4], ["2001:db8::1", 6], ['weird"ip', 4]] as const) {
             const opts = { region, company };
-            expect(ipRecordJson(ip, v, f, opts)).toBe(JSON.stringify(buildIpRecord(ip, v, f, opts)));
-            expect(ipRecordJson(ip, v, f, opts)).toBe(JSON.stringify(buildIpRecord(ip, v, f, opts)));
+            expect(ipRecordJson(ip, v, false, f, opts)).toBe(JSON.stringify(buildIpRecord(ip, v, false, f, opts)));
+            expect(ipRecordJson(ip, v, false, f, opts)).toBe(JSON.stringify(buildIpRecord(ip, v, false, f, opts)));
           }
         }
       }
     }
     const rdns = { region: true, company: true, rdns: { hostname: "h", verified: false } };
-    expect(ipRecordJson("1.2.3.4", 4, aws, rdns)).toBe(JSON.stringify(buildIpRecord("1.2.3.4", 4, aws, rdns)));
+    expect(ipRecordJson("1.2.3.4", 4, false, aws, rdns)).toBe(JSON.stringify(buildIpRecord("1.2.3.4", 4, false, aws, rdns)));
   });
 });

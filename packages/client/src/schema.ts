@@ -57,6 +57,8 @@ export interface paths {
          * Look up an IP address
          * @description The record of one IPv4 or IPv6 address: network (ASN, organisation), country, type and risk attributes and the flags that are true, and who is behind a flag where a source names it.
          *
+         *     A bogon (private, loopback, link-local, shared, documentation, benchmarking, multicast or reserved space, not globally reachable) answers `bogon: true` with nothing found, and costs nothing.
+         *
          *     `include` adds enrichments: `region` fills network.cloud_provider and cloud_region, `company` adds `company`, `rdns` fills network.hostname and hostname_verified (forward-confirmed reverse DNS, waited for at most FS_RDNS_TIMEOUT_MS).
          *
          *     metadata states the dataset build (`source`, `built_at`), what it covers (`coverage`), what the enrichments did (`enrichment`) and where each true flag came from (`provenance`).
@@ -2975,6 +2977,7 @@ export interface operations {
                      *       "data": {
                      *         "ip": "8.8.8.8",
                      *         "ip_version": 4,
+                     *         "bogon": false,
                      *         "network": {
                      *           "asn": 15169,
                      *           "org": "Google LLC",
@@ -3070,6 +3073,8 @@ export interface operations {
                              * @enum {number}
                              */
                             ip_version: 4 | 6;
+                            /** @description The address is in IANA special-purpose space that is not globally reachable (private, loopback, link-local, shared, documentation, benchmarking, multicast, reserved): nothing is found for it, and the lookup costs no credit. */
+                            bogon: boolean;
                             network: {
                                 /** @description Autonomous system number; null when the address is in no announced range. */
                                 asn: number | null;
@@ -3161,6 +3166,7 @@ export interface operations {
                                     /** @enum {string} */
                                     rdns: "hit" | "miss";
                                 };
+                                /** @description Credits charged: 0 for a bogon. */
                                 credits: number;
                             };
                             /** @description For each true flag (and crawler), the source that set it and that source's own date. */

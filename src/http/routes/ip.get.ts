@@ -2,6 +2,7 @@ import { z } from "zod";
 import { coverageOf, type IpCoverage } from "../../datasets/coverage.js";
 import type { IpDatasetMeta, IpFacts } from "../../datasets/ip-dataset.js";
 import { buildIpRecord, ipRecordJson } from "../../scoring/ip-record.js";
+import { isBogon } from "../../shared/bogon.js";
 import { formatIp, parseIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
@@ -10,7 +11,7 @@ import { RawJson } from "../respond.js";
 import { defineRoute, type RouteResult } from "../route.js";
 import { ipMetadata, ipQuery, ipRecordResponse, parseInclude, type IpDatasetName } from "../schemas/ip.js";
 
-/** Base lookup 1 credit; rdns +1 on a cache miss only; region and company free. */
+/** Base lookup 1 credit; rdns +1 on a cache miss only; region and company free; a bogon nothing. */
 const BASE_CREDITS = 1;
 const RDNS_MISS_CREDITS = 1;
 
@@ -30,6 +31,7 @@ export function ipGet(deps: AppDeps) {
       summary: "Look up an IP address",
       description: [
         "The record of one IPv4 or IPv6 address: network (ASN, organisation), country, type and risk attributes and the flags that are true, and who is behind a flag where a source names it.",
+        "A bogon (private, loopback, link-local, shared, documentation, benchmarking, multicast or reserved space, not globally reachable) answers `bogon: true` with nothing found, and costs nothing.",
         "`include` adds enrichments: `region` fills network.cloud_provider and cloud_region, `company` adds `company`, `rdns` fills network.hostname and hostname_verified (forward-confirmed reverse DNS, waited for at most FS_RDNS_TIMEOUT_MS).",
         "metadata states the dataset build (`source`, `built_at`), what it covers (`coverage`), what the enrichments did (`enrichment`) and where each true flag came from (`provenance`).",
       ].join("\n\n"),
@@ -46,6 +48,7 @@ export function ipGet(deps: AppDeps) {
         response: {
           ip: "8.8.8.8",
           ip_version: 4,
+          bogon: false,
           network: { asn: 15169, org: "Google LLC", hostname: null, hostname_verified: null, cloud_provider: null, cloud_region: null },
           company: { name: "Google LLC", website: null, country: "US", category: "hosting", confidence: "high" },
           location: { country: "US" },
@@ -75,9 +78,10 @@ export function ipGet(deps: AppDeps) {
       const ipVersion = parsed.version === 4 && !parsed.mapped ? 4 : 6;
       const region = include.includes("region");
       const company = include.includes("company");
+      if (isBogon(parsed)) return bogonAnswer(raw, ipVersion, facts, dataset.meta, include);
       if (!include.includes("rdns")) {
         return {
-          data: new RawJson(ipRecordJson(raw, ipVersion, facts, { region, company })),
+          data: new RawJson(ipRecordJson(raw, ipVersion, false, facts, { region, company })),
           credits: BASE_CREDITS,
           metadataJson: metadataJsonFor(dataset.meta, include, facts),
         };
@@ -85,6 +89,21 @@ export function ipGet(deps: AppDeps) {
       return withRdns(deps, raw, formatIp(parsed), ipVersion, facts, dataset.meta, include);
     },
   });
+}
+
+/**
+ * A bogon (shared/bogon.ts): the record with `bogon: true` and nothing found, charged nothing.
+ * Reverse DNS is not asked (a private name says nothing about the caller): rdns is skipped.
+ */
+function bogonAnswer(raw: string, ipVersion: 4 | 6, facts: IpFacts, meta: IpDatasetMeta, include: IpDatasetName[]): RouteResult {
+  const rdns = include.includes("rdns");
+  const skipped = skippedOf(meta, include, facts);
+  if (rdns) skipped.push("rdns");
+  return {
+    data: buildIpRecord(raw, ipVersion, true, facts, { region: include.includes("region"), company: include.includes("company"), ...(rdns ? { rdns: { hostname: null, verified: null } } : {}) }),
+    credits: 0,
+    metadata: { ...provenanceFields(meta, include, skipped, 0), provenance: facts.provenance },
+  };
 }
 
 /** The rdns path: waits for DNS (bounded by FS_RDNS_TIMEOUT_MS), charges +1 only when it queried. */
@@ -102,7 +121,7 @@ async function withRdns(
   const credits = BASE_CREDITS + charged;
   const skipped = skippedOf(meta, include, facts);
   if (!r.resolved) skipped.push("rdns");
-  const record = buildIpRecord(raw, ipVersion, facts, {
+  const record = buildIpRecord(raw, ipVersion, false, facts, {
     region: include.includes("region"),
     company: include.includes("company"),
     rdns: r.resolved ? { hostname: r.hostname, verified: r.verified } : { hostname: null, verified: null },

@@ -47,6 +47,11 @@ const nullableString = (description: string) => z.string().nullable().describe(d
 export const ipRecordResponse = z.object({
   ip: z.string().describe("The address as given in the path."),
   ip_version: z.literal([4, 6]).describe("6 also for IPv4-mapped IPv6 addresses."),
+  bogon: z
+    .boolean()
+    .describe(
+      "The address is in IANA special-purpose space that is not globally reachable (private, loopback, link-local, shared, documentation, benchmarking, multicast, reserved): nothing is found for it, and the lookup costs no credit.",
+    ),
   network: z.object({
     asn: z.number().int().nullable().describe("Autonomous system number; null when the address is in no announced range."),
     org: nullableString("AS organisation name as published upstream."),
@@ -98,7 +103,7 @@ export const ipMetadata = {
     resolved: z.array(z.enum(IP_DATASETS)),
     skipped: z.array(z.enum(IP_DATASETS)).optional().describe("Requested datasets this build or lookup could not answer."),
     cache: z.object({ rdns: z.enum(["hit", "miss"]) }).optional().describe("With rdns: whether DNS was queried (miss, +1 credit)."),
-    credits: z.number().int().min(1),
+    credits: z.number().int().min(0).describe("Credits charged: 0 for a bogon."),
   }),
   provenance: ipProvenance,
 };

@@ -3,7 +3,7 @@ import { parseIp } from "../shared/ip.js";
 import { z } from "zod";
 
 /** Environment variables whose values are redacted whenever the config is printed. */
-export const SECRET_KEYS = new Set(["FS_ADMIN_TOKEN", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "DATABASE_URL"]);
+export const SECRET_KEYS = new Set(["FS_ADMIN_TOKEN", "FS_METRICS_TOKEN", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "DATABASE_URL"]);
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -54,6 +54,8 @@ export const envSchema = z.object({
   FS_CLUSTER_CACHE_MS: positiveInt.max(60_000).default(2000),
   /** Bearer token for /v1/admin. When unset, one is generated on first start and printed once. */
   FS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Bearer token that opens GET /metrics and nothing else (a scraper's). Unset: only the admin token does. */
+  FS_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** Largest accepted request body in bytes; larger bodies get 413. Example: 65536. */
   FS_MAX_BODY_BYTES: positiveInt.max(16 * 1024 * 1024).default(64 * 1024),
   /**

@@ -6,7 +6,8 @@ import { ApiError } from "./errors.js";
 /** What a route requires of the caller. */
 export type AuthRequirement =
   | { kind: "none" }
-  | { kind: "admin" }
+  /** The admin token; `orTokenHash`: or the token with that SHA-256 (GET /metrics's FS_METRICS_TOKEN). */
+  | { kind: "admin"; orTokenHash?: string | null }
   | { kind: "secret"; scope?: Scope }
   | { kind: "publishable" };
 
@@ -86,10 +87,12 @@ export class Authenticator {
     return key;
   }
 
-  /** Checks the admin bearer token in constant time. */
-  verifyAdmin(header: string): void {
-    const token = bearer(header);
-    if (!hashesEqual(hashKey(token), this.adminTokenHash)) throw new ApiError("INVALID_KEY", "Invalid admin token.");
+  /** Checks the admin bearer token (or the other token whose hash is `orTokenHash`) in constant time. */
+  verifyAdmin(header: string, orTokenHash?: string | null): void {
+    const presented = hashKey(bearer(header));
+    const admin = hashesEqual(presented, this.adminTokenHash);
+    const other = orTokenHash ? hashesEqual(presented, orTokenHash) : false;
+    if (!admin && !other) throw new ApiError("INVALID_KEY", "Invalid admin token.");
   }
 
   /** Drops a cached key record after the writer changed it. */

@@ -100,6 +100,31 @@ class RequestLatency {
   }
 }
 
+/**
+ * The scoring pool's task times as a Prometheus summary: quantiles from piscina's own histograms of
+ * run and queue time (since start), with `_count` the tasks completed and `_sum` their mean times
+ * that count. Across front threads (several pools) the highest of each series is shown.
+ */
+class PoolTaskTimes {
+  readonly name = "fs_pool_task_seconds";
+  readonly help = "Scoring task time on a pool thread (phase=run) and in its queue (phase=wait), since start.";
+  readonly type = "summary";
+  readonly aggregator = "max";
+
+  constructor(private readonly pool: ScoringPool) {}
+
+  get(): { name: string; help: string; type: string; aggregator: string; values: Array<{ metricName?: string; labels: Record<string, string | number>; value: number }> } {
+    const s = this.pool.stats();
+    const values: Array<{ metricName?: string; labels: Record<string, string | number>; value: number }> = [];
+    for (const [phase, t] of [["run", s.runMs], ["wait", s.waitMs]] as const) {
+      for (const [quantile, ms] of [["0.5", t.p50], ["0.9", t.p90], ["0.99", t.p99], ["1", t.max]] as const) values.push({ labels: { phase, quantile }, value: ms / 1000 });
+      values.push({ metricName: `${this.name}_sum`, labels: { phase }, value: (t.mean * s.completed) / 1000 });
+      values.push({ metricName: `${this.name}_count`, labels: { phase }, value: s.completed });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+}
+
 export class ServiceMetrics {
   readonly registry = new Registry();
   private readonly requests = new RequestLatency();
@@ -129,24 +154,16 @@ export class ServiceMetrics {
     gauge("fs_pool_utilization_ratio", "Share of the pool threads' capacity spent running tasks since start.", function () {
       this.set(pool.stats().utilization);
     }, [], "average");
-    gauge("fs_pool_tasks_completed", "Scoring tasks the pool completed since start.", function () {
-      this.set(pool.stats().completed);
-    });
-    gauge(
-      "fs_pool_task_seconds",
-      "Scoring task time on a pool thread (phase=run) and in its queue (phase=wait), by quantile, since start.",
-      function () {
-        const s = pool.stats();
-        for (const [phase, t] of [["run", s.runMs], ["wait", s.waitMs]] as const) {
-          this.set({ phase, quantile: "0.5" }, t.p50 / 1000);
-          this.set({ phase, quantile: "0.9" }, t.p90 / 1000);
-          this.set({ phase, quantile: "0.99" }, t.p99 / 1000);
-          this.set({ phase, quantile: "1" }, t.max / 1000);
-        }
+    new Counter({
+      name: "fs_pool_tasks_completed_total",
+      help: "Scoring tasks the pool completed since start.",
+      registers: [r],
+      collect() {
+        this.reset();
+        this.inc(pool.stats().completed);
       },
-      ["phase", "quantile"],
-      "max",
-    );
+    });
+    r.registerMetric(new PoolTaskTimes(pool) as unknown as Metric);
     const commitSize = new Histogram({ name: "fs_writer_commit_intents", help: "Intents applied per writer commit.", buckets: BATCH_BUCKETS, registers: [r] });
     const commitTime = new Histogram({ name: "fs_writer_commit_seconds", help: "Time the writer thread took to apply and commit one batch.", buckets: COMMIT_BUCKETS, registers: [r] });
     store.onCommit = (c) => {

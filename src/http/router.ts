@@ -116,15 +116,18 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
       );
     });
   }
-  const matchers = routes.map((r) => ({ re: patternToRegExp(r.pattern), method: HTTP_NAME[r.method] }));
+  const matchers = routes.map((r) => ({ re: patternToRegExp(r.pattern), method: HTTP_NAME[r.method], pattern: r.pattern }));
   app.any("/*", (res, req) => {
     const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
     state.requestId = acceptRequestId(req.getHeader("x-request-id"));
     const path = req.getUrl();
     const method = req.getCaseSensitiveMethod().toUpperCase();
-    const allowed = matchers.filter((m) => m.re.test(path)).map((m) => m.method);
+    const known = matchers.filter((m) => m.re.test(path));
+    const allowed = known.map((m) => m.method);
     if (allowed.length > 0) {
       const allow = [...new Set(allowed)].join(", ");
+      // Counted under the route's pattern with the method asked (metrics), not as "unmatched".
+      state.route = `${method} ${known[0]!.pattern}`;
       writeError(res, state, new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}; allowed: ${allow}.`, { headers: { allow } }));
     } else {
       writeError(res, state, new ApiError("NOT_FOUND", `No route for ${method} ${path}.`));
@@ -158,7 +161,7 @@ function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps):
     };
     const fail = (err: unknown): void => failRequest(route, res, state, deps, err);
     try {
-      if (route.auth.kind === "admin") deps.auth.verifyAdmin(snap.authorization);
+      if (route.auth.kind === "admin") deps.auth.verifyAdmin(snap.authorization, route.auth.orTokenHash);
       const result = route.handle({ snap, body: undefined, principal: null, nowMs: Date.now(), requestId: snap.requestId, startedAt: state.startedAt });
       if (result instanceof Promise) {
         result.then((r) => {
@@ -186,7 +189,7 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     const nowMs = clockFor(snap, deps.testClock);
     let principal: KeyPrincipal | null = null;
     const need = route.auth;
-    if (need.kind === "admin") deps.auth.verifyAdmin(snap.authorization);
+    if (need.kind === "admin") deps.auth.verifyAdmin(snap.authorization, need.orTokenHash);
     else if (need.kind === "secret" || need.kind === "publishable") {
       // The key, and the org's standing, before anything is done: on a cluster node either may
       // have to be read first (StoreWait), and the request starts again then.

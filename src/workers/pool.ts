@@ -37,6 +37,7 @@ export interface PoolTimes {
   p90: number;
   p99: number;
   max: number;
+  mean: number;
 }
 
 /**
@@ -73,7 +74,7 @@ export class ScoringPool {
    */
   stats(): { queued: number; completed: number; utilization: number; runMs: PoolTimes; waitMs: PoolTimes } {
     const p = this.piscina;
-    const times = (h: { p50: number; p90: number; p99: number; max: number }): PoolTimes => ({ p50: h.p50, p90: h.p90, p99: h.p99, max: h.max });
+    const times = (h: { p50: number; p90: number; p99: number; max: number; mean: number }): PoolTimes => ({ p50: h.p50, p90: h.p90, p99: h.p99, max: h.max, mean: h.mean });
     return { queued: p.queueSize, completed: p.completed, utilization: p.utilization, runMs: times(p.histogram.runTime), waitMs: times(p.histogram.waitTime) };
   }
 

@@ -4,10 +4,13 @@ import { ADMIN_TOKEN, api, createOrgWithKey } from "../integration/helpers/serve
 
 let server!: TestApp;
 // Every answer in the access log, so the test can find its own request ids there.
-useApp((s) => (server = s), { FS_ACCESS_LOG_SAMPLE: "1" });
+const METRICS_TOKEN = "scrape-only-token-0123456789";
+/** prom-client's own process metrics that are gauges named `_total` (its default metrics; not ours to rename). */
+const PROM_CLIENT_GAUGES_NAMED_TOTAL = new Set(["nodejs_active_resources_total", "nodejs_active_handles_total", "nodejs_active_requests_total"]);
+useApp((s) => (server = s), { FS_ACCESS_LOG_SAMPLE: "1", FS_METRICS_TOKEN: METRICS_TOKEN });
 
-async function scrape(): Promise<{ status: number; type: string | null; text: string }> {
-  const res = await server.fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+async function scrape(token = ADMIN_TOKEN): Promise<{ status: number; type: string | null; text: string }> {
+  const res = await server.fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
   return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
 }
 
@@ -26,6 +29,52 @@ describe("GET /metrics", () => {
     const wrong = await api(server, "GET", "/metrics", { key: org.key });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error.code).toBe("INVALID_KEY");
+  });
+
+  it("takes the scrape-only FS_METRICS_TOKEN, which opens nothing else", async () => {
+    const m = await scrape(METRICS_TOKEN);
+    expect(m.status).toBe(200);
+    expect(m.text).toMatch(/^fs_pool_threads 1$/m);
+    for (const [method, path] of [["GET", "/v1/admin/orgs"], ["POST", "/v1/admin/orgs"], ["GET", "/v1/ip/8.8.8.8"], ["GET", "/readyz"]] as const) {
+      const r = await server.fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${METRICS_TOKEN}`, "content-type": "application/json" }, body: method === "POST" ? "{}" : undefined });
+      const body = (await r.json()) as { data?: unknown };
+      if (path === "/readyz") expect(body.data ?? body, path).not.toHaveProperty("datasets");
+      else expect(r.status, `${method} ${path}`).toBe(401);
+    }
+  });
+
+  it("follows Prometheus' naming and typing conventions", async () => {
+    // Something in every family first: a 405 among them, counted under its route, not "unmatched".
+    expect((await server.fetch(`${server.url}/v1/ip/8.8.8.8`, { method: "DELETE" })).status).toBe(405);
+    const { text } = await scrape(METRICS_TOKEN);
+    expect(text).toMatch(/fs_http_request_duration_seconds_count\{route="\/v1\/ip\/:ip",method="DELETE",status="405"\} [1-9]/);
+    const types = new Map<string, string>();
+    for (const m of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) types.set(m[1]!, m[2]!);
+    expect(types.size).toBeGreaterThan(20);
+    for (const [name, type] of types) {
+      expect(name, name).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/);
+      expect(["counter", "gauge", "histogram", "summary"], name).toContain(type);
+      // Counters end in _total; nothing else does, nor ends in a histogram or summary's own suffixes.
+      if (type === "counter") expect(name, name).toMatch(/_total$/);
+      else if (!PROM_CLIENT_GAUGES_NAMED_TOTAL.has(name)) expect(name, name).not.toMatch(/_(total|count|sum|bucket)$/);
+    }
+    for (const line of text.split("\n")) {
+      if (line === "" || line.startsWith("#")) continue;
+      const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+      expect(m, line).not.toBeNull();
+      const series = m![1]!;
+      const family = types.has(series) ? series : series.replace(/_(bucket|sum|count)$/, "");
+      const type = types.get(family);
+      expect(type, `${line}: no # TYPE for ${family}`).toBeDefined();
+      if (series !== family) expect(["histogram", "summary"], line).toContain(type);
+      if (/[{,]le="/.test(m![2] ?? "")) expect(type, line).toBe("histogram");
+      if (/[{,]quantile="/.test(m![2] ?? "")) expect(type, line).toBe("summary");
+      // A float as Prometheus reads it (Go's ParseFloat: NaN and Inf in any case).
+      expect(!Number.isNaN(Number(m![3])) || /^(nan|[+-]?inf)$/i.test(m![3]!), line).toBe(true);
+    }
+    expect(types.get("fs_pool_tasks_completed_total")).toBe("counter");
+    expect(types.get("fs_pool_task_seconds")).toBe("summary");
+    expect(text).toMatch(/^fs_pool_task_seconds_count\{phase="run"\} \d+$/m);
   });
 
   it("counts answers per route, method and status, and reports pool, writer, journals and datasets", async () => {
@@ -50,6 +99,7 @@ describe("GET /metrics", () => {
     expect(value(after.text, "fs_pool_threads")).toBe(1);
     expect(value(after.text, "fs_pool_queue_depth")).toBe(0);
     expect(value(after.text, 'fs_pool_task_seconds{phase="run",quantile="0.5"}')).toBeGreaterThanOrEqual(0);
+    expect(value(after.text, "fs_pool_tasks_completed_total")).toBeGreaterThanOrEqual(0);
     // The writer committed at least the org and key creation.
     expect(value(after.text, "fs_writer_commit_intents_count")).toBeGreaterThan(0);
     expect(value(after.text, "fs_writer_commit_seconds_count")).toBe(value(after.text, "fs_writer_commit_intents_count"));

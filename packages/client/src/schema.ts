@@ -841,7 +841,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description The service's metrics in the Prometheus text exposition format, for the admin token (configure the scrape job with `authorization: { credentials: <FS_ADMIN_TOKEN> }`): request latency histograms per route, method and status; the scoring pool's queue depth, utilisation and task times; the writer thread's commit sizes and times and intents in flight; each journal's backlog; the IP dataset's age per source family; and the Node.js process metrics. The answer is the text itself, not the envelope; errors are in the envelope.
+         * @description The service's metrics in the Prometheus text exposition format, for the admin token or the scrape-only token FS_METRICS_TOKEN (configure the scrape job with `authorization: { credentials: <FS_METRICS_TOKEN> }`), which opens nothing else: request latency histograms per route, method and status; the scoring pool's queue depth, utilisation and task times; the writer thread's commit sizes and times and intents in flight; each journal's backlog; the IP dataset's age per source family; and the Node.js process metrics. The answer is the text itself, not the envelope; errors are in the envelope.
          */
         get: operations["getMetrics"];
         put?: never;

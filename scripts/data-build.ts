@@ -30,9 +30,9 @@
  * sampling, rename it to `<version>/`, then point `current` at it by rename.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { dirname, extname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs as parseCommandLine } from "node:util";
 import { open } from "lmdb";
 import { REPO_ROOT, dataDirFromEnv } from "../src/config/index.js";
@@ -599,6 +599,24 @@ export async function buildIpDataset(opts: BuildOptions): Promise<BuildOutcome> 
 
   const registry = await buildBotRegistry(manifest, opts, snapshot, results, log);
   const usable = okCount + registry.results.filter((r) => r.status === "ok").length;
+  const total = results.length + registry.results.length;
+  if (opts.fetch) {
+    // Downloaded: ok, from an http(s) address (a fallback names the copy it used; npm packages are read from disk).
+    const all = [...results, ...registry.results];
+    const downloaded = all.filter((r) => r.status === "ok" && /^https?:\/\//.test(r.origin ?? "")).length;
+    log(`downloads: ${downloaded} of ${all.length} sources fetched from upstream; ${all.length - downloaded} not (failed, or taken from a fallback)`);
+    if (downloaded === 0) {
+      throw new Error(`--fetch: none of the ${all.length} sources could be downloaded (no network, or the mirror is down); nothing was built and the current build stays`);
+    }
+  }
+
+  // The same inputs read by the same builder make the same build: reuse one that exists.
+  const checksums = [...inputs.map((p) => p.sha256), ...results.map((r) => r.sha256 ?? "-"), ...registry.results.map((r) => r.sha256 ?? "-"), builderStamp()];
+  const short = createHash("sha256").update(checksums.join("\n")).digest("hex").slice(0, 8);
+  const root = ipDatasetRoot(opts.dataDir);
+  mkdirSync(root, { recursive: true });
+  const twin = existingBuild(root, short);
+  if (twin) return makeCurrent(root, twin, usable, total, opts, log, began, `inputs identical to ${twin}: reused it, nothing written`);
 
   step = Date.now();
   const claimSet = collectClaims(results);
@@ -629,10 +647,6 @@ export async function buildIpDataset(opts: BuildOptions): Promise<BuildOutcome> 
   );
 
   const sources = [...sourceMetas(manifest, inputs, results), MOBILE_LIST_META];
-  const checksums = [...inputs.map((p) => p.sha256), ...results.map((r) => r.sha256 ?? "-"), ...registry.results.map((r) => r.sha256 ?? "-")];
-  const short = createHash("sha256").update(checksums.join("\n")).digest("hex").slice(0, 8);
-  const root = ipDatasetRoot(opts.dataDir);
-  mkdirSync(root, { recursive: true });
   let version = `ip-${timestamp(builtAt)}-${short}`;
   for (let n = 2; existsSync(join(root, version)); n++) version = `ip-${timestamp(builtAt)}-${short}-${n}`;
   const dir = join(root, version);
@@ -672,25 +686,57 @@ export async function buildIpDataset(opts: BuildOptions): Promise<BuildOutcome> 
 
   verifyBuild(tmp, inputs, dict, claimSet, registry.bots.length, log);
   renameSync(tmp, dir);
-  const total = results.length + registry.results.length;
+  return makeCurrent(root, version, usable, total, opts, log, began, null, sources);
+}
+
+/**
+ * Makes build `version` current, unless it has fewer usable listed sources than the current build
+ * and `force` is not set (then it is kept aside). `reused` says the build already existed.
+ */
+function makeCurrent(root: string, version: string, usable: number, total: number, opts: BuildOptions, log: Log, began: number, reused: string | null, sources?: IpSourceMeta[]): BuildOutcome {
+  const dir = join(root, version);
+  const metas = sources ?? (JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { sources: IpSourceMeta[] }).sources;
+  if (reused) log(reused);
   const currentOk = usableListedSources(currentIpDatasetDir(opts.dataDir));
   if (currentOk !== null && usable < currentOk && !opts.force) {
     const summary =
       `kept ${version} aside: ${usable}/${total} usable listed sources against ${currentOk} in the current build; ` +
       "the service keeps the current one (--force, or POST /v1/admin/datasets/activate, to use it anyway)";
     log(summary);
-    return { version, dir, sources, madeCurrent: false, summary };
+    return { version, dir, sources: metas, madeCurrent: false, summary };
   }
   // Readers see either the old name or the new one, never a partial file.
   const pointerTmp = join(root, `current.${process.pid}.tmp`);
   writeFileSync(pointerTmp, `${version}\n`);
   renameSync(pointerTmp, join(root, "current"));
-  const summary = `built ${version} in ${seconds(began)} with ${usable}/${total} usable listed sources; current -> ${version}`;
+  const summary = `${reused ? "reused" : "built"} ${version} in ${seconds(began)} with ${usable}/${total} usable listed sources; current -> ${version}`;
   log(summary);
-  return { version, dir, sources, madeCurrent: true, summary };
+  return { version, dir, sources: metas, madeCurrent: true, summary };
 }
 
-/** Say how many sources came from a fallback (a local copy or the snapshot) after a failed download or a missing file. */
+/** The newest complete build under `root` whose name ends with this inputs hash, or null. */
+function existingBuild(root: string, short: string): string | null {
+  const named = new RegExp(`^ip-\\d{8}T\\d{6}Z-${short}(-\\d+)?$`);
+  const found = readdirSync(root)
+    .filter((d) => named.test(d) && existsSync(join(root, d, "manifest.json")))
+    .sort();
+  return found.pop() ?? null;
+}
+
+/**
+ * A digest of the builder's own code (this module, its sources/ and bots/ readers, and the dataset
+ * code in src/datasets), part of a build's inputs hash: a changed builder makes a new build.
+ */
+function builderStamp(): string {
+  const here = fileURLToPath(import.meta.url);
+  const ext = extname(here);
+  const h = createHash("sha256").update(readFileSync(here));
+  for (const dir of [join(dirname(here), "sources"), join(dirname(here), "bots"), join(dirname(here), "..", "src", "datasets")]) {
+    for (const f of readdirSync(dir).filter((n) => n.endsWith(ext)).sort()) h.update(f).update(readFileSync(join(dir, f)));
+  }
+  return h.digest("hex");
+}
+
 function fallbackSummary(results: FileResult[]): string {
   const n = results.filter((r) => r.status === "ok" && r.note !== null).length;
   return n > 0 ? ` (${n} from a fallback after a failed download or a missing file)` : "";

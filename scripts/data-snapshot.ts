@@ -132,6 +132,8 @@ export async function writeSnapshot(mode: Mode, opts: { dir?: string; manifest?:
   const withheld: WithheldFile[] = [];
   const problems: string[] = [];
   const down = new Map<string, string>();
+  /** With --fetch: downloads tried, and those that failed (the old copy kept). */
+  const downloads = { tried: 0, failed: 0 };
   for (const entry of layoutPaths(manifest)) {
     const tree = withheldTreeOf(manifest, entry.path);
     if (tree) {
@@ -173,8 +175,10 @@ export async function writeSnapshot(mode: Mode, opts: { dir?: string; manifest?:
         keep("derived list, not downloaded");
         continue;
       }
+      downloads.tried++;
       const got = await download(source as AcquirableSource, { fetchMirror: mode.mirror, timeoutMs: mode.timeoutMs }, down);
       if (got.status !== "ok") {
+        downloads.failed++;
         keep(`download failed (${got.reason})`);
         continue;
       }
@@ -188,9 +192,23 @@ export async function writeSnapshot(mode: Mode, opts: { dir?: string; manifest?:
       keep(`not in the ${format} format: ${(err as Error).message}`);
       continue;
     }
+    const digest = sha256(bytes);
+    const same = old.files.get(entry.path);
+    if (same && same.sha256 === digest && same.format === format) {
+      // Unchanged upstream: the copy, its date and its file stay as they are.
+      log(`  same    ${entry.path}: unchanged since ${same.taken}`);
+      files.push({ ...same, used_by: entry.used_by, upstream: entry.upstream, licence: entry.licence });
+      continue;
+    }
     const file = writeGz(dir, entry.path, bytes);
     files.push({ path: entry.path, file, format, used_by: entry.used_by, upstream: entry.upstream, licence: entry.licence, sha256: sha256(bytes), bytes: bytes.length, rows, taken, origin });
     log(`  ok      ${entry.path}: ${rows} rows, taken ${taken}`);
+  }
+  if (downloads.tried > 0) log(`downloads: ${downloads.tried - downloads.failed} of ${downloads.tried} fetched; ${downloads.failed} failed (their old copies kept)`);
+  if (downloads.tried > 0 && downloads.failed === downloads.tried) {
+    problems.push(`no download succeeded (${downloads.failed} failed: no network, or the mirror is down); the snapshot is unchanged`);
+    log(`snapshot: unchanged, ${problems.length} problems`);
+    return problems;
   }
   const next: SnapshotManifest = parseSnapshotManifest({
     generated_by: "scripts/data-snapshot.ts; do not edit",
@@ -199,6 +217,12 @@ export async function writeSnapshot(mode: Mode, opts: { dir?: string; manifest?:
     files,
     withheld,
   });
+  const contents = (m: SnapshotManifest): string => JSON.stringify({ format: m.format, files: m.files, withheld: m.withheld });
+  if (contents(next) === contents(old.manifest)) {
+    // Nothing to say that the tracked manifest does not already say: leave it (and its date) alone.
+    log(`snapshot: unchanged (${files.length} files, ${withheld.length} withheld), ${problems.length} problems`);
+    return problems;
+  }
   removeStale(dir, new Set(files.map((f) => f.file)));
   writeFileSync(join(dir, "manifest.json.tmp"), `${JSON.stringify(next, null, 2)}\n`);
   renameSync(join(dir, "manifest.json.tmp"), join(dir, "manifest.json"));

@@ -59,11 +59,14 @@ describe("data-build command", () => {
     expect(again.last).toMatch(/nothing to do$/);
   }, 120_000);
 
-  it("--fetch with no network builds from the snapshot, as good as the current build", () => {
+  it("--fetch with no network exits 1 with a summary and changes nothing", () => {
+    const before = current();
     // A mirror on a closed port stands for the missing network.
     const r = run("--fetch", "--fetch-mirror", "http://127.0.0.1:9/");
-    expect(r.status).toBe(0);
+    expect(r.status).toBe(1);
     expect(r.out).toMatch(/download failed \(fetch failed: [^)]+\); used the snapshot taken \d{4}-\d{2}-\d{2}/);
-    expect(r.last).toMatch(/^\[data-build\] built ip-\S+ .* with (\d+)\/\d+ usable listed sources; current -> /);
+    expect(r.out).toMatch(/downloads: 0 of \d+ sources fetched from upstream/);
+    expect(r.last).toMatch(/none of the \d+ sources could be downloaded .*nothing was built and the current build stays/);
+    expect(current()).toBe(before);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -23,7 +23,6 @@ const SRC = mkdtempSync(join(tmpdir(), "fetch-mirror-src-"));
 extractSnapshot(snapshot, SRC);
 const allSources = loadManifest().sources.filter((s): s is FileSource => !isNpmSource(s));
 const fileSources = allSources.filter((s) => snapshot.files.has(s.path));
-const notShipped = allSources.length - fileSources.length;
 const GONE = "cloud/jonhadfield-cloud-ips/gcp.json";
 const BROKEN = "tor/alireza-rezaee-tor-nodes/latest.exits.csv";
 const HTML = "proxy/monosans-proxy-list/proxies/socks4.txt";
@@ -132,25 +131,49 @@ describe("data-build --fetch --fetch-mirror", () => {
     }
   });
 
-  it("reports an unreachable mirror per source without failing the build", async () => {
+  it("fails with a summary and changes nothing when no download succeeds, with or without the snapshot to fall back on", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fetch-down-"));
     try {
+      cpSync(join(inject("datasetDataDir"), "datasets"), join(dir, "datasets"), { recursive: true });
+      const root = join(dir, "datasets", "ip");
+      const before = { current: readFileSync(join(root, "current"), "utf8"), builds: readdirSync(root).sort() };
       // A port nothing listens on: every download fails fast with a connection error.
       const closed = createServer();
       await new Promise<void>((ok) => closed.listen(0, "127.0.0.1", ok));
       const port = (closed.address() as AddressInfo).port;
       await new Promise<void>((ok) => closed.close(() => ok()));
       const unreachable = `http://127.0.0.1:${port}`;
-      const { sources: down } = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: unreachable, fetchTimeoutMs: 5_000, snapshot: false });
-      const files = down.filter((s) => s.kind !== "asn" && s.kind !== "country" && s.kind !== "mobile-asn");
-      expect(files.every((s) => s.status === "failed" && /^fetch failed: ECONNREFUSED/.test(s.reason ?? ""))).toBe(true);
-      expect(down.filter((s) => s.status === "ok").map((s) => s.id)).toEqual(["asn-ipv4", "asn-ipv6", "country-ipv4", "country-ipv6", "mobile-carrier-asns"]);
-      // Offline with the snapshot (the default): every shipped source comes from it, and says so.
-      const offline = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: unreachable, fetchTimeoutMs: 5_000, force: true });
-      const fromSnapshot = offline.sources.filter((s) => s.status === "ok" && /^download failed \(fetch failed: ECONNREFUSED.*\); used the snapshot taken /.test(s.note ?? ""));
-      expect(fromSnapshot.length).toBe(fileSources.length);
-      expect(offline.sources.filter((s) => s.status !== "ok").length).toBe(notShipped);
-      expect(offline.madeCurrent).toBe(true);
+      for (const snapshot of [false, undefined] as const) {
+        const lines: string[] = [];
+        await expect(buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: unreachable, fetchTimeoutMs: 5_000, snapshot, force: true, log: (l) => lines.push(l) })).rejects.toThrow(
+          /^--fetch: none of the \d+ sources could be downloaded .*; nothing was built and the current build stays$/,
+        );
+        // Each source's failure was reported, then the count.
+        expect(lines.some((l) => /fetch failed: ECONNREFUSED/.test(l))).toBe(true);
+        expect(lines.find((l) => l.startsWith("downloads: "))).toMatch(/^downloads: 0 of \d+ sources fetched from upstream/);
+        expect({ current: readFileSync(join(root, "current"), "utf8"), builds: readdirSync(root).sort() }).toEqual(before);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("reuses an existing build made from identical inputs instead of writing another", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fetch-same-"));
+    try {
+      const first = await buildIpDataset({ dataDir: dir, sourcesDir: SRC, snapshot: false });
+      const root = join(dir, "datasets", "ip");
+      const builds = readdirSync(root).sort();
+      const lines: string[] = [];
+      const again = await buildIpDataset({ dataDir: dir, sourcesDir: SRC, snapshot: false, log: (l) => lines.push(l) });
+      expect(again.version).toBe(first.version);
+      expect(again.madeCurrent).toBe(true);
+      expect(again.summary).toMatch(new RegExp(`^reused ${first.version} in `));
+      expect(lines).toContain(`inputs identical to ${first.version}: reused it, nothing written`);
+      expect(readdirSync(root).sort()).toEqual(builds);
+      // Other inputs (npm only) make a build of their own.
+      const other = await buildIpDataset({ dataDir: dir, snapshot: false, force: true });
+      expect(other.version).not.toBe(first.version);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -102,6 +102,8 @@ describe("writeSnapshot", () => {
       const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname).slice(1);
       if (path.startsWith("tor/")) return void res.writeHead(200).end("<html>rate limited</html>");
       if (!existsSync(join(src, path))) return void res.writeHead(404).end();
+      // The Mullvad list changed upstream since the snapshot: one range more.
+      if (path.startsWith("vpn/")) return void res.writeHead(200).end(Buffer.concat([readFileSync(join(src, path)), Buffer.from("\n193.32.127.0/24\n")]));
       res.writeHead(200).end(readFileSync(join(src, path)));
     });
     await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
@@ -153,7 +155,21 @@ describe("writeSnapshot", () => {
       expect(lines.some((l) => /kept +tor\/alireza-rezaee-tor-nodes\/latest\.exits\.csv: not in the tor-onionoo-csv format/.test(l))).toBe(true);
       // Derived evaluation lists are not downloaded; they stay as they were.
       expect(after.files.get("email/role_local_parts_mixmax.csv")).toEqual(before.files.get("email/role_local_parts_mixmax.csv"));
+      // A download identical to the copy keeps the copy and its date.
+      expect(after.files.get("bots/ai-robots-txt/robots.json")).toEqual(before.files.get("bots/ai-robots-txt/robots.json"));
+      expect(lines.some((l) => /same +bots\/ai-robots-txt\/robots\.json: unchanged since 2026-01-02/.test(l))).toBe(true);
       expect(checkSnapshot(after, small)).toEqual([]);
+      // Fetching again finds nothing new: the tracked manifest is not rewritten (not even its date).
+      const manifestText = readFileSync(join(out, "manifest.json"), "utf8");
+      const again: string[] = [];
+      expect(await writeSnapshot({ kind: "fetch", mirror }, { dir: out, manifest: small, log: (l) => again.push(l) })).toEqual([]);
+      expect(readFileSync(join(out, "manifest.json"), "utf8")).toBe(manifestText);
+      expect(again.at(-1)).toMatch(/^snapshot: unchanged /);
+      // No download at all (the mirror down): a problem, and nothing changes.
+      const down: string[] = [];
+      const offline = await writeSnapshot({ kind: "fetch", mirror: "http://127.0.0.1:9" }, { dir: out, manifest: small, log: (l) => down.push(l) });
+      expect(offline).toEqual([expect.stringMatching(/^no download succeeded \(\d+ failed: no network, or the mirror is down\); the snapshot is unchanged$/)]);
+      expect(readFileSync(join(out, "manifest.json"), "utf8")).toBe(manifestText);
       // With nothing to keep, a file that cannot be had is a problem.
       const empty = mkdtempSync(join(tmpdir(), "snapshot-empty-"));
       try {

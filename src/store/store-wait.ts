@@ -32,3 +32,33 @@ export function mayWait<T>(action: () => T): T {
 export function canWait(): boolean {
   return waitable > 0;
 }
+
+/** Waits `withStore` allows one action (a record or two, each read once). */
+const MAX_STORE_WAITS = 8;
+
+/**
+ * Runs `action` (it reads cached records: keys, projects, orgs) where it may wait: on a cluster
+ * node, a record not cached yet is read over the pool while the event loop goes on, and `action`
+ * runs again then. Answers at once (no promise) when nothing had to be read: always on LMDB.
+ * A read that failed throws when `action` runs again (PgError: NOT_READY).
+ */
+export function withStore<T>(action: () => T): T | Promise<T> {
+  try {
+    return mayWait(action);
+  } catch (err) {
+    if (!(err instanceof StoreWait)) throw err;
+    return waitThenRun(err, action);
+  }
+}
+
+async function waitThenRun<T>(wait: StoreWait, action: () => T): Promise<T> {
+  for (let n = 1; ; n++) {
+    await wait.ready;
+    try {
+      return mayWait(action);
+    } catch (err) {
+      if (!(err instanceof StoreWait) || n >= MAX_STORE_WAITS) throw err;
+      wait = err;
+    }
+  }
+}

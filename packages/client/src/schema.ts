@@ -4239,6 +4239,7 @@ export interface operations {
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
         };
     };
     putV1ProjectsProjectIdBotPolicy: {
@@ -5438,6 +5439,7 @@ export interface operations {
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
         };
     };
     putV1OrgsOrgIdCheckHistory: {
@@ -5655,6 +5657,7 @@ export interface operations {
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
         };
     };
     postV1SessionsResolve: {

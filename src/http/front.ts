@@ -30,7 +30,7 @@ import { localReader } from "../store/reader.js";
 import { ClusterLeases, LeaseClock } from "../store/pg/leases.js";
 import { PgPool } from "../store/pg/pool.js";
 import { ClusterRefresher } from "../store/pg/refresh.js";
-import type { ChargeRecord, KeyRecord, ObservationRecord, OrgLearningRecord, OrgRecord, ProjectRecord, UsageRecord } from "../store/records.js";
+import type { ChargeRecord, KeyRecord, ObservationRecord, OrgLearningRecord, OrgRecord, ProjectRecord } from "../store/records.js";
 import { openState, type StateDbs } from "../store/state-env.js";
 import { ContentBatcher } from "../workers/content-batcher.js";
 import { ScoringPool } from "../workers/pool.js";

@@ -72,5 +72,7 @@ export function peekCounts(reads: StoreReader, orgId: string, k: PeekKeys): Peek
       account && local.clusters.get(account),
     );
   }
-  return Promise.all([reads.getMany("bindingKeys", counted), reads.getMany("bindings", members), account ? reads.get("clusters", account) : undefined]).then(([c, b, cl]) => answer(c, b, cl));
+  return Promise.all([reads.getMany("bindingKeys", counted), reads.getMany("bindings", members), account ? reads.get("clusters", account) : undefined]).then(
+    ([c, b, cl]) => answer(c, b, cl),
+  );
 }

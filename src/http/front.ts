@@ -166,7 +166,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   };
   const forwarder = new LedgerForwarder((records) => chargeShipper.ship(records, records.reduce((m, r) => Math.max(m, r.seq), 0)), config.FS_LEDGER_FLUSH_MS);
   const journal = new ChargeJournal(setup.journalDir, setup.journalSeq, (records) => forwarder.add(records));
-  const idempotency = new IdempotencyKeys(records ? { idempotency: records.table("idempotency") } : local!, journal, setup.claims);
+  const idempotency = new IdempotencyKeys(records ? { idempotency: records.table("idempotency", { once: true }) } : local!, journal, setup.claims);
   journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
   // Several journals (front threads, or nodes) interleave in time: one page per observation.

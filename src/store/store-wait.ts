@@ -1,10 +1,12 @@
 /**
  * Thrown on a front thread of a cluster node when a call needs something of PostgreSQL first (a
  * record not cached yet, more credits of a lease): the request is asked again once `ready`
- * settles, and the event loop goes on meanwhile (src/http/router.ts). Thrown only where nothing
- * was done yet, so that trying again is safe: inside `mayWait` for a record, and by the quota's
- * hold and charge, which only the router calls. `ready` never rejects: what went wrong shows when
- * the call is tried again.
+ * settles, and the event loop goes on meanwhile (src/http/router.ts, withStore below). A record
+ * is looked up where nothing was done yet, so that trying again is safe: the router's checks
+ * before a call and the Idempotency-Key's lookup, the quota's hold and charge (only the router
+ * calls them), and a route's own lookups through withStore. Met anywhere else it answers
+ * NOT_READY (errors.ts) while the record is read for the retry. `ready` never rejects: what went
+ * wrong shows when the call is tried again.
  */
 export class StoreWait extends Error {
   constructor(readonly ready: Promise<void>) {

@@ -34,12 +34,16 @@ export class RecordLoader {
 
   constructor(private readonly pool: PgPool) {}
 
-  /** A database's records as the front's caches read them: `get` answers, or throws StoreWait. */
-  table<D extends ReadDb>(db: D): { get(key: KeyOf<D>): ValueOf<D> | undefined } {
-    return { get: (key) => this.get(db, key) as ValueOf<D> | undefined };
+  /**
+   * A database's records as the front's caches read them: `get` answers, or throws StoreWait.
+   * `once`: a record read is kept for the one call that waited for it, not for the next (an
+   * Idempotency-Key's answer: "none yet" must not outlive the claim that read it).
+   */
+  table<D extends ReadDb>(db: D, options: { once?: boolean } = {}): { get(key: KeyOf<D>): ValueOf<D> | undefined } {
+    return { get: (key) => this.get(db, key, options.once === true) as ValueOf<D> | undefined };
   }
 
-  private get(db: ReadDb, key: unknown): unknown {
+  private get(db: ReadDb, key: unknown, once: boolean): unknown {
     const hex = hexKey(key);
     const id = `${db}\t${hex}`;
     const e = this.read.get(id);
@@ -48,6 +52,7 @@ export class RecordLoader {
         this.read.delete(id); // the next call reads again
         throw e.error;
       }
+      if (once) this.read.delete(id);
       return e.value;
     }
     // Inside mayWait (the router's checks before a call, withStore) the call waits and runs again;

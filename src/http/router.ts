@@ -218,7 +218,8 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
         if (mayWait(() => replayed(route, res, state, snap, deps, principal, nowMs, raw))) return;
         run(route, res, state, snap, deps, principal, nowMs, raw === undefined ? undefined : validate(route.body!, parseJson(raw), "body"));
       } catch (err) {
-        if (err instanceof StoreWait) return afterWait(err, state, () => withBody(raw), fail);
+        // Not once the key is claimed: its claim would find itself running.
+        if (err instanceof StoreWait && !state.idem) return afterWait(err, state, () => withBody(raw), fail);
         fail(err);
       }
     };

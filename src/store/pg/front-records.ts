@@ -21,7 +21,6 @@ const MISSING_MS = 250;
 /** Entries kept at most (older ones are dropped first). */
 const MAX_ENTRIES = 10_000;
 
-
 interface Entry {
   at: number;
   value?: unknown;

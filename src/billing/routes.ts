@@ -27,8 +27,8 @@ function setupOrThrow(deps: AppDeps): BillingSetup {
  * The caller's own org, which needs the manage-billing capability (a `billing` scope key). Another
  * org's id answers 404 like a missing one.
  */
-function billingOrg(deps: AppDeps, principal: KeyPrincipal, orgId: string): OrgRecord {
-  const org = deps.state.orgs.get(ownOrgId(principal, orgId));
+async function billingOrg(deps: AppDeps, principal: KeyPrincipal, orgId: string): Promise<OrgRecord> {
+  const org = await deps.reads.get("orgs", ownOrgId(principal, orgId));
   if (!org) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
   return org;
 }
@@ -73,7 +73,7 @@ export function checkoutPost(deps: AppDeps) {
     },
     async handle({ principal, snap, body }) {
       const setup = setupOrThrow(deps);
-      let org = billingOrg(deps, principal!, snap.params[0]!);
+      let org = await billingOrg(deps, principal!, snap.params[0]!);
       // One subscription per org: a second checkout would bill twice. Plan changes go through the portal.
       if (org.stripe_subscription_id && (org.subscription_status === "trialing" || org.subscription_status === "active" || org.subscription_status === "past_due")) {
         throw new ApiError("ALREADY_SUBSCRIBED", "This org already has a subscription; change plan or payment details in the billing portal (POST /v1/orgs/{orgId}/billing/portal).");
@@ -125,7 +125,7 @@ export function portalPost(deps: AppDeps) {
       tag: "billing",
       response: portalResponse,
       credits: [0],
-      errors: ["NOT_FOUND", "NO_BILLING_ACCOUNT", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED"],
+      errors: ["NOT_FOUND", "NO_BILLING_ACCOUNT", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
       params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
@@ -135,7 +135,7 @@ export function portalPost(deps: AppDeps) {
     },
     async handle({ principal, snap, body }) {
       const setup = setupOrThrow(deps);
-      const org = billingOrg(deps, principal!, snap.params[0]!);
+      const org = await billingOrg(deps, principal!, snap.params[0]!);
       if (!org.stripe_customer_id) throw new ApiError("NO_BILLING_ACCOUNT", "This org has no Stripe customer yet; start a subscription with POST /v1/orgs/{orgId}/billing/checkout.");
       const returnUrl = body.return_url ?? setup.publicUrl ?? undefined;
       const session = await callStripe(() =>

@@ -1,5 +1,6 @@
 import type { Challenge } from "altcha-lib";
 import type { ProjectRecord } from "../store/records.js";
+import { withStore } from "../store/store-wait.js";
 import {
   DEFAULT_DIFFICULTY,
   assertDifficulty,
@@ -66,7 +67,7 @@ export function createChallengeService(options: ChallengeServiceOptions): Challe
     async verify(orgId, token, nowMs) {
       const check = await checkChallengeToken(secrets, token, nowMs);
       if (!check.ok) return verdict(check.reason, check.projectId, check.expiresAt);
-      const project = projects.get(check.projectId);
+      const project = await withStore(() => projects.get(check.projectId));
       if (!project || project.org_id !== orgId) return verdict("wrong_project", check.projectId, check.expiresAt);
       // Last, so that only a token that would otherwise be accepted is used up.
       const first = await spend(check.id, check.expiresAt);

@@ -5,7 +5,6 @@ import type { RdnsResolver } from "../datasets/rdns.js";
 import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/front/client.js";
 import type { StoreReader } from "../store/reader.js";
-import type { StateDbs } from "../store/state-env.js";
 import type { BeaconServices } from "./beacon/hits.js";
 import type { ChallengeService } from "../challenge/index.js";
 import type { EmailServices } from "../datasets/mx.js";
@@ -43,9 +42,10 @@ export interface AppDeps {
   rdns: RdnsResolver;
   /** The IP dataset in service now; swappable without a restart (hot switch, rollback). */
   ipDatasets: IpDatasetHolder;
-  /** The state environment, read-only (the writer thread owns every write). */
-  state: StateDbs;
-  /** Reads a route awaits (store/reader.ts): at once on LMDB, off the event loop on a cluster node. */
+  /**
+   * The store's records as routes read them (store/reader.ts; the writer thread owns every write):
+   * at once on LMDB, off the event loop on a cluster node.
+   */
   reads: StoreReader;
   /** Beacon: projects, tokens, trusted proxies, the observation journal. */
   beacon: BeaconServices;

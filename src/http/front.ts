@@ -27,13 +27,11 @@ import { groupObservations } from "../store/observation-pages.js";
 import { observationSeqs, type PgSettings } from "../store/pg/cluster.js";
 import { poolReader, RecordLoader } from "../store/pg/front-records.js";
 import { localReader } from "../store/reader.js";
-import { KvStore } from "../store/pg/kv.js";
 import { ClusterLeases, LeaseClock } from "../store/pg/leases.js";
 import { PgPool } from "../store/pg/pool.js";
 import { ClusterRefresher } from "../store/pg/refresh.js";
-import { SyncPg } from "../store/pg/sync-client.js";
-import type { ChargeRecord, KeyRecord, ObservationRecord, OrgLearningRecord, OrgRecord, ProjectRecord, UsageRecord } from "../store/records.js";
-import { openPgState, openState, type StateDbs } from "../store/state-env.js";
+import type { ChargeRecord, KeyRecord, ObservationRecord, OrgLearningRecord, OrgRecord, ProjectRecord } from "../store/records.js";
+import { openState, type StateDbs } from "../store/state-env.js";
 import { ContentBatcher } from "../workers/content-batcher.js";
 import { ScoringPool } from "../workers/pool.js";
 import type { QuotaCells } from "./admission/cells.js";
@@ -104,12 +102,12 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   // before it starts (keys, orgs, projects), credit leases and their heartbeat, and the refresh of
   // cached records other nodes may change. None of them holds up the event loop.
   const pgPool = cluster ? new PgPool({ url: cluster.url, timeoutMs: cluster.timeoutMs, name: `fs-front:${cluster.nodeId}:${setup.index}` }, 2) : null;
-  // The reads of the routes that list or look up stored records (LMDB's read-only view, or a
-  // synchronous connection that answers NOT_READY at once while the pool finds PostgreSQL away).
-  const frontPg = cluster ? new SyncPg(cluster.url, cluster.timeoutMs, `fs-front-sql:${cluster.nodeId}:${setup.index}`, () => pgPool!.failingSince !== 0) : null;
-  const readDbs: StateDbs = frontPg ? openPgState(new KvStore(frontPg)) : openState(setup.stateDir, true);
-  const records = pgPool ? new RecordLoader(pgPool, readDbs) : null;
-  store.afterCommit = () => readDbs.root.resetReadTxn();
+  // The store as routes read it: LMDB's read-only view at once, or on a cluster node over the
+  // pool (the records the caches keep, and what routes await); no read here blocks the event loop.
+  const local: StateDbs | null = cluster ? null : openState(setup.stateDir, true);
+  const records = pgPool ? new RecordLoader(pgPool) : null;
+  const reads = pgPool ? poolReader(pgPool) : localReader(local!);
+  store.afterCommit = () => local?.root.resetReadTxn();
 
   // The first thread deletes builds older than the one in service and the one before it.
   const ipDatasets = new IpDatasetHolder(
@@ -168,7 +166,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   };
   const forwarder = new LedgerForwarder((records) => chargeShipper.ship(records, records.reduce((m, r) => Math.max(m, r.seq), 0)), config.FS_LEDGER_FLUSH_MS);
   const journal = new ChargeJournal(setup.journalDir, setup.journalSeq, (records) => forwarder.add(records));
-  const idempotency = new IdempotencyKeys(readDbs, journal, setup.claims);
+  const idempotency = new IdempotencyKeys(records ? { idempotency: records.table("idempotency", { once: true }) } : local!, journal, setup.claims);
   journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
 
   // Several journals (front threads, or nodes) interleave in time: one page per observation.
@@ -192,7 +190,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   if (cluster || setup.threads > 1) observations.seqAfter = observationSeqs((cluster?.nodeIndex ?? 0) * MAX_FRONT_THREADS + setup.index);
 
   // One directory for every route: admin and owner routes hand it the records they change.
-  const projects = new ProjectDirectory(records ? { projects: records.table<ProjectRecord>("projects") } : readDbs);
+  const projects = new ProjectDirectory(records ? { projects: records.table("projects") } : local!);
   const billing = billingFromConfig(config);
   if (!billing && setup.index === 0) log.info("billing not configured (STRIPE_SECRET_KEY and STRIPE_PRICE_*): billing endpoints answer 503");
   const beaconAsset = loadBeaconAsset(join(REPO_ROOT, "dist/beacon/fs.js"));
@@ -214,7 +212,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     ? { chain: () => clusterLeases.chain(), grant: (o, p, q, n) => clusterLeases.grant(o, p, q, n), lowWater: clusterLeases.lowWater, wake: () => clusterLeases.wake(caughtUp) }
     : null;
   const quota = new QuotaGate(
-    records ? { orgs: records.table<OrgRecord>("orgs"), usage: records.table<UsageRecord>("usage") } : readDbs,
+    records ? { orgs: records.table("orgs"), usage: records.table("usage") } : local!,
     journal,
     leases,
     cluster
@@ -255,17 +253,17 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   activateMetrics(metrics);
   // On a cluster node a beacon call's project is read (if need be) before the call starts.
   const beforeCall = records ? (k: KeyRecord) => void (k.type === "publishable" && k.project_id !== null && projects.get(k.project_id)) : undefined;
-  const auth = new Authenticator(records ? { keys: records.table<KeyRecord>("keys") } : readDbs, setup.adminTokenHash, beforeCall);
+  const auth = new Authenticator(records ? { keys: records.table("keys") } : local!, setup.adminTokenHash, beforeCall);
   // A change this node made (a key disabled, a plan) wins over a refresh read before it.
   const peerDbs = {
     root: {
       resetReadTxn: () => {
-        readDbs.root.resetReadTxn();
+        local?.root.resetReadTxn();
         refresher?.localChange();
       },
     },
   };
-  const learning = new OrgLearningCache(readDbs, (orgId, err) => log.error("org model unreadable; the org's checks use the global model", { org_id: orgId, reason: err.message }));
+  const learning = new OrgLearningCache(reads, (orgId, err) => log.error("org model unreadable; the org's checks use the global model", { org_id: orgId, reason: err.message }));
   const peers = new FrontPeers(setup.threads, { auth, projects, quota, learning, readDbs: peerDbs, ipDatasets, metrics });
   const deps: AppDeps = {
     config,
@@ -278,8 +276,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     flushLedger: forwarder.flush,
     ledgerBehind: () => chargeShipper.behind(),
     ipDatasets,
-    state: readDbs,
-    reads: pgPool ? poolReader(pgPool) : localReader(readDbs),
+    reads,
     beacon: {
       projects,
       tokens: new BeaconTokens(Buffer.from(setup.secrets.beacon, "hex"), config.FS_BEACON_TOKEN_TTL_SECONDS * 1000),
@@ -355,7 +352,6 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       if (setup.index > 0) server.closeAll();
       bodies.deadlines.close();
       peers.close();
-      frontPg?.close();
       await pgPool?.close();
       await pool.close();
     },

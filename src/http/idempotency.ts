@@ -16,7 +16,8 @@ import type { Route } from "./route.js";
  * Durable through the charge journal: the answer is written in the same journal line as its debit
  * (0 credits for an answer that charged nothing) before it is sent, so after kill -9 the replay
  * puts both in the store or neither. Answers are looked up here first (written on this process,
- * not yet applied by the writer), then in LMDB.
+ * not yet applied by the writer), then in the store (LMDB; on a cluster node PostgreSQL, read over
+ * the front's pool while the router waits: the lookup throws StoreWait before anything is claimed).
  */
 /** POST routes called with a secret key or the admin token take an Idempotency-Key. */
 export function isIdempotent(route: Pick<Route<any>, "method" | "auth">): boolean {
@@ -62,7 +63,8 @@ export class IdempotencyKeys {
    *   key stays claimed there until its answer is in the store, where every thread finds it.
    */
   constructor(
-    private readonly dbs: Pick<StateDbs, "idempotency">,
+    /** LMDB's view, or on a cluster node the records read over the pool (a lookup may throw StoreWait). */
+    private readonly dbs: { idempotency: Pick<StateDbs["idempotency"], "get"> },
     private readonly journal: ChargeJournal,
     private readonly claims: ClaimTable | null = null,
   ) {}

@@ -214,21 +214,23 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
       }, fail);
       return;
     }
-    if (!route.body) {
-      if (replayed(route, res, state, snap, deps, principal, nowMs, undefined)) return;
-      return run(route, res, state, snap, deps, principal, nowMs, undefined);
-    }
+    // An Idempotency-Key's stored answer, or the handler. On a cluster node the key's answer may
+    // be read from the store first (StoreWait, before anything is claimed); then from here again.
+    const withBody = (raw: Buffer | undefined): void => {
+      try {
+        if (mayWait(() => replayed(route, res, state, snap, deps, principal, nowMs, raw))) return;
+        run(route, res, state, snap, deps, principal, nowMs, raw === undefined ? undefined : validate(route.body!, parseJson(raw), "body"));
+      } catch (err) {
+        // Not once the key is claimed: its claim would find itself running.
+        if (err instanceof StoreWait && !state.idem) return afterWait(err, state, () => withBody(raw), fail);
+        fail(err);
+      }
+    };
+    if (!route.body) return withBody(undefined);
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
-    bodyOf(route, res, state, snap, deps, principal).then((raw) => {
-      try {
-        if (replayed(route, res, state, snap, deps, principal, nowMs, raw)) return;
-        run(route, res, state, snap, deps, principal, nowMs, validate(route.body!, parseJson(raw), "body"));
-      } catch (err) {
-        fail(err);
-      }
-    }, fail);
+    bodyOf(route, res, state, snap, deps, principal).then(withBody, fail);
   } catch (err) {
     if (err instanceof StoreWait) {
       // The key's record (or its org's) is read from the store first; the body meanwhile, as uWS

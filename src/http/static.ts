@@ -113,7 +113,7 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
         // Let the report sent on submit arrive before reading the session back.
         await new Promise((r) => setTimeout(r, 300));
         await syncObservations(deps);
-        const items = sessionId ? listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined }).items : [];
+        const items = sessionId ? (await listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined })).items : [];
         html(res, state, demoResultPage({ signalsText, tokenValid: tokenSession !== null && tokenSession === sessionId, observations: items.map(publicObservation) }));
       })
       .catch((err: unknown) => writeError(res, state, failWith(deps, state, err)));
@@ -128,7 +128,7 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
         const sessionId = queryParam(query, "session_id") ?? "";
         if (!SESSION_ID.test(sessionId)) throw new ApiError("VALIDATION_ERROR", "query.session_id: a beacon session id (s_...).");
         await syncObservations(deps);
-        const items = listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined }).items;
+        const items = (await listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined })).items;
         writeData(res, state, 200, { items: items.map(publicObservation) });
       })
       .catch((err: unknown) => writeError(res, state, failWith(deps, state, err)));

@@ -163,34 +163,40 @@ export function openState(stateDir: string, readOnly: boolean, metersNoSync = fa
  * The same databases held in PostgreSQL (pg/kv.ts), one table each; the meter windows share the
  * one transaction of the writer's commit.
  */
+/** The named databases (every member of StateDbs but its environments). */
+export type DbName = Exclude<keyof StateDbs, "root" | "metersRoot">;
+
+/** Each database's table in PostgreSQL (`fs_` + this), and whether its values are bytes. */
+export const PG_TABLES: { readonly [D in DbName]: readonly [table: string, binary?: true] } = {
+  orgs: ["orgs"],
+  projects: ["projects"],
+  keys: ["keys"],
+  usage: ["usage"],
+  usageDaily: ["usage_daily"],
+  meta: ["meta"],
+  observations: ["observation_pages"],
+  sessions: ["sessions"],
+  challenges: ["challenges"],
+  bindings: ["bindings"],
+  bindingKeys: ["binding_keys"],
+  clusters: ["clusters"],
+  meters: ["meters", true],
+  sessionProjects: ["session_projects"],
+  stripeEvents: ["stripe_events"],
+  stripeCustomers: ["stripe_customers"],
+  overage: ["overage"],
+  idempotency: ["idempotency"],
+  checks: ["checks"],
+  checkIds: ["check_ids"],
+  feedback: ["feedback"],
+  orgLearning: ["org_learning"],
+  orgModels: ["org_models", true],
+};
+
 export function openPgState(store: KvStore): StateDbs {
-  return {
-    root: store,
-    metersRoot: store,
-    orgs: store.db("orgs"),
-    projects: store.db("projects"),
-    keys: store.db("keys"),
-    usage: store.db("usage"),
-    usageDaily: store.db("usage_daily"),
-    meta: store.db("meta"),
-    observations: store.db("observation_pages"),
-    sessions: store.db("sessions"),
-    challenges: store.db("challenges"),
-    bindings: store.db("bindings"),
-    bindingKeys: store.db("binding_keys"),
-    clusters: store.db("clusters"),
-    meters: store.db("meters", true),
-    sessionProjects: store.db("session_projects"),
-    stripeEvents: store.db("stripe_events"),
-    stripeCustomers: store.db("stripe_customers"),
-    overage: store.db("overage"),
-    idempotency: store.db("idempotency"),
-    checks: store.db("checks"),
-    checkIds: store.db("check_ids"),
-    feedback: store.db("feedback"),
-    orgLearning: store.db("org_learning"),
-    orgModels: store.db("org_models", true),
-  };
+  const dbs: Record<string, unknown> = { root: store, metersRoot: store };
+  for (const [name, [table, binary]] of Object.entries(PG_TABLES)) dbs[name] = store.db(table, binary === true);
+  return dbs as unknown as StateDbs;
 }
 
 /**

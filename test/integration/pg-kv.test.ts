@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate } from "../../src/store/pg/migrate.js";
+import { poolReader } from "../../src/store/pg/front-records.js";
 import { KvStore } from "../../src/store/pg/kv.js";
+import { PgPool } from "../../src/store/pg/pool.js";
 import { SyncPg } from "../../src/store/pg/sync-client.js";
 import { openPgState, type StateDbs } from "../../src/store/state-env.js";
 import { BindingIndex } from "../../src/store/writer/bindings.js";
@@ -10,10 +12,12 @@ import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
 let db!: TestPostgres;
 let sql!: SyncPg;
 let dbs!: StateDbs;
+let url!: string;
 
 beforeAll(async () => {
   db = await startPostgres();
-  sql = new SyncPg(await db.createDatabase("fs_kv"), 10_000, "kv-test");
+  url = await db.createDatabase("fs_kv");
+  sql = new SyncPg(url, 10_000, "kv-test");
   migrate(sql);
   dbs = openPgState(new KvStore(sql));
 }, 120_000);
@@ -24,6 +28,38 @@ afterAll(async () => {
 });
 
 describe("PostgreSQL key-value tables", () => {
+  it("the front's asynchronous reads (poolReader) answer as the synchronous tables do: get, getMany, ranges over several pages, bytes", async () => {
+    const pool = new PgPool({ url, timeoutMs: 10_000, name: "kv-test-pool" }, 2);
+    try {
+      const reads = poolReader(pool);
+      dbs.root.transactionSync(() => {
+        for (let i = 0; i < 300; i++) dbs.checks.putSync(["org_p", 1000 + i, `r${i}`], { request_id: `r${i}` } as never);
+        dbs.checks.putSync(["org_q", 5, "x"], { request_id: "x" } as never);
+        dbs.orgModels.putSync("org_p", Buffer.from([1, 2, 3]));
+      });
+      const all = [...dbs.checks.getRange({ start: ["org_p", Number.MAX_SAFE_INTEGER], end: ["org_p"], reverse: true })];
+      expect(all).toHaveLength(300);
+      const pooled: typeof all = [];
+      for await (const r of reads.range("checks", { start: ["org_p", Number.MAX_SAFE_INTEGER], end: ["org_p"], reverse: true })) pooled.push(r);
+      expect(pooled).toEqual(all);
+      const forward: typeof all = [];
+      for await (const r of reads.range("checks", { start: ["org_p", 1100], end: ["org_p", 1250] })) forward.push(r);
+      expect(forward).toEqual([...dbs.checks.getRange({ start: ["org_p", 1100], end: ["org_p", 1250] })]);
+      expect(forward).toHaveLength(150);
+      // Stopping early stops reading.
+      const firstTwo: string[] = [];
+      for await (const r of reads.range("checks", { start: ["org_p"] })) if (firstTwo.push(r.value.request_id) === 2) break;
+      expect(firstTwo).toEqual(["r0", "r1"]);
+      expect(await reads.get("checks", ["org_q", 5, "x"])).toEqual({ request_id: "x" });
+      expect(await reads.get("checks", ["org_q", 6, "x"])).toBeUndefined();
+      const keys: Array<[string, number, string]> = [["org_p", 1001, "r1"], ["org_q", 1, "none"], ["org_p", 1001, "r1"]];
+      expect(await reads.getMany("checks", keys)).toEqual(keys.map((k) => dbs.checks.get(k)));
+      expect(Buffer.from((await reads.get("orgModels", "org_p"))!)).toEqual(Buffer.from([1, 2, 3]));
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("readMany answers as get does, key by key: absent keys, repeats, and the open transaction's own writes", () => {
     dbs.root.transactionSync(() => {
       dbs.bindingKeys.putSync(["org", "ip", "a"], { count: 2, rep: "u1" });

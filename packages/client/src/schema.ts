@@ -4245,6 +4245,7 @@ export interface operations {
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
         };
     };
     putV1ProjectsProjectIdBotPolicy: {
@@ -5444,6 +5445,7 @@ export interface operations {
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
         };
     };
     putV1OrgsOrgIdCheckHistory: {
@@ -5661,6 +5663,7 @@ export interface operations {
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
         };
     };
     postV1SessionsResolve: {

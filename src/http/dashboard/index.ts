@@ -5,6 +5,7 @@ import { readBody, type BodyOwner } from "../body.js";
 import { recordAnswer } from "../metrics.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError, STATUS_TEXT, toApiError } from "../errors.js";
+import { withStore } from "../../store/store-wait.js";
 import { acceptRequestId, declaredLength, forwardedFor, peerAddress } from "../request.js";
 import type { ResponseState } from "../respond.js";
 import { dashboardRoutes, type ActionResult, type DashContext, type DashboardRoutes } from "./context.js";
@@ -49,6 +50,8 @@ interface Req {
 }
 
 type Page = (ctx: DashContext) => Promise<string | null>;
+/** A signed-in request: its session, the key it signed in with, and who is looking. */
+type SignedIn = { session: DashboardSession; principal: KeyPrincipal; viewer: Viewer };
 type Action = (ctx: DashContext) => Promise<ActionResult>;
 
 export interface Dashboard {
@@ -88,21 +91,22 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   };
 
   /** The session of the request's cookie, with its key checked again; null when signed out. */
-  const signedIn = (r: Req, nowMs: number): { session: DashboardSession; principal: KeyPrincipal; viewer: Viewer } | null => {
+  const signedIn = async (r: Req, nowMs: number): Promise<SignedIn | null> => {
     const id = readCookie(r.cookie, cookieName(r.secure));
     const session = sessions.get(id, nowMs);
     if (!session) return null;
-    const key = deps.auth.keyById(session.keyId);
+    // On a cluster node the key and the org may be read from PostgreSQL first, off the event loop.
+    const key = await withStore(() => deps.auth.keyById(session.keyId));
     if (!key || key.org_id !== session.orgId || key.type !== "secret" || key.disabled_at !== null || (key.expires_at !== null && nowMs >= key.expires_at)) {
       sessions.destroy(id);
       return null;
     }
-    const org = deps.state.orgs.get(session.orgId);
+    const org = await deps.reads.get("orgs", session.orgId);
     const viewer: Viewer = { orgId: session.orgId, orgName: org?.name ?? session.orgId, keyId: session.keyId, csrf: session.csrf, flash: null };
     return { session, principal: { key, orgId: key.org_id }, viewer };
   };
 
-  const contextFor = (r: Req, s: NonNullable<ReturnType<typeof signedIn>>, nowMs: number, fields: URLSearchParams): DashContext => ({
+  const contextFor = (r: Req, s: SignedIn, nowMs: number, fields: URLSearchParams): DashContext => ({
     deps,
     routes: routes as DashboardRoutes,
     viewer: s.viewer,
@@ -126,26 +130,29 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   app.get("/dashboard/login", (res, req) => {
     const state = newState(res, req.getHeader("x-request-id"), "GET /dashboard/login");
     const r = readReq(res, req);
-    if (signedIn(r, Date.now())) return redirect(res, state, "/dashboard");
-    const hadCookie = readCookie(r.cookie, cookieName(r.secure)) !== undefined;
-    const m = new URLSearchParams(r.query).get("m");
-    html(res, state, 200, loginPage(loginMessage(m, hadCookie, deps.config.FS_DASHBOARD_IDLE_MINUTES)), hadCookie ? { "set-cookie": sessionCookie(null, r.secure) } : undefined);
+    void signedIn(r, Date.now()).then((s) => {
+      if (s) return redirect(res, state, "/dashboard");
+      const hadCookie = readCookie(r.cookie, cookieName(r.secure)) !== undefined;
+      const m = new URLSearchParams(r.query).get("m");
+      html(res, state, 200, loginPage(loginMessage(m, hadCookie, deps.config.FS_DASHBOARD_IDLE_MINUTES)), hadCookie ? { "set-cookie": sessionCookie(null, r.secure) } : undefined);
+    }, (err: unknown) => failPage(res, state, deps, err, null));
   });
 
   app.post("/dashboard/login", (res, req) => {
     const state = newState(res, req.getHeader("x-request-id"), "POST /dashboard/login");
     const r = readReq(res, req, true);
     void readForm(res, state, r, deps)
-      .then((form) => {
+      .then(async (form) => {
         const nowMs = Date.now();
         if (!sameOrigin(r.origin, r.referer, r.hosts)) throw new ApiError("FORBIDDEN", "This form was sent from another site; sign in from the dashboard's own page.");
         const plain = (form.get("key") ?? "").trim();
         let principal: KeyPrincipal;
         try {
           if (!plain) throw new ApiError("MISSING_KEY", "Enter a secret key (fs_live_…).");
-          principal = deps.auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, nowMs);
+          principal = await withStore(() => deps.auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, nowMs));
         } catch (err) {
           const e = toApiError(err);
+          if (e.status >= 500) throw err; // the store away (NOT_READY): not a verdict on the key
           // A key that did not match is a guess: counted, and past the limit answered 429. A right
           // key that cannot sign in (expired, disabled, publishable) says why; a right key that can
           // signs in whatever the counts.
@@ -191,14 +198,14 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
    * the cookie names a session this thread does not know: the thread that created it (a sign-in
    * answered a few milliseconds ago) may not have been heard yet.
    */
-  const signedInSoon = async (r: Req, nowMs: number): Promise<ReturnType<typeof signedIn>> => {
-    const s = signedIn(r, nowMs);
+  const signedInSoon = async (r: Req, nowMs: number): Promise<SignedIn | null> => {
+    const s = await signedIn(r, nowMs);
     if (s || deps.front.threads === 1 || readCookie(r.cookie, cookieName(r.secure)) === undefined) return s;
     await new Promise((resolve) => setTimeout(resolve, SESSION_WAIT_MS));
     return signedIn(r, Date.now());
   };
 
-  const guard = async (r: Req, form: URLSearchParams): Promise<NonNullable<ReturnType<typeof signedIn>> | null> => {
+  const guard = async (r: Req, form: URLSearchParams): Promise<SignedIn | null> => {
     if (!sameOrigin(r.origin, r.referer, r.hosts)) throw new ApiError("FORBIDDEN", "This form was sent from another site, so nothing was changed. Use the dashboard's own pages.");
     const s = await signedInSoon(r, Date.now());
     if (!s) return null;
@@ -215,7 +222,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     });
   };
 
-  const show = (res: HttpResponse, state: ResponseState, r: Req, s: ReturnType<typeof signedIn>, nowMs: number, render: Page): void => {
+  const show = (res: HttpResponse, state: ResponseState, r: Req, s: SignedIn | null, nowMs: number, render: Page): void => {
     {
       if (!s) {
         const stale = readCookie(r.cookie, cookieName(r.secure)) !== undefined;

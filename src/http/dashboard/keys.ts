@@ -1,4 +1,5 @@
 import { SCOPES } from "../../shared/api-keys.js";
+import { withStore } from "../../store/store-wait.js";
 import { ApiError } from "../errors.js";
 import { invokeOwn, orgProjects, type ActionResult, type DashContext } from "./context.js";
 import { csrfField, esc, page, when } from "./layout.js";
@@ -56,7 +57,7 @@ export async function keyCreateAction(ctx: DashContext): Promise<ActionResult> {
 /** POST /dashboard/keys/disable: POST /v1/admin/keys/{id}/disable, for a key of the session's org only. */
 export async function keyDisableAction(ctx: DashContext): Promise<ActionResult> {
   const keyId = ctx.query.get("key") ?? "";
-  const key = ctx.deps.auth.keyById(keyId);
+  const key = await withStore(() => ctx.deps.auth.keyById(keyId));
   if (!key || key.org_id !== ctx.viewer.orgId) throw new ApiError("NOT_FOUND", `No key with id ${keyId}.`);
   await invokeOwn(ctx, ctx.routes.keyDisable, { params: [keyId] });
   if (keyId === ctx.viewer.keyId) return { redirect: "/dashboard/login?m=key-disabled", endSession: true };

@@ -21,12 +21,12 @@ interface Filters {
  * reads them (listObservations, session filter included), the other filters applied here. Returns
  * the cursor of the next page: the sequence number to continue below, or null at the end.
  */
-export function filteredHits(ctx: DashContext, projectId: string, f: Filters, before: number): { items: ObservationRecord[]; next: number | null } {
+export async function filteredHits(ctx: DashContext, projectId: string, f: Filters, before: number): Promise<{ items: ObservationRecord[]; next: number | null }> {
   const items: ObservationRecord[] = [];
   let cursor = before;
   let scanned = 0;
   while (items.length < PER_PAGE && scanned < SCAN_MAX) {
-    const pageOf = listObservations(ctx.deps, projectId, { limit: 100, before: cursor, sessionId: f.session || undefined, kind: undefined });
+    const pageOf = await listObservations(ctx.deps, projectId, { limit: 100, before: cursor, sessionId: f.session || undefined, kind: undefined });
     for (const o of pageOf.items) {
       scanned++;
       cursor = o.seq;
@@ -65,7 +65,7 @@ export async function observationsPage(ctx: DashContext): Promise<string> {
   const beforeText = ctx.query.get("before");
   const before = beforeText && /^\d{1,15}$/.test(beforeText) ? Number(beforeText) : Number.MAX_SAFE_INTEGER;
   await syncObservations(ctx.deps);
-  const { items, next } = filteredHits(ctx, project.id, f, before);
+  const { items, next } = await filteredHits(ctx, project.id, f, before);
   const form = `<form method="get" action="/dashboard/observations" class="row" aria-label="Filters">
 <div>${select("project", "Project", projects.map((p) => [p.id, `${p.name} (${p.id})`]), project.id)}</div>
 <div>${select("decision", "Decision", [["", "any"], ["allow", "allow"], ["review", "review"], ["block", "block"]], f.decision)}</div>
@@ -95,7 +95,7 @@ export async function hitPage(ctx: DashContext): Promise<string | null> {
   if (!project || !/^\d{1,15}$/.test(seqText)) return null;
   const seq = Number(seqText);
   await syncObservations(ctx.deps);
-  const o = listObservations(ctx.deps, project.id, { limit: 1, before: seq + 1, sessionId: undefined, kind: undefined }).items[0];
+  const o = (await listObservations(ctx.deps, project.id, { limit: 1, before: seq + 1, sessionId: undefined, kind: undefined })).items[0];
   if (!o || o.seq !== seq) return null;
   const fact = (k: string, v: string): string => `<dt>${k}</dt><dd>${v}</dd>`;
   const dash = (v: string | null | undefined): string => (v === null || v === undefined || v === "" ? "—" : esc(v));

@@ -7,11 +7,14 @@
  * the writer's acknowledgement and tells the other front threads (FrontPeers), which read it
  * again at the org's next check; in a cluster, every FS_CLUSTER_CACHE_MS (pg/refresh.ts), a
  * record another node changed is read again, its model with it.
+ *
+ * Read at once from LMDB; on a cluster node an org not cached is read over the front's pool
+ * (StoreReader), off the event loop: `get` answers a promise then, and only then.
  */
 import { decodeOrgModel } from "../../scoring/org-model/codec.js";
 import { compileOrgModel, type OrgScorer } from "../../scoring/org-model/scorer.js";
 import { DEFAULT_CHECK_HISTORY, type CheckHistorySetting, type OrgLearningRecord } from "../../store/records.js";
-import type { StateDbs } from "../../store/state-env.js";
+import type { StoreReader } from "../../store/reader.js";
 
 /** What a check needs to know about its org. */
 export interface OrgLearning {
@@ -27,20 +30,24 @@ const NONE: OrgLearning = Object.freeze({ record: null, history: DEFAULT_CHECK_H
 
 export class OrgLearningCache {
   private readonly orgs = new Map<string, OrgLearning>();
+  /** Orgs being read over the pool (a cluster node), so that concurrent checks share one read. */
+  private readonly loading = new Map<string, Promise<OrgLearning>>();
 
   constructor(
-    private readonly dbs: Pick<StateDbs, "orgLearning" | "orgModels">,
+    private readonly reads: StoreReader,
     private readonly onError: (orgId: string, err: Error) => void,
   ) {}
 
-  /** The org's learning state: cached, or read once from the store. */
-  get(orgId: string): OrgLearning {
-    let l = this.orgs.get(orgId);
-    if (l === undefined) {
-      l = this.read(orgId, this.dbs.orgLearning.get(orgId));
-      this.orgs.set(orgId, l);
-    }
-    return l;
+  /** The org's learning state: cached (at once), or read once from the store (a promise on a cluster node). */
+  get(orgId: string): OrgLearning | Promise<OrgLearning> {
+    const l = this.orgs.get(orgId);
+    if (l !== undefined) return l;
+    const local = this.reads.local;
+    if (!local) return this.load(orgId);
+    const record = local.orgLearning.get(orgId);
+    const read = this.read(orgId, record, record && record.model_version !== 0 ? local.orgModels.get(orgId) : undefined);
+    this.orgs.set(orgId, read);
+    return read;
   }
 
   /** A record committed by this thread's writer acknowledgement, with the model as stored (when it changed). */
@@ -48,7 +55,9 @@ export class OrgLearningCache {
     const prev = this.orgs.get(record.id);
     if (model) this.orgs.set(record.id, { record, history: record.history ?? DEFAULT_CHECK_HISTORY, scorer: this.compile(record.id, model) });
     else if (prev && prev.scorer?.version === record.model_version) this.orgs.set(record.id, { ...prev, record, history: record.history ?? DEFAULT_CHECK_HISTORY });
-    else this.orgs.set(record.id, this.read(record.id, record));
+    else if (record.model_version === 0) this.orgs.set(record.id, this.read(record.id, record, undefined));
+    else if (this.reads.local) this.orgs.set(record.id, this.read(record.id, record, this.reads.local.orgModels.get(record.id)));
+    else this.orgs.delete(record.id); // its model is read (over the pool) at the org's next check
   }
 
   /** Another thread changed the org: read it again at its next check. */
@@ -72,11 +81,27 @@ export class OrgLearningCache {
     this.take(record, null);
   }
 
-  private read(orgId: string, record: OrgLearningRecord | undefined): OrgLearning {
+  /** Reads the org's record and model over the pool; kept unless a newer record came meanwhile (take). */
+  private load(orgId: string): Promise<OrgLearning> {
+    let p = this.loading.get(orgId);
+    if (p) return p;
+    p = Promise.all([this.reads.get("orgLearning", orgId), this.reads.get("orgModels", orgId)])
+      .then(([record, bytes]) => {
+        const known = this.orgs.get(orgId);
+        if (known) return known;
+        const read = this.read(orgId, record, bytes);
+        this.orgs.set(orgId, read);
+        return read;
+      })
+      .finally(() => this.loading.delete(orgId));
+    this.loading.set(orgId, p);
+    return p;
+  }
+
+  private read(orgId: string, record: OrgLearningRecord | undefined, bytes: Uint8Array | undefined): OrgLearning {
     if (!record) return NONE;
     const history = record.history ?? DEFAULT_CHECK_HISTORY;
     if (record.model_version === 0) return { record, history, scorer: null };
-    const bytes = this.dbs.orgModels.get(orgId);
     return { record, history, scorer: bytes ? this.compile(orgId, bytes) : null };
   }
 

@@ -90,7 +90,8 @@ export function authCheckPost(deps: AppDeps) {
       const session = body.session_id !== undefined ? await orgSession(deps, orgId, body.session_id) : undefined;
       // Read-only: the counts a resolve would answer, from what the writer has committed.
       const keys = joinKeysOf(deps.pseudonyms, { externalUserId: body.external_user_id, sessionId: body.session_id, fingerprint: body.fingerprint, ip, email: body.email });
-      const counts = peekCounts(deps.state, orgId, keys);
+      const peeked = peekCounts(deps.reads, orgId, keys);
+      const counts = peeked instanceof Promise ? await peeked : peeked;
       const edge = edgeVerdictOf(session, facts);
       const verdict = preflightVerdict(edge, counts, sharedNetwork, {
         sessionUnknown: body.session_id !== undefined && session === undefined,

@@ -29,12 +29,12 @@ export function botPolicyGet(deps: AppDeps) {
       tag: "projects",
       response: botPolicyResponse,
       credits: [0],
-      errors: ["NOT_FOUND"],
+      errors: ["NOT_FOUND", "NOT_READY"],
       params: { projectId: projectIdParam },
       example: { params: { projectId: POLICY_EXAMPLE.params!.projectId! }, response: POLICY_EXAMPLE.response },
     },
-    handle({ principal, snap }) {
-      return { data: policyView(ownedProject(deps.beacon.projects, principal!, snap.params[0]!)), credits: 0 };
+    async handle({ principal, snap }) {
+      return { data: policyView(await ownedProject(deps.beacon.projects, principal!, snap.params[0]!)), credits: 0 };
     },
   });
 }
@@ -63,7 +63,7 @@ export function botPolicyPut(deps: AppDeps) {
       example: POLICY_EXAMPLE,
     },
     async handle({ principal, snap, body }) {
-      const project = ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
+      const project = await ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
       const ack = ackOrThrow(
         await deps.store.send({
           op: "project.update",

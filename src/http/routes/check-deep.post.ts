@@ -131,12 +131,12 @@ async function sessionBlock(deps: AppDeps, orgId: string, ref: { id: string; sou
   const hits: ObservationRecord[] = [];
   let before = Number.MAX_SAFE_INTEGER;
   for (let page = 0; page < HISTORY_MAX_PAGES && hits.length < want; page++) {
-    const r = listObservations(deps, session.project_id, { limit: want - hits.length, before, sessionId: ref.id, kind: undefined });
+    const r = await listObservations(deps, session.project_id, { limit: want - hits.length, before, sessionId: ref.id, kind: undefined });
     hits.push(...r.items);
     if (r.next === null) break;
     before = parseInt(r.next, 36);
   }
-  const bound = peekCounts(deps.state, orgId, joinKeysOf(deps.pseudonyms, { sessionId: ref.id })).accounts_sharing_session;
+  const bound = (await peekCounts(deps.reads, orgId, joinKeysOf(deps.pseudonyms, { sessionId: ref.id }))).accounts_sharing_session;
   const summary = summarizeSession(session, hits, hits.length >= session.observation_count, bound, nowMs);
   return { status: "resolved" as const, reason: null, session_id: ref.id, source: ref.source, summary: summary as SessionSummary | null };
 }

@@ -25,12 +25,12 @@ export function checkHistoryGet(deps: AppDeps) {
       tag: "scoring",
       response: checkHistoryResponse,
       credits: [0],
-      errors: ["NOT_FOUND"],
+      errors: ["NOT_FOUND", "NOT_READY"],
       params: { orgId: orgIdParam },
       example: EXAMPLE,
     },
-    handle({ principal, snap }) {
-      const l = deps.learning.get(ownOrgId(principal!, snap.params[0]!));
+    async handle({ principal, snap }) {
+      const l = await deps.learning.get(ownOrgId(principal!, snap.params[0]!));
       return { data: historyView(l.history, l.record), credits: 0 };
     },
   });

@@ -11,10 +11,11 @@ import { RawJson, jsonNumber as num } from "../respond.js";
 import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
 import { FLAGS, formText, type ContentAnalysis, type ContentEvidence } from "../../scoring/content/index.js";
-import type { CheckHistoryRecord } from "../../store/records.js";
+import type { CheckHistoryRecord, ProjectRecord, SessionRecord } from "../../store/records.js";
 import type { OrgLearning } from "../feedback/org-learning.js";
 import { analyzeEmailWithMx, toCheckEmailSignals, type CheckEmailSignals, type EmailAnalysis } from "../../scoring/email.js";
 import { verifyChallengeToken } from "../../challenge/index.js";
+import { withStore } from "../../store/store-wait.js";
 
 /** The hidden field the beacon injects (its default name; sites may rename it with data-fs-field). */
 const BEACON_FIELD = "_fs_signals";
@@ -125,11 +126,13 @@ export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckB
   const ua = md.user_agent !== undefined ? uaClassifierFor(dataset).classify(md.user_agent) : null;
 
   // The beacon's field: token verified, its session's latest observation folded in.
-  const beacon = beaconField !== null ? beaconEvidence(deps, orgId, beaconField, nowMs) : null;
+  const proved = beaconField !== null ? beaconEvidence(deps, orgId, beaconField, nowMs) : null;
+  const beacon = proved instanceof Promise ? await proved : proved;
 
-  // The org's own model and history setting (one Map lookup): the text's evidence is wanted when
-  // the org keeps it or has a model to score it with.
-  const learning = deps.learning.get(orgId);
+  // The org's own model and history setting (one Map lookup; read over the pool the first time on
+  // a cluster node): the text's evidence is wanted when the org keeps it or has a model to score it with.
+  const cached = deps.learning.get(orgId);
+  const learning = cached instanceof Promise ? await cached : cached;
   const wantEvidence = learning.scorer !== null || learning.history.mode !== "none";
 
   // Asynchronous parts, in parallel: the content model (on the pool), the MX lookup for the
@@ -264,19 +267,32 @@ function splitBeaconField(formData: CheckBody["form_data"]): { beaconField: stri
   return { beaconField: raw, fields: rest };
 }
 
+type BeaconEvidence = { evidence: NonNullable<CheckInput["beacon"]>; session: CheckOutcome["beaconSession"] };
+
 /**
  * What the beacon's field proves: a valid handshake token of one of this org's projects, the
- * client's strong automation tells, and the session's latest observation (its score).
+ * client's strong automation tells, and the session's latest observation (its score). Read at
+ * once on LMDB; on a cluster node the project (if not cached) and the session over the pool.
  */
-function beaconEvidence(deps: AppDeps, orgId: string, field: string, nowMs: number): { evidence: NonNullable<CheckInput["beacon"]>; session: CheckOutcome["beaconSession"] } {
+function beaconEvidence(deps: AppDeps, orgId: string, field: string, nowMs: number): BeaconEvidence | Promise<BeaconEvidence> {
   const parsed = parseField(field);
   const tells = Array.isArray(parsed?.signals?.tells) ? (parsed!.signals!.tells as unknown[]).filter((t): t is string => typeof t === "string") : [];
   const strongTells = tells.some((t) => STRONG_TELLS.has(t));
   const proved = typeof parsed?.token === "string" ? deps.beacon.tokens.inspect(parsed.token, nowMs) : null;
-  const project = proved ? deps.beacon.projects.get(proved.projectId) : undefined;
-  if (!proved || !project || project.org_id !== orgId) return { evidence: { tokenValid: false, strongTells, verdictScore: null }, session: null };
-  const session = deps.state.sessions.get([proved.projectId, proved.sessionId]);
-  return { evidence: { tokenValid: true, strongTells, verdictScore: session ? session.last.score : null }, session: { projectId: proved.projectId, sessionId: proved.sessionId } };
+  const answer = (project: ProjectRecord | undefined, session: SessionRecord | undefined): BeaconEvidence =>
+    !proved || !project || project.org_id !== orgId
+      ? { evidence: { tokenValid: false, strongTells, verdictScore: null }, session: null }
+      : { evidence: { tokenValid: true, strongTells, verdictScore: session ? session.last.score : null }, session: { projectId: proved.projectId, sessionId: proved.sessionId } };
+  if (!proved) return answer(undefined, undefined);
+  const local = deps.reads.local;
+  if (local) {
+    const project = deps.beacon.projects.get(proved.projectId);
+    return answer(project, project?.org_id === orgId ? local.sessions.get([proved.projectId, proved.sessionId]) : undefined);
+  }
+  return (async () => {
+    const project = await withStore(() => deps.beacon.projects.get(proved.projectId));
+    return answer(project, project?.org_id === orgId ? await deps.reads.get("sessions", [proved.projectId, proved.sessionId]) : undefined);
+  })();
 }
 
 interface BeaconField {

@@ -58,7 +58,7 @@ export function checksGet(deps: AppDeps) {
       const orgId = ownOrgId(principal!, snap.params[0]!);
       const q = readQuery(snap.query);
       await syncChecks(deps);
-      const page = listChecks(deps, orgId, q);
+      const page = await listChecks(deps, orgId, q);
       return { data: { items: page.items.map(publicCheck), next_cursor: page.next }, credits: 0 };
     },
   });
@@ -109,11 +109,11 @@ export async function syncChecks(deps: AppDeps): Promise<void> {
 }
 
 /** One page of the org's checks that pass the filters, newest first. */
-export function listChecks(deps: AppDeps, orgId: string, q: ChecksQuery): { items: CheckHistoryRecord[]; next: string | null } {
+export async function listChecks(deps: AppDeps, orgId: string, q: ChecksQuery): Promise<{ items: CheckHistoryRecord[]; next: string | null }> {
   const items: CheckHistoryRecord[] = [];
   let scanned = 0;
   const start = q.before ? [orgId, q.before[0], q.before[1]] : [orgId, Number.MAX_SAFE_INTEGER];
-  for (const { key, value } of deps.state.checks.getRange({ start, end: [orgId], reverse: true })) {
+  for await (const { key, value } of deps.reads.range("checks", { start, end: [orgId], reverse: true })) {
     if (q.before && key[1] === q.before[0] && key[2] === q.before[1]) continue; // the cursor's own check
     if (matches(value, q)) items.push(value);
     if (items.length === q.limit) return { items, next: cursorOf(value) };

@@ -63,10 +63,10 @@ export function observationsGet(deps: AppDeps) {
       },
     },
     async handle({ principal, snap }) {
-      const project = ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
+      const project = await ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
       const q = readQuery(snap.query);
       await syncObservations(deps);
-      const page = listObservations(deps, project.id, q);
+      const page = await listObservations(deps, project.id, q);
       return { data: { items: page.items.map(publicObservation), next_cursor: page.next }, credits: 0 };
     },
   });
@@ -102,14 +102,14 @@ export async function syncObservations(deps: AppDeps): Promise<void> {
 }
 
 /** One page of a project's observations, newest first. */
-export function listObservations(deps: AppDeps, projectId: string, q: ListQuery): { items: ObservationRecord[]; next: string | null } {
+export async function listObservations(deps: AppDeps, projectId: string, q: ListQuery): Promise<{ items: ObservationRecord[]; next: string | null }> {
   const items: ObservationRecord[] = [];
   let scanned = 0;
   let last = 0;
   let truncated = false;
   // Pages are keyed by their first sequence number: the first page at or below `before - 1`
   // holds the newest observations older than the cursor.
-  pages: for (const { key, value: text } of deps.state.observations.getRange({ start: [projectId, q.before - 1], end: [projectId], reverse: true })) {
+  pages: for await (const { key, value: text } of deps.reads.range("observations", { start: [projectId, q.before - 1], end: [projectId], reverse: true })) {
     if (key[0] !== projectId) continue;
     for (const line of pageLinesNewestFirst(text)) {
       const seq = lineSeq(line);

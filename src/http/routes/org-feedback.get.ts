@@ -22,7 +22,7 @@ export function orgFeedbackGet(deps: AppDeps) {
       tag: "scoring",
       response: orgFeedbackResponse,
       credits: [0],
-      errors: ["NOT_FOUND"],
+      errors: ["NOT_FOUND", "NOT_READY"],
       params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
@@ -35,9 +35,9 @@ export function orgFeedbackGet(deps: AppDeps) {
         },
       },
     },
-    handle({ principal, snap }) {
+    async handle({ principal, snap }) {
       const orgId = ownOrgId(principal!, snap.params[0]!);
-      const l = deps.learning.get(orgId);
+      const l = await deps.learning.get(orgId);
       const r = l.record ?? emptyLearning(orgId);
       const share = (k: number, n: number): number => Math.round((k / n) * 10_000) / 10_000;
       return {

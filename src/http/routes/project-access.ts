@@ -1,5 +1,6 @@
 import type { ProjectRecord } from "../../store/records.js";
 import type { KeyPrincipal } from "../auth.js";
+import { withStore } from "../../store/store-wait.js";
 import { ApiError } from "../errors.js";
 import type { ProjectDirectory } from "../projects.js";
 
@@ -8,8 +9,9 @@ import type { ProjectDirectory } from "../projects.js";
  * @throws ApiError NOT_FOUND when there is no such project or another org owns it: the two answer
  *   alike, so project ids of other orgs cannot be probed.
  */
-export function ownedProject(projects: ProjectDirectory, principal: KeyPrincipal, projectId: string): ProjectRecord {
-  const project = projects.get(projectId);
+export async function ownedProject(projects: ProjectDirectory, principal: KeyPrincipal, projectId: string): Promise<ProjectRecord> {
+  // Cached, or read over the front's pool on a cluster node (off the event loop).
+  const project = await withStore(() => projects.get(projectId));
   if (!project || project.org_id !== principal.orgId) throw new ApiError("NOT_FOUND", `No project with id ${projectId}.`);
   return project;
 }

@@ -1,6 +1,7 @@
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { FRESH_SESSION_MS, ipVerdict, type EdgeVerdict } from "../../scoring/session-verdict.js";
 import type { SessionRecord } from "../../store/records.js";
+import { withStore } from "../../store/store-wait.js";
 import type { AppDeps } from "../deps.js";
 
 /**
@@ -10,7 +11,7 @@ import type { AppDeps } from "../deps.js";
  */
 export async function orgSession(deps: Pick<AppDeps, "reads" | "beacon">, orgId: string, sessionId: string): Promise<SessionRecord | undefined> {
   const projectId = await deps.reads.get("sessionProjects", sessionId);
-  const project = projectId !== undefined ? deps.beacon.projects.get(projectId) : undefined;
+  const project = projectId !== undefined ? await withStore(() => deps.beacon.projects.get(projectId)) : undefined;
   return project && project.org_id === orgId ? deps.reads.get("sessions", [project.id, sessionId]) : undefined;
 }
 

@@ -2,14 +2,16 @@
  * Runs on a cluster node's front threads: the records a call needs before it starts (its key,
  * its org and the org's usage, a publishable key's project), read from PostgreSQL without
  * blocking the event loop. The front's caches (Authenticator, ProjectDirectory, QuotaGate) ask
- * here for what they have not cached; where the call can wait (mayWait: the router's checks
- * before a call starts), a record not read yet throws StoreWait, the router waits for the read
- * and asks again (src/http/router.ts), and the answer is found here then. Elsewhere (a route's
- * own lookup) the record is read at once through `fallback`, the front's synchronous connection.
+ * here for what they have not cached (Idempotency-Keys' stored answers too): a record not read
+ * yet throws StoreWait, the caller waits for the read and asks again (the router's checks before
+ * a call, src/http/router.ts; a route's own lookup through withStore), and the answer is found here
+ * then. Nothing here reads synchronously: the front thread has no synchronous connection.
  */
-import { toBufferKey } from "ordered-binary";
-import { canWait, StoreWait } from "../store-wait.js";
-import type { ReadDb, StoreReader } from "../reader.js";
+import { fromBufferKey } from "ordered-binary";
+import { PG_TABLES } from "../state-env.js";
+import { asBuffer, decodeValue, getStatement, hexKey, manyStatement, RangePages } from "./kv.js";
+import { StoreWait } from "../store-wait.js";
+import type { KeyOf, ReadDb, StoreReader, ValueOf } from "../reader.js";
 import type { PgPool } from "./pool.js";
 
 /** How long a record read stays here for the call that waited for it (the caches keep it after). */
@@ -18,8 +20,6 @@ const FOUND_MS = 5000;
 const MISSING_MS = 250;
 /** Entries kept at most (older ones are dropped first). */
 const MAX_ENTRIES = 10_000;
-
-type Table = "keys" | "projects" | "orgs" | "usage";
 
 interface Entry {
   at: number;
@@ -31,47 +31,50 @@ export class RecordLoader {
   private readonly read = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<void>>();
 
-  constructor(
-    private readonly pool: PgPool,
-    private readonly fallback: Record<Table, { get(key: string): unknown }>,
-  ) {}
+  constructor(private readonly pool: PgPool) {}
 
-  /** A table's records as the front's caches read them: `get` answers, or throws StoreWait. */
-  table<V>(table: Table): { get(key: string): V | undefined } {
-    return { get: (key) => this.get(table, key) as V | undefined };
+  /**
+   * A database's records as the front's caches read them: `get` answers, or throws StoreWait.
+   * `once`: a record read is kept for the one call that waited for it, not for the next (an
+   * Idempotency-Key's answer: "none yet" must not outlive the claim that read it).
+   */
+  table<D extends ReadDb>(db: D, options: { once?: boolean } = {}): { get(key: KeyOf<D>): ValueOf<D> | undefined } {
+    return { get: (key) => this.get(db, key, options.once === true) as ValueOf<D> | undefined };
   }
 
-  private get(table: Table, key: string): unknown {
-    const id = `${table}\t${key}`;
+  private get(db: ReadDb, key: unknown, once: boolean): unknown {
+    const hex = hexKey(key);
+    const id = `${db}\t${hex}`;
     const e = this.read.get(id);
     if (e && Date.now() - e.at < (e.value === undefined ? MISSING_MS : FOUND_MS)) {
       if (e.error) {
         this.read.delete(id); // the next call reads again
         throw e.error;
       }
+      if (once) this.read.delete(id);
       return e.value;
     }
-    if (!canWait()) return this.fallback[table].get(key);
-    throw new StoreWait(this.load(table, key));
+    // Inside mayWait (the router's checks before a call, withStore) the call waits and runs again;
+    // elsewhere it answers NOT_READY (errors.ts), and the record is here for its retry.
+    throw new StoreWait(this.load(db, id, hex));
   }
 
-  private load(table: Table, key: string): Promise<void> {
-    const id = `${table}\t${key}`;
+  private load(db: ReadDb, id: string, hex: string): Promise<void> {
     let p = this.loading.get(id);
     if (p) return p;
-    const hex = toBufferKey(key).toString("hex");
+    const [table, binary] = PG_TABLES[db];
     // A publishable key's project comes with it: the beacon routes look it up next.
-    const sql =
-      table === "keys"
-        ? `SELECT k.v::text, p.v::text FROM fs_keys k LEFT JOIN fs_projects p ON p.k = convert_to(k.v->>'project_id', 'UTF8') WHERE k.k = decode($1, 'hex')`
-        : `SELECT v::text FROM fs_${table} WHERE k = decode($1, 'hex')`;
-    p = this.pool.query(sql, [hex]).then(
+    const st =
+      db === "keys"
+        ? { sql: `SELECT k.v::text, NULL, p.v::text FROM fs_keys k LEFT JOIN fs_projects p ON p.k = convert_to(k.v->>'project_id', 'UTF8') WHERE k.k = decode($1, 'hex')`, params: [hex] }
+        : getStatement(`fs_${table}`, hex);
+    p = this.pool.query(st.sql, st.params).then(
       (rows) => {
         const r = rows[0];
-        this.put(id, { at: Date.now(), value: r ? JSON.parse(r[0] as string) : undefined });
-        if (r?.[1]) {
-          const project = JSON.parse(r[1] as string) as { id: string };
-          this.put(`projects\t${project.id}`, { at: Date.now(), value: project });
+        this.put(id, { at: Date.now(), value: r ? decodeValue(binary === true, r[0], r[1]) : undefined });
+        if (r?.[2]) {
+          const project = JSON.parse(r[2] as string) as { id: string };
+          this.put(`projects\t${hexKey(project.id)}`, { at: Date.now(), value: project });
         }
       },
       (err: Error) => this.put(id, { at: Date.now(), error: err }),
@@ -91,15 +94,37 @@ export class RecordLoader {
   }
 }
 
-/** The tables of the databases routes read asynchronously (reader.ts). */
-const READ_TABLES: Record<ReadDb, string> = { sessionProjects: "fs_session_projects", sessions: "fs_sessions" };
+/** Rows per page of a range read by a route (a listing reads a page or two of its records). */
+const RANGE_PAGE = 128;
 
-/** Reads a route awaits, over the front's pool: one round trip each, off the event loop. */
+/** Reads a route awaits, over the front's pool: one round trip each (a range: one a page), off the event loop. */
 export function poolReader(pool: PgPool): StoreReader {
+  const tableOf = (db: ReadDb) => ({ table: `fs_${PG_TABLES[db][0]}`, binary: PG_TABLES[db][1] === true });
   return {
     async get(db, key) {
-      const rows = await pool.query(`SELECT v::text FROM ${READ_TABLES[db]} WHERE k = decode($1, 'hex')`, [toBufferKey(key as Parameters<typeof toBufferKey>[0]).toString("hex")]);
-      return rows[0] ? (JSON.parse(rows[0][0] as string) as never) : undefined;
+      const { table, binary } = tableOf(db);
+      const st = getStatement(table, hexKey(key));
+      const r = (await pool.query(st.sql, st.params))[0];
+      return r ? decodeValue(binary, r[0], r[1]) : undefined;
     },
+    async getMany(db, keys) {
+      if (keys.length === 0) return [];
+      const { table, binary } = tableOf(db);
+      const hex = keys.map(hexKey);
+      const st = manyStatement(table, [...new Set(hex)]);
+      const found = new Map<string, never>();
+      for (const r of await pool.query(st.sql, st.params)) found.set(r[0] as string, decodeValue(binary, r[1], r[2]));
+      return hex.map((k) => found.get(k));
+    },
+    async *range(db, options) {
+      const { table, binary } = tableOf(db);
+      const pages = new RangePages(table, options, true, RANGE_PAGE);
+      for (let page = pages.next(); page !== null; page = pages.next()) {
+        const rows = await pool.query(page.sql, page.params);
+        pages.took(rows);
+        for (const r of rows) yield { key: fromBufferKey(asBuffer(r[0])) as never, value: decodeValue<never>(binary, r[1], r[2]) };
+      }
+    },
+    local: null,
   };
 }

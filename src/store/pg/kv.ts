@@ -175,13 +175,95 @@ function remove(table: string, keys: string[]): Statement {
   return { sql: `DELETE FROM ${table} WHERE k = ANY (SELECT decode(x, 'hex') FROM unnest($1::text[]) AS x)`, params: [keys] };
 }
 
-function hexKey(key: unknown): string {
+export function hexKey(key: unknown): string {
   return toBufferKey(key as Parameters<typeof toBufferKey>[0]).toString("hex");
 }
 
-function asBuffer(u: unknown): Buffer {
+export function asBuffer(u: unknown): Buffer {
   const a = u as Uint8Array;
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/**
+ * A key range of `table` read page by page (`PAGE` rows, or `pageSize`), in key order (descending
+ * with `reverse`) as LMDB's getRange reads it: `next` gives the statement of the next page (null
+ * when the range is done), `took` the rows it answered. The front's synchronous reads (KvTable)
+ * and its asynchronous ones (front-records.ts) page alike.
+ */
+export class RangePages {
+  private lo: string | null;
+  private hi: string | null;
+  private loInclusive: boolean;
+  private hiInclusive: boolean;
+  private left: number;
+  private asked = 0;
+  private readonly reverse: boolean;
+
+  constructor(
+    private readonly table: string,
+    o: RangeOptions,
+    private readonly values: boolean,
+    private readonly pageSize = PAGE,
+  ) {
+    this.reverse = o.reverse === true;
+    this.lo = o.start === undefined ? null : hexKey(o.start);
+    this.hi = o.end === undefined ? null : hexKey(o.end);
+    if (this.reverse) [this.lo, this.hi] = [this.hi, this.lo]; // reverse: start is the high end (inclusive), end the low (exclusive)
+    this.left = o.limit ?? Infinity;
+    this.loInclusive = !this.reverse;
+    this.hiInclusive = this.reverse;
+  }
+
+  /** The statement of the next page (rows: k, and v::text, b with values), or null at the end. */
+  next(): Statement | null {
+    if (this.left <= 0) return null;
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (this.lo !== null) {
+      params.push(this.lo);
+      where.push(`k ${this.loInclusive ? ">=" : ">"} decode($${params.length}, 'hex')`);
+    }
+    if (this.hi !== null) {
+      params.push(this.hi);
+      where.push(`k ${this.hiInclusive ? "<=" : "<"} decode($${params.length}, 'hex')`);
+    }
+    this.asked = Math.min(this.pageSize, this.left);
+    const cols = this.values ? "k, v::text, b" : "k";
+    return { sql: `SELECT ${cols} FROM ${this.table}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY k ${this.reverse ? "DESC" : "ASC"} LIMIT ${this.asked}`, params };
+  }
+
+  /** The rows the last page answered: the next page starts after the last of them. */
+  took(rows: unknown[][]): void {
+    this.left -= rows.length;
+    if (rows.length < this.asked) {
+      this.left = 0;
+      return;
+    }
+    const last = asBuffer(rows[rows.length - 1]![0]).toString("hex");
+    if (this.reverse) {
+      this.hi = last;
+      this.hiInclusive = false;
+    } else {
+      this.lo = last;
+      this.loInclusive = false;
+    }
+  }
+}
+
+/** The statement reading one key (hex) of `table`: rows of v::text, b. */
+export function getStatement(table: string, hex: string): Statement {
+  return { sql: `SELECT v::text, b FROM ${table} WHERE k = decode($1, 'hex')`, params: [hex] };
+}
+
+/** The statement reading several keys (hex) of `table`: rows of encode(k, 'hex'), v::text, b. */
+export function manyStatement(table: string, hex: string[]): Statement {
+  return { sql: `SELECT encode(k, 'hex'), v::text, b FROM ${table} WHERE k = ANY (SELECT decode(x, 'hex') FROM unnest($1::text[]) AS x)`, params: [hex] };
+}
+
+/** A row's value: the JSON text `v` (selected as `v::text`), or the bytes `b` of a binary database. */
+export function decodeValue<V>(binary: boolean, v: unknown, b: unknown): V {
+  if (binary) return (b === null ? null : asBuffer(b)) as V;
+  return JSON.parse(v as string) as V;
 }
 
 class KvTable<V, K> implements KvDatabase<V, K> {
@@ -198,7 +280,7 @@ class KvTable<V, K> implements KvDatabase<V, K> {
       const row = p.get(k);
       return row ? this.decode(row.v, row.b === null ? null : Buffer.from(row.b, "hex")) : undefined;
     }
-    const rows = this.store.read({ sql: `SELECT v::text, b FROM ${this.table} WHERE k = decode($1, 'hex')`, params: [k] });
+    const rows = this.store.read(getStatement(this.table, k));
     const r = rows[0];
     return r ? this.decode(r[0], r[1] === null ? null : asBuffer(r[1])) : undefined;
   }
@@ -219,7 +301,7 @@ class KvTable<V, K> implements KvDatabase<V, K> {
       else wanted.set(k, [i]);
     });
     if (wanted.size === 0) return out;
-    const rows = this.store.read({ sql: `SELECT encode(k, 'hex'), v::text, b FROM ${this.table} WHERE k = ANY (SELECT decode(x, 'hex') FROM unnest($1::text[]) AS x)`, params: [[...wanted.keys()]] });
+    const rows = this.store.read(manyStatement(this.table, [...wanted.keys()]));
     for (const r of rows) {
       const v = this.decode(r[1], r[2] === null ? null : asBuffer(r[2]));
       for (const i of wanted.get(r[0] as string) ?? []) out[i] = v;
@@ -252,45 +334,12 @@ class KvTable<V, K> implements KvDatabase<V, K> {
   private *scan(o: RangeOptions, values: boolean): Generator<{ key: K; value?: V }> {
     // Writes of the open transaction go with the first page, so the range sees them.
     let flush = true;
-    const reverse = o.reverse === true;
-    let lo: string | null = o.start === undefined ? null : hexKey(o.start);
-    let hi: string | null = o.end === undefined ? null : hexKey(o.end);
-    if (reverse) [lo, hi] = [hi, lo]; // reverse: start is the high end (inclusive), end the low (exclusive)
-    let left = o.limit ?? Infinity;
-    let loInclusive = !reverse;
-    let hiInclusive = reverse;
-    while (left > 0) {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (lo !== null) {
-        params.push(lo);
-        where.push(`k ${loInclusive ? ">=" : ">"} decode($${params.length}, 'hex')`);
-      }
-      if (hi !== null) {
-        params.push(hi);
-        where.push(`k ${hiInclusive ? "<=" : "<"} decode($${params.length}, 'hex')`);
-      }
-      const n = Math.min(PAGE, left);
-      const cols = values ? "k, v::text, b" : "k";
-      const rows = this.store.read(
-        { sql: `SELECT ${cols} FROM ${this.table}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY k ${reverse ? "DESC" : "ASC"} LIMIT ${n}`, params },
-        flush,
-      );
+    const pages = new RangePages(this.table, o, values);
+    for (let page = pages.next(); page !== null; page = pages.next()) {
+      const rows = this.store.read(page, flush);
       flush = false;
-      for (const r of rows) {
-        const kb = asBuffer(r[0]);
-        yield { key: fromBufferKey(kb) as K, value: values ? this.decode(r[1], r[2] === null ? null : asBuffer(r[2])) : undefined };
-      }
-      left -= rows.length;
-      if (rows.length < n) return;
-      const last = asBuffer(rows[rows.length - 1]![0]).toString("hex");
-      if (reverse) {
-        hi = last;
-        hiInclusive = false;
-      } else {
-        lo = last;
-        loInclusive = false;
-      }
+      pages.took(rows);
+      for (const r of rows) yield { key: fromBufferKey(asBuffer(r[0])) as K, value: values ? this.decode(r[1], r[2] === null ? null : asBuffer(r[2])) : undefined };
     }
   }
 

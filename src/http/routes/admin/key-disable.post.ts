@@ -23,7 +23,7 @@ export function adminKeyDisablePost(deps: AppDeps) {
     async handle({ snap, nowMs, recordAnswer }) {
       const keyId = snap.params[0]!;
       // Keys change only by being disabled: the answer is known before the write, and stored with it.
-      const current = recordAnswer && deps.state.keys.get(keyId);
+      const current = recordAnswer && (await deps.reads.get("keys", keyId));
       const answer = current ? recordAnswer!(200, publicKey({ ...current, disabled_at: current.disabled_at ?? nowMs })) : undefined;
       const ack = ackOrThrow(await deps.store.send({ op: "key.disable", keyId, nowMs, answer }));
       deps.peers.key(ack.key);

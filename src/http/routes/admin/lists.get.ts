@@ -1,10 +1,10 @@
-import type { KvDatabase as Database } from "../../../store/state-env.js";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../errors.js";
 import { queryParam } from "../../request.js";
 import { defineRoute } from "../../route.js";
 import { adminListQuery, keyListResponse, orgListResponse, projectListResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
+import type { ValueOf } from "../../../store/reader.js";
 import { ackOrThrow } from "../ack.js";
 import { publicKey } from "./keys.post.js";
 import { publicOrg } from "./orgs.post.js";
@@ -36,21 +36,31 @@ function readListQuery(query: string): { limit: number; after: string | undefine
  * One page of `db` in key order after `after`, keeping the records `keep` accepts. A page ends at
  * `limit` items or after SCAN_LIMIT records examined; either way `next_cursor` continues it.
  */
-function pageOf<R extends { id: string }, T>(db: Database<R, string>, q: { limit: number; after: string | undefined }, keep: (r: R) => boolean, show: (r: R) => T): Page<T> {
+async function pageOf<D extends "orgs" | "projects" | "keys", T>(
+  deps: AppDeps,
+  db: D,
+  q: { limit: number; after: string | undefined },
+  keep: (r: ValueOf<D>) => boolean,
+  show: (r: ValueOf<D>) => T,
+): Promise<Page<T>> {
   const items: T[] = [];
   let scanned = 0;
   let last: string | null = null;
   let full = false;
-  for (const { key, value } of db.getRange(q.after === undefined ? {} : { start: q.after })) {
+  for await (const { key, value } of deps.reads.range(db, q.after === undefined ? {} : { start: q.after })) {
     if (key === q.after || key === "__init__") continue; // the cursor itself; the writer's marker
     // A record after a full page: there is more to list.
     if (full) return { items, next_cursor: last };
-    last = key;
+    last = key as string;
     scanned++;
     if (keep(value)) items.push(show(value));
     full = items.length === q.limit || scanned === SCAN_LIMIT;
   }
   return { items, next_cursor: null };
+}
+
+async function orgOrThrow(deps: AppDeps, orgId: string): Promise<void> {
+  if (!(await deps.reads.get("orgs", orgId))) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
 }
 
 /** The writer has committed everything answered so far (reads of the state see it). */
@@ -78,7 +88,7 @@ export function adminOrgsGet(deps: AppDeps) {
     async handle({ snap }) {
       const q = readListQuery(snap.query);
       await synced(deps);
-      return { data: pageOf(deps.state.orgs, q, () => true, publicOrg) };
+      return { data: await pageOf(deps, "orgs", q, () => true, publicOrg) };
     },
   });
 }
@@ -106,9 +116,10 @@ export function adminProjectsGet(deps: AppDeps) {
       const orgId = snap.params[0]!;
       const q = readListQuery(snap.query);
       await synced(deps);
-      if (!deps.state.orgs.get(orgId)) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
-      const page = pageOf(
-        deps.state.projects,
+      await orgOrThrow(deps, orgId);
+      const page = await pageOf(
+        deps,
+        "projects",
         q,
         (p) => p.org_id === orgId,
         (p) => ({ id: p.id, org_id: p.org_id, name: p.name, created_at: p.created_at, allowed_origins: p.allowed_origins ?? [] }),
@@ -144,8 +155,8 @@ export function adminKeysGet(deps: AppDeps) {
       const orgId = snap.params[0]!;
       const q = readListQuery(snap.query);
       await synced(deps);
-      if (!deps.state.orgs.get(orgId)) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
-      return { data: pageOf(deps.state.keys, q, (k) => k.org_id === orgId, publicKey) };
+      await orgOrThrow(deps, orgId);
+      return { data: await pageOf(deps, "keys", q, (k) => k.org_id === orgId, publicKey) };
     },
   });
 }

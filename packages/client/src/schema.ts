@@ -96,6 +96,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/orgs/{orgId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's own org
+         * @description The org of the secret key calling: id, name, plan, subscription status and creation time. `GET /v1/orgs/me` finds it without knowing its id; every route under `/v1/orgs/{orgId}/` takes `me` too. Another org's id answers 404 NOT_FOUND, as a missing one does.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1OrgsOrgId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's org's projects
+         * @description The projects of the secret key's org with their allowed origins, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end). A page examines at most 10,000 projects of all orgs, so it may hold fewer items than `limit` and still have a cursor.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1Projects"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs/{orgId}/billing/checkout": {
         parameters: {
             query?: never;
@@ -3197,7 +3241,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -3297,6 +3341,170 @@ export interface operations {
             503: components["responses"]["503.NOT_READY"];
         };
     };
+    getV1OrgsOrgId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example me
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "name": "Acme Shop",
+                     *         "plan": "pro",
+                     *         "subscription_status": "active",
+                     *         "created_at": "2026-11-20T22:15:00.000Z"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            /** @enum {string} */
+                            subscription_status: "active" | "trialing" | "past_due" | "canceled" | "incomplete";
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+        };
+    };
+    getV1Projects: {
+        parameters: {
+            query?: {
+                /** @description Records per page. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "prj_8Hq2LmT7aZ3kXw9B",
+                     *             "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *             "name": "Storefront",
+                     *             "created_at": "2026-11-20T22:16:00.000Z",
+                     *             "allowed_origins": [
+                     *               "https://shop.example.com"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            items: {
+                                id: string;
+                                org_id: string;
+                                name: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                allowed_origins: string[];
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null at the end. */
+                            next_cursor: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+        };
+    };
     postV1OrgsOrgIdBillingCheckout: {
         parameters: {
             query?: never;
@@ -3308,7 +3516,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -3406,7 +3614,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -5271,7 +5479,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -5380,7 +5588,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -5457,7 +5665,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -5556,7 +5764,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -6690,7 +6898,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -6773,7 +6981,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -6860,7 +7068,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -6956,7 +7164,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -7080,7 +7288,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -7168,7 +7376,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -7352,7 +7560,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;

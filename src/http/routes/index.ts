@@ -33,6 +33,8 @@ import { metricsGet } from "./metrics.get.js";
 import { openApiOptions } from "../openapi.js";
 import { openapiGet } from "./openapi.get.js";
 import { usageGet } from "./usage.get.js";
+import { orgGet } from "./org.get.js";
+import { projectsGet } from "./projects.get.js";
 
 /**
  * The routing table: every endpoint the front serves, GET /openapi.json last (its document is
@@ -44,6 +46,8 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     readyz(deps),
     ipGet(deps),
     usageGet(deps),
+    orgGet(deps),
+    projectsGet(deps),
     checkoutPost(deps),
     portalPost(deps),
     stripeWebhookPost(deps),

@@ -972,6 +972,13 @@ export interface components {
                 code: "VALIDATION_ERROR" | "INVALID_SIGNATURE" | "MISSING_KEY" | "INVALID_KEY" | "EXPIRED_KEY" | "KEY_DISABLED" | "INSUFFICIENT_SCOPE" | "KEY_TYPE_NOT_ALLOWED" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_SUBSCRIBED" | "NO_BILLING_ACCOUNT" | "DATASET_SWITCH_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISSING_REQUIRED_DATA" | "IDEMPOTENCY_KEY_REUSED" | "QUOTA_EXCEEDED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "PAYMENT_PROVIDER_ERROR" | "BILLING_NOT_CONFIGURED" | "OVERLOADED" | "NOT_READY";
                 /** @description For people; do not parse it. */
                 message: string;
+                /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                param?: string;
+                /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                problems?: {
+                    param: string;
+                    message: string;
+                }[];
             };
             metadata: {
                 /** @description The request id (also the X-Request-Id header). */
@@ -1026,6 +1033,13 @@ export interface components {
                         code: "INTERNAL_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1067,6 +1081,13 @@ export interface components {
                         code: "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1108,6 +1129,13 @@ export interface components {
                         code: "VALIDATION_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1161,6 +1189,13 @@ export interface components {
                         code: "MISSING_KEY" | "INVALID_KEY" | "EXPIRED_KEY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1211,6 +1246,13 @@ export interface components {
                         code: "KEY_DISABLED" | "KEY_TYPE_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1264,6 +1306,13 @@ export interface components {
                         code: "QUOTA_EXCEEDED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1319,6 +1368,13 @@ export interface components {
                         code: "INTERNAL_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1366,6 +1422,13 @@ export interface components {
                         code: "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1418,6 +1481,13 @@ export interface components {
                         code: "MISSING_KEY" | "INVALID_KEY" | "EXPIRED_KEY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1462,6 +1532,13 @@ export interface components {
                         code: "KEY_DISABLED" | "KEY_TYPE_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1502,6 +1579,13 @@ export interface components {
                         code: "NOT_FOUND";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1542,6 +1626,13 @@ export interface components {
                         code: "VALIDATION_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1588,6 +1679,13 @@ export interface components {
                         code: "KEY_DISABLED" | "INSUFFICIENT_SCOPE" | "KEY_TYPE_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1628,6 +1726,13 @@ export interface components {
                         code: "REQUEST_TIMEOUT";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1672,6 +1777,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_SUBSCRIBED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1712,6 +1824,13 @@ export interface components {
                         code: "PAYLOAD_TOO_LARGE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1752,6 +1871,13 @@ export interface components {
                         code: "UNSUPPORTED_MEDIA_TYPE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1792,6 +1918,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_REUSED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1832,6 +1965,13 @@ export interface components {
                         code: "PAYMENT_PROVIDER_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1879,6 +2019,13 @@ export interface components {
                         code: "BILLING_NOT_CONFIGURED" | "OVERLOADED" | "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1923,6 +2070,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE" | "NO_BILLING_ACCOUNT";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1967,6 +2121,13 @@ export interface components {
                         code: "VALIDATION_ERROR" | "INVALID_SIGNATURE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2016,6 +2177,13 @@ export interface components {
                         code: "KEY_DISABLED" | "KEY_TYPE_NOT_ALLOWED" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2062,6 +2230,13 @@ export interface components {
                         code: "REQUEST_TIMEOUT";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2108,6 +2283,13 @@ export interface components {
                         code: "PAYLOAD_TOO_LARGE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2154,6 +2336,13 @@ export interface components {
                         code: "UNSUPPORTED_MEDIA_TYPE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2203,6 +2392,13 @@ export interface components {
                         code: "RATE_LIMITED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2250,6 +2446,13 @@ export interface components {
                         code: "OVERLOADED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2301,6 +2504,13 @@ export interface components {
                         code: "OVERLOADED" | "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2351,6 +2561,13 @@ export interface components {
                         code: "OVERLOADED" | "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2392,6 +2609,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2442,6 +2666,13 @@ export interface components {
                         code: "MISSING_REQUIRED_DATA" | "IDEMPOTENCY_KEY_REUSED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2487,6 +2718,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2531,6 +2769,13 @@ export interface components {
                         code: "MISSING_REQUIRED_DATA" | "IDEMPOTENCY_KEY_REUSED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2574,6 +2819,13 @@ export interface components {
                         code: "RATE_LIMITED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2621,6 +2873,13 @@ export interface components {
                         code: "KEY_DISABLED" | "INSUFFICIENT_SCOPE" | "KEY_TYPE_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2666,6 +2925,13 @@ export interface components {
                         code: "NOT_IMPLEMENTED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2707,6 +2973,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_REUSED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2757,6 +3030,13 @@ export interface components {
                         code: "MISSING_KEY" | "INVALID_KEY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2801,6 +3081,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE" | "DATASET_SWITCH_FAILED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */

@@ -4,6 +4,7 @@ import type { Authenticator, KeyPrincipal } from "./auth.js";
 import { isJsonContentType, parseJson, readBody, type BodyIntake, type BodyOwner } from "./body.js";
 import { mayWait, StoreWait } from "../store/store-wait.js";
 import { ApiError, toApiError } from "./errors.js";
+import { countCredits } from "./counters.js";
 import { BLANK_KEY, IdempotencyKeys, isIdempotent, keyHeaderSent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
 import type { TrustedProxies } from "./client-address.js";
@@ -391,6 +392,7 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
               return writeError(res, state, err, { credits: 0 }, state.cors);
             }
             if (stored) deps.idempotency!.remember(stored, seq!);
+            countCredits(state.route, deps.quota.planOf(orgId), credits);
             writeRendered(res, state, status, body, withRateLimit(headers, deps, orgId, nowMs, route));
           },
           hold,

@@ -428,7 +428,7 @@ function quotaExceeded(s: OrgStanding, credits: number, nowMs: number, leased = 
         ? `This call needs ${credits} credits and ${remaining} of the monthly quota of ${limit} for plan ${s.plan} remain; ${resets}.`
         : `Monthly quota of ${limit} credits reached for plan ${s.plan}; ${resets}.`,
     {
-      headers: { "retry-after": onlyHeld ? "1" : String(resetIn) },
+      headers: { "retry-after": onlyHeld ? "1" : String(resetIn), "ratelimit-policy": policyHeader(s, limit), ratelimit: `"monthly";r=${remaining};t=${resetIn}` },
       metadata: { ratelimit: { limit, remaining, reset, reset_in_seconds: resetIn } },
     },
   );

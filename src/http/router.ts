@@ -68,6 +68,9 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
         // Every X-Forwarded-For line, walked for a trusted proxy's requests only.
         if (deps.trusted.trusts(snap.peer)) snap.forwardedFor = forwardedFor(req);
         state.cors = corsHeaders(snap.origin);
+      } else if (route.clientAddress) {
+        snap.peer = peerAddress(res);
+        if (deps.trusted.trusts(snap.peer)) snap.forwardedFor = forwardedFor(req);
       } else if (bodyClient && !deps.trusted.empty) snap.forwardedFor = forwardedFor(req);
       state.requestId = snap.requestId;
       res.onAborted(() => {

@@ -46,6 +46,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ip/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look up the caller's address
+         * @description The record of the address this call came from, as `GET /v1/ip/{ip}` gives it (same `include`, same credits): the connection's peer, or, when the peer is a proxy in FS_TRUSTED_PROXIES, the rightmost X-Forwarded-For address it did not add itself. Called from a backend, that is the backend's own egress address. `ip` states the address.
+         *
+         *     Credits: 1 or 2 per successful call; a failed call costs nothing.
+         */
+        get: operations["getV1IpMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/ip/{ip}": {
         parameters: {
             query?: never;
@@ -3267,6 +3289,250 @@ export interface operations {
             };
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+        };
+    };
+    getV1IpMe: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Comma-separated enrichments: region, company, rdns, or all. region and company are free; rdns costs 1 more credit when it queries DNS.
+                 * @example company
+                 */
+                include?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "ip": "8.8.8.8",
+                     *         "ip_version": 4,
+                     *         "bogon": false,
+                     *         "network": {
+                     *           "asn": 15169,
+                     *           "org": "Google LLC",
+                     *           "hostname": null,
+                     *           "hostname_verified": null,
+                     *           "cloud_provider": null,
+                     *           "cloud_region": null
+                     *         },
+                     *         "company": {
+                     *           "name": "Google LLC",
+                     *           "website": null,
+                     *           "country": "US",
+                     *           "category": "hosting",
+                     *           "confidence": "high"
+                     *         },
+                     *         "location": {
+                     *           "country": "US"
+                     *         },
+                     *         "type": {
+                     *           "datacenter": true,
+                     *           "hosting": true,
+                     *           "isp": false,
+                     *           "mobile": false,
+                     *           "cloud": false
+                     *         },
+                     *         "risk": {
+                     *           "proxy": false,
+                     *           "vpn": false,
+                     *           "tor": false,
+                     *           "residential_proxy": false,
+                     *           "scanner": false
+                     *         },
+                     *         "flags": [
+                     *           "datacenter",
+                     *           "hosting"
+                     *         ],
+                     *         "details": {
+                     *           "vpn_provider": null,
+                     *           "scanner_org": null,
+                     *           "crawler": null
+                     *         }
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 1,
+                     *         "source": "ip-location-db:asn+geo-whois-asn-country@2.3.2026061719 + 271/284 listed sources",
+                     *         "built_at": "2026-11-20T22:15:00.000Z",
+                     *         "coverage": {
+                     *           "usable": 271,
+                     *           "listed": 284,
+                     *           "families": {
+                     *             "asn": "2026-06-17",
+                     *             "cloud": "2026-11-18",
+                     *             "tor": "2026-11-20"
+                     *           },
+                     *           "partial": [
+                     *             "cloud"
+                     *           ],
+                     *           "absent": []
+                     *         },
+                     *         "enrichment": {
+                     *           "requested": [
+                     *             "company"
+                     *           ],
+                     *           "resolved": [
+                     *             "company"
+                     *           ],
+                     *           "credits": 1
+                     *         },
+                     *         "provenance": {
+                     *           "datacenter": {
+                     *             "source": "google",
+                     *             "data_date": "2026-11-20T06:00:00Z"
+                     *           },
+                     *           "hosting": {
+                     *             "source": "google",
+                     *             "data_date": "2026-11-20T06:00:00Z"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /** @description The address as given in the path. */
+                            ip: string;
+                            /**
+                             * @description 6 also for IPv4-mapped IPv6 addresses.
+                             * @enum {number}
+                             */
+                            ip_version: 4 | 6;
+                            /** @description The address is in IANA special-purpose space that is not globally reachable (private, loopback, link-local, shared, documentation, benchmarking, multicast, reserved): nothing is found for it, and the lookup costs no credit. */
+                            bogon: boolean;
+                            network: {
+                                /** @description Autonomous system number; null when the address is in no announced range. */
+                                asn: number | null;
+                                /** @description AS organisation name as published upstream. */
+                                org: string | null;
+                                /** @description Reverse DNS name; null unless include has rdns and a name was found. */
+                                hostname: string | null;
+                                /** @description The name resolves back to the address (forward-confirmed); null unless include has rdns. */
+                                hostname_verified: boolean | null;
+                                /** @description Lower-case cloud operator id (aws, gcp, azure, ...); null unless include has region. */
+                                cloud_provider: string | null;
+                                /** @description The operator's region name (us-east-1, ...); null unless include has region, or when its feed has none. */
+                                cloud_region: string | null;
+                            };
+                            /** @description The network's operator, derived from its ASN; present only with include=company (null without an ASN). */
+                            company?: {
+                                name: string;
+                                website: string | null;
+                                country: string | null;
+                                /** @enum {string} */
+                                category: "hosting" | "isp" | "mobile" | "education" | "government" | "business";
+                                /** @enum {string} */
+                                confidence: "high" | "medium" | "low";
+                            } | null;
+                            location: {
+                                /** @description ISO 3166-1 alpha-2 country code. */
+                                country: string | null;
+                            };
+                            type: {
+                                datacenter: boolean;
+                                hosting: boolean;
+                                isp: boolean;
+                                mobile: boolean;
+                                cloud: boolean;
+                            };
+                            risk: {
+                                proxy: boolean;
+                                vpn: boolean;
+                                tor: boolean;
+                                residential_proxy: boolean;
+                                scanner: boolean;
+                            };
+                            /** @description Names of the true type and risk attributes, type first. */
+                            flags: ("datacenter" | "hosting" | "isp" | "mobile" | "cloud" | "proxy" | "vpn" | "tor" | "residential_proxy" | "scanner")[];
+                            details: {
+                                /** @description VPN provider, when a source names it. */
+                                vpn_provider: string | null;
+                                /** @description Scanning organisation, when a source names it. */
+                                scanner_org: string | null;
+                                /** @description The most specific published crawler or monitor range covering the address. */
+                                crawler: {
+                                    id: string;
+                                    operator: string;
+                                } | null;
+                            };
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @enum {number}
+                             */
+                            credits: 1 | 2 | 0;
+                            /** @description What the dataset build used. */
+                            source: string;
+                            /** @description When the build ran, ISO 8601 UTC. */
+                            built_at: string;
+                            coverage: {
+                                usable: number;
+                                listed: number;
+                                /** @description Per source family: the date its oldest dated usable source was taken, or null. */
+                                families: {
+                                    [key: string]: string | null;
+                                };
+                                partial: string[];
+                                absent: string[];
+                            };
+                            enrichment: {
+                                requested: ("region" | "company" | "rdns")[];
+                                resolved: ("region" | "company" | "rdns")[];
+                                /** @description Requested datasets this build or lookup could not answer. */
+                                skipped?: ("region" | "company" | "rdns")[];
+                                /** @description With rdns: whether DNS was queried (miss, +1 credit). */
+                                cache?: {
+                                    /** @enum {string} */
+                                    rdns: "hit" | "miss";
+                                };
+                                /** @description Credits charged: 0 for a bogon. */
+                                credits: number;
+                            };
+                            /** @description For each true flag (and crawler), the source that set it and that source's own date. */
+                            provenance: {
+                                [key: string]: {
+                                    source: string;
+                                    data_date: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR.credits"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            500: components["responses"]["500.INTERNAL_ERROR.credits"];
+            503: components["responses"]["503.NOT_READY.credits"];
         };
     };
     getV1IpIp: {

@@ -28,7 +28,7 @@ import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { announcedRoutes } from "./announced.js";
 import { healthz, readyz } from "./health.get.js";
-import { ipGet } from "./ip.get.js";
+import { ipGet, ipMeGet } from "./ip.get.js";
 import { metricsGet } from "./metrics.get.js";
 import { openApiOptions } from "../openapi.js";
 import { openapiGet } from "./openapi.get.js";
@@ -44,6 +44,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
   const routes: Route<any>[] = [
     healthz,
     readyz(deps),
+    ipMeGet(deps),
     ipGet(deps),
     usageGet(deps),
     orgGet(deps),

@@ -73,16 +73,29 @@ const CHALLENGES: Partial<Record<ErrorCode, string>> = {
   EXPIRED_KEY: 'Bearer realm="fraudscore", error="invalid_token", error_description="The key has expired"',
 };
 
+/** One problem of a request's input: where (`body.email`, `query.limit`, `path.ip`, `header.idempotency-key`) and what. */
+export interface InputProblem {
+  param: string;
+  message: string;
+}
+
+/** The input a message names first (`body.email: ...` -> `body.email`), for VALIDATION_ERROR. */
+const PARAM_PREFIX = /^((?:body|query|path|header)(?:\.[^\s:]+)?): /;
+
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly headers: Record<string, string> | undefined;
   readonly metadata: Record<string, unknown> | undefined;
+  /** The input at fault (VALIDATION_ERROR): given, or read from the message's `param: ` prefix. */
+  readonly param: string | undefined;
+  /** Every problem found (VALIDATION_ERROR from a schema), the first one being `param`'s. */
+  readonly problems: InputProblem[] | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    extra?: { headers?: Record<string, string>; metadata?: Record<string, unknown> },
+    extra?: { headers?: Record<string, string>; metadata?: Record<string, unknown>; param?: string; problems?: InputProblem[] },
   ) {
     // An expected failure needs no stack: capturing one costs microseconds per refused request
     // (a flood of bad keys should be cheap). INTERNAL_ERROR keeps the original error for the log.
@@ -96,6 +109,8 @@ export class ApiError extends Error {
     const challenge = CHALLENGES[code];
     this.headers = challenge ? { ...extra?.headers, "www-authenticate": challenge } : extra?.headers;
     this.metadata = extra?.metadata;
+    this.param = extra?.param ?? (code === "VALIDATION_ERROR" ? PARAM_PREFIX.exec(message)?.[1] : undefined);
+    this.problems = extra?.problems;
   }
 }
 

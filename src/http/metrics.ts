@@ -6,6 +6,7 @@ import type { StoreClient } from "../store/front/client.js";
 import type { ScoringPool } from "../workers/pool.js";
 import type { ResponseState } from "./respond.js";
 import type { BodyIntake } from "./body.js";
+import { checkDecisions, creditsCharged, quotaRefusals } from "./counters.js";
 
 /**
  * The service's Prometheus metrics (GET /metrics, docs/operations.md "Metrics"), through
@@ -227,6 +228,41 @@ export class ServiceMetrics {
         },
       });
     }
+    // What the service did for its users (counters.ts): read here, counted as plain numbers on the request path.
+    const routeLabels = (route: string): { route: string; method: string } => {
+      const space = route.indexOf(" ");
+      return space > 0 ? { route: route.slice(space + 1), method: route.slice(0, space) } : { route, method: "" };
+    };
+    new Counter({
+      name: "fs_credits_charged_total",
+      help: "Credits charged, by route pattern, method and the org's plan.",
+      labelNames: ["route", "method", "plan"],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [route, plans] of creditsCharged) for (const [plan, n] of plans) this.inc({ ...routeLabels(route), plan }, n);
+      },
+    });
+    new Counter({
+      name: "fs_quota_refusals_total",
+      help: "Calls refused with 429 QUOTA_EXCEEDED, by the org's plan (per route: fs_http_request_duration_seconds_count with status 429).",
+      labelNames: ["plan"],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [plan, n] of quotaRefusals) this.inc({ plan }, n);
+      },
+    });
+    new Counter({
+      name: "fs_check_decisions_total",
+      help: "Decisions of POST /v1/check and /v1/check/deep as answered: allow, review or block.",
+      labelNames: ["route", "method", "decision"],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [route, decisions] of checkDecisions) for (const [decision, n] of decisions) this.inc({ ...routeLabels(route), decision }, n);
+      },
+    });
     gauge("fs_dataset_built_timestamp_seconds", "When the IP dataset in service was built (Unix time).", function () {
       const t = Date.parse(ipDatasets.get().meta.built_at);
       if (Number.isFinite(t)) this.set(t / 1000);

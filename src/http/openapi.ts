@@ -196,7 +196,15 @@ function errorEnvelope(codes: ErrorCode[], extra: Record<string, ZodType>): ZodT
   return z.object({
     version: z.literal(ENVELOPE_VERSION),
     data: z.null(),
-    error: z.object({ code: z.enum(codes as [ErrorCode, ...ErrorCode[]]), message: z.string().describe("For people; do not parse it.") }),
+    error: z.object({
+      code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
+      message: z.string().describe("For people; do not parse it."),
+      param: z.string().optional().describe("VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`."),
+      problems: z
+        .array(z.object({ param: z.string(), message: z.string() }))
+        .optional()
+        .describe("VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s."),
+    }),
     metadata: z.object({ ...ENVELOPE_META, ...extra }),
   });
 }

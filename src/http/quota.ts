@@ -5,6 +5,7 @@ import type { StateDbs } from "../store/state-env.js";
 import type { CheckHistoryRecord, OrgRecord, StoredAnswer } from "../store/records.js";
 import { mayWait, StoreWait } from "../store/store-wait.js";
 import { ApiError } from "./errors.js";
+import { countQuotaRefusal } from "./counters.js";
 import { LocalQuotaCells, type QuotaCell, type QuotaCells } from "./admission/cells.js";
 
 interface OrgStanding {
@@ -218,6 +219,11 @@ export class QuotaGate {
     this.setBilling(org.id, org.plan, { billing_period_start: start, billing_period_end: end });
   }
 
+  /** The org's plan as this gate knows it (undefined for an org it has not seen). */
+  planOf(orgId: string): Plan | undefined {
+    return this.orgs.get(orgId)?.plan;
+  }
+
   /** A plan changed (admin or billing): later admissions use it. */
   setPlan(orgId: string, plan: Plan): void {
     const s = this.orgs.get(orgId);
@@ -413,6 +419,7 @@ function quotaExceeded(s: OrgStanding, credits: number, nowMs: number, leased = 
   const onlyHeld = !leased && s.c.used + credits <= limit;
   const remaining = Math.max(0, limit - s.c.used - s.c.held);
   const resets = `it resets at ${new Date(reset).toISOString()}`;
+  countQuotaRefusal(s.plan);
   return new ApiError(
     "QUOTA_EXCEEDED",
     onlyHeld
@@ -421,7 +428,7 @@ function quotaExceeded(s: OrgStanding, credits: number, nowMs: number, leased = 
         ? `This call needs ${credits} credits and ${remaining} of the monthly quota of ${limit} for plan ${s.plan} remain; ${resets}.`
         : `Monthly quota of ${limit} credits reached for plan ${s.plan}; ${resets}.`,
     {
-      headers: { "retry-after": onlyHeld ? "1" : String(resetIn) },
+      headers: { "retry-after": onlyHeld ? "1" : String(resetIn), "ratelimit-policy": policyHeader(s, limit), ratelimit: `"monthly";r=${remaining};t=${resetIn}` },
       metadata: { ratelimit: { limit, remaining, reset, reset_in_seconds: resetIn } },
     },
   );

@@ -11,7 +11,7 @@ export const ENVELOPE_VERSION = "1";
 export interface Envelope {
   version: typeof ENVELOPE_VERSION;
   data: unknown;
-  error: { code: string; message: string } | null;
+  error: { code: string; message: string; param?: string; problems?: Array<{ param: string; message: string }> } | null;
   metadata: Record<string, unknown> & { request_id: string; processing_time_ms: number };
 }
 
@@ -168,7 +168,7 @@ export function writeError(res: HttpResponse, state: ResponseState, err: ApiErro
     {
       version: ENVELOPE_VERSION,
       data: null,
-      error: { code: err.code, message: err.message },
+      error: { code: err.code, message: err.message, ...(err.param === undefined ? {} : { param: err.param }), ...(err.problems === undefined ? {} : { problems: err.problems }) },
       metadata: { request_id: state.requestId, processing_time_ms: elapsedMs(state.startedAt), ...err.metadata, ...extra },
     },
     headers ? { ...headers, ...err.headers } : err.headers,

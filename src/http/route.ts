@@ -90,6 +90,11 @@ export interface Route<B = unknown> {
    */
   beacon?: boolean;
   /**
+   * The snapshot carries the peer address and, from a trusted proxy, X-Forwarded-For, so the
+   * handler can name the caller's address (TrustedProxies.clientIp; GET /v1/ip/me).
+   */
+  clientAddress?: boolean;
+  /**
    * false: a success answers `data` itself (a RawJson or RawText) instead of the envelope; errors
    * still go out in the envelope. Only for documents that tools read at the top level (GET
    * /openapi.json, GET /metrics); such a route is a GET without a body, unauthenticated or for

@@ -4,6 +4,7 @@ import type { Authenticator, KeyPrincipal } from "./auth.js";
 import { isJsonContentType, parseJson, readBody, type BodyIntake, type BodyOwner } from "./body.js";
 import { mayWait, StoreWait } from "../store/store-wait.js";
 import { ApiError, toApiError } from "./errors.js";
+import { countCredits } from "./counters.js";
 import { BLANK_KEY, IdempotencyKeys, isIdempotent, keyHeaderSent } from "./idempotency.js";
 import type { QuotaGate } from "./quota.js";
 import type { TrustedProxies } from "./client-address.js";
@@ -67,6 +68,9 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
         // Every X-Forwarded-For line, walked for a trusted proxy's requests only.
         if (deps.trusted.trusts(snap.peer)) snap.forwardedFor = forwardedFor(req);
         state.cors = corsHeaders(snap.origin);
+      } else if (route.clientAddress) {
+        snap.peer = peerAddress(res);
+        if (deps.trusted.trusts(snap.peer)) snap.forwardedFor = forwardedFor(req);
       } else if (bodyClient && !deps.trusted.empty) snap.forwardedFor = forwardedFor(req);
       state.requestId = snap.requestId;
       res.onAborted(() => {
@@ -391,6 +395,7 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
               return writeError(res, state, err, { credits: 0 }, state.cors);
             }
             if (stored) deps.idempotency!.remember(stored, seq!);
+            countCredits(state.route, deps.quota.planOf(orgId), credits);
             writeRendered(res, state, status, body, withRateLimit(headers, deps, orgId, nowMs, route));
           },
           hold,

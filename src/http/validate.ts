@@ -24,7 +24,8 @@ export function fastPathOf(schema: ZodType): ((value: unknown) => unknown) | und
 
 /**
  * Parses untrusted input with a zod schema; a failure becomes 400 VALIDATION_ERROR whose message
- * names the failing field path (e.g. `body.expires_at: Invalid ISO datetime`).
+ * names the first failing field path (e.g. `body.expires_at: Invalid ISO datetime`), with that path
+ * as `error.param` and every problem in `error.problems`.
  */
 export function validate<T>(schema: ZodType<T>, value: unknown, root: string): T {
   const fast = FAST.get(schema);
@@ -34,10 +35,10 @@ export function validate<T>(schema: ZodType<T>, value: unknown, root: string): T
   }
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const path = [root, ...issue.path.map(String)].join(".");
-  const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : "";
-  throw new ApiError("VALIDATION_ERROR", `${path}: ${issue.message}${more}`);
+  const problems = parsed.error.issues.map((issue) => ({ param: [root, ...issue.path.map(String)].join("."), message: issue.message }));
+  const first = problems[0]!;
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more: see error.problems)` : "";
+  throw new ApiError("VALIDATION_ERROR", `${first.param}: ${first.message}${more}`, { param: first.param, problems });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { useApp, type TestApp } from "../helpers/app.js";
-import { ADMIN_TOKEN, api, createOrgWithKey } from "../integration/helpers/server.js";
+import { ADMIN_TOKEN, admin, api, createOrgWithKey } from "../integration/helpers/server.js";
 
 let server!: TestApp;
 // Every answer in the access log, so the test can find its own request ids there.
@@ -111,6 +111,27 @@ describe("GET /metrics", () => {
     expect(cloud).toBeLessThan(10 * 365 * 86_400);
     expect(value(after.text, "fs_dataset_built_timestamp_seconds")).toBeGreaterThan(1.7e9);
     expect(after.text).toMatch(/^process_cpu_user_seconds_total \d/m);
+  });
+
+  it("counts credits charged by route and plan, check decisions, and quota refusals by plan", async () => {
+    const pro = await createOrgWithKey(server, "pro");
+    const free = await createOrgWithKey(server, "free");
+    await admin(server, "POST", `/v1/admin/orgs/${free.orgId}/usage/adjust`, { credits: 10_000, reason: "test: use up the free quota" });
+    const before = (await scrape()).text;
+    const was = (s: string) => (Number.isNaN(value(before, s)) ? 0 : value(before, s));
+    const ipPro = 'fs_credits_charged_total{route="/v1/ip/:ip",method="GET",plan="pro"}';
+    const checkPro = 'fs_credits_charged_total{route="/v1/check",method="POST",plan="pro"}';
+    const refusedFree = 'fs_quota_refusals_total{plan="free"}';
+    for (let i = 0; i < 3; i++) expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: pro.key })).status).toBe(200);
+    const check = await api(server, "POST", "/v1/check", { key: pro.key, body: { form_id: "contact", metadata: { email: "maria@example.com", ip: "73.15.20.30" } } });
+    expect(check.status).toBe(200);
+    const decision = `fs_check_decisions_total{route="/v1/check",method="POST",decision="${check.body.data.decision}"}`;
+    for (let i = 0; i < 2; i++) expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: free.key })).status).toBe(429);
+    const after = (await scrape()).text;
+    expect(value(after, ipPro) - was(ipPro)).toBe(3);
+    expect(value(after, checkPro) - was(checkPro)).toBe(2);
+    expect(value(after, decision) - was(decision)).toBe(1);
+    expect(value(after, refusedFree) - was(refusedFree)).toBe(2);
   });
 
   it("the journal backlog drains once the ledger forwarder has sent the charges", async () => {

@@ -34,6 +34,9 @@ describe("RateLimit headers (IETF httpapi draft)", () => {
     const retry = Number(refused.headers.get("retry-after"));
     expect(Math.abs(retry - toMonthEnd(Date.now()))).toBeLessThan(5);
     expect(refused.body.metadata.ratelimit).toMatchObject({ limit: 10_000, remaining: 0 });
+    // The same RateLimit fields as an admitted call's, saying nothing is left.
+    expect(refused.headers.get("ratelimit-policy")).toMatch(/^"monthly";q=10000;w=\d+$/);
+    expect(refused.headers.get("ratelimit")).toMatch(new RegExp(`^"monthly";r=0;t=${retry}$`));
 
     const big = await createOrgWithKey(server, "enterprise");
     const unmetered = await api(server, "GET", "/v1/ip/8.8.8.8", { key: big.key });

@@ -64,7 +64,7 @@ describe("QuotaGate holds (10 credits left on a free plan)", () => {
       gate.hold(ORG, 1, NOW);
       expect.unreachable();
     } catch (err) {
-      expect((err as ApiError).headers).toEqual({ "retry-after": "1" });
+      expect((err as ApiError).headers).toMatchObject({ "retry-after": "1", ratelimit: expect.stringMatching(/^"monthly";r=0;t=\d+$/) });
       expect((err as ApiError).metadata).toMatchObject({ ratelimit: { remaining: 0 } });
     }
   });

@@ -17,7 +17,7 @@ function viaZod(schema: ZodType, value: unknown): { ok: true; json: string } | {
   if (parsed.success) return { ok: true, json: canonical(parsed.data) };
   const issue = parsed.error.issues[0]!;
   const path = ["body", ...issue.path.map(String)].join(".");
-  const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : "";
+  const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more: see error.problems)` : "";
   return { ok: false, message: `${path}: ${issue.message}${more}` };
 }
 

@@ -46,6 +46,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ip/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look up the caller's address
+         * @description The record of the address this call came from, as `GET /v1/ip/{ip}` gives it (same `include`, same credits): the connection's peer, or, when the peer is a proxy in FS_TRUSTED_PROXIES, the rightmost X-Forwarded-For address it did not add itself. Called from a backend, that is the backend's own egress address. `ip` states the address.
+         *
+         *     Credits: 1 or 2 per successful call; a failed call costs nothing.
+         */
+        get: operations["getV1IpMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/ip/{ip}": {
         parameters: {
             query?: never;
@@ -88,6 +110,50 @@ export interface paths {
          *     Credits: 0 per successful call.
          */
         get: operations["getV1OrgsOrgIdUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's own org
+         * @description The org of the secret key calling: id, name, plan, subscription status and creation time. `GET /v1/orgs/me` finds it without knowing its id; every route under `/v1/orgs/{orgId}/` takes `me` too. Another org's id answers 404 NOT_FOUND, as a missing one does.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1OrgsOrgId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's org's projects
+         * @description The projects of the secret key's org with their allowed origins, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end). A page examines at most 10,000 projects of all orgs, so it may hold fewer items than `limit` and still have a cursor.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1Projects"];
         put?: never;
         post?: never;
         delete?: never;
@@ -928,6 +994,13 @@ export interface components {
                 code: "VALIDATION_ERROR" | "INVALID_SIGNATURE" | "MISSING_KEY" | "INVALID_KEY" | "EXPIRED_KEY" | "KEY_DISABLED" | "INSUFFICIENT_SCOPE" | "KEY_TYPE_NOT_ALLOWED" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_SUBSCRIBED" | "NO_BILLING_ACCOUNT" | "DATASET_SWITCH_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISSING_REQUIRED_DATA" | "IDEMPOTENCY_KEY_REUSED" | "QUOTA_EXCEEDED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "PAYMENT_PROVIDER_ERROR" | "BILLING_NOT_CONFIGURED" | "OVERLOADED" | "NOT_READY";
                 /** @description For people; do not parse it. */
                 message: string;
+                /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                param?: string;
+                /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                problems?: {
+                    param: string;
+                    message: string;
+                }[];
             };
             metadata: {
                 /** @description The request id (also the X-Request-Id header). */
@@ -982,6 +1055,13 @@ export interface components {
                         code: "INTERNAL_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1023,6 +1103,13 @@ export interface components {
                         code: "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1064,6 +1151,13 @@ export interface components {
                         code: "VALIDATION_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1117,6 +1211,13 @@ export interface components {
                         code: "MISSING_KEY" | "INVALID_KEY" | "EXPIRED_KEY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1167,6 +1268,13 @@ export interface components {
                         code: "KEY_DISABLED" | "KEY_TYPE_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1220,6 +1328,13 @@ export interface components {
                         code: "QUOTA_EXCEEDED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1275,6 +1390,13 @@ export interface components {
                         code: "INTERNAL_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1322,6 +1444,13 @@ export interface components {
                         code: "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1374,6 +1503,13 @@ export interface components {
                         code: "MISSING_KEY" | "INVALID_KEY" | "EXPIRED_KEY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1418,6 +1554,13 @@ export interface components {
                         code: "KEY_DISABLED" | "KEY_TYPE_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1458,6 +1601,13 @@ export interface components {
                         code: "NOT_FOUND";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1498,6 +1648,13 @@ export interface components {
                         code: "VALIDATION_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1544,6 +1701,13 @@ export interface components {
                         code: "KEY_DISABLED" | "INSUFFICIENT_SCOPE" | "KEY_TYPE_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1584,6 +1748,13 @@ export interface components {
                         code: "REQUEST_TIMEOUT";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1628,6 +1799,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_SUBSCRIBED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1668,6 +1846,13 @@ export interface components {
                         code: "PAYLOAD_TOO_LARGE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1708,6 +1893,13 @@ export interface components {
                         code: "UNSUPPORTED_MEDIA_TYPE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1748,6 +1940,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_REUSED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1788,6 +1987,13 @@ export interface components {
                         code: "PAYMENT_PROVIDER_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1835,6 +2041,13 @@ export interface components {
                         code: "BILLING_NOT_CONFIGURED" | "OVERLOADED" | "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1879,6 +2092,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE" | "NO_BILLING_ACCOUNT";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1923,6 +2143,13 @@ export interface components {
                         code: "VALIDATION_ERROR" | "INVALID_SIGNATURE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -1972,6 +2199,13 @@ export interface components {
                         code: "KEY_DISABLED" | "KEY_TYPE_NOT_ALLOWED" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2018,6 +2252,13 @@ export interface components {
                         code: "REQUEST_TIMEOUT";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2064,6 +2305,13 @@ export interface components {
                         code: "PAYLOAD_TOO_LARGE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2110,6 +2358,13 @@ export interface components {
                         code: "UNSUPPORTED_MEDIA_TYPE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2159,6 +2414,13 @@ export interface components {
                         code: "RATE_LIMITED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2206,6 +2468,13 @@ export interface components {
                         code: "OVERLOADED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2257,6 +2526,13 @@ export interface components {
                         code: "OVERLOADED" | "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2307,6 +2583,13 @@ export interface components {
                         code: "OVERLOADED" | "NOT_READY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2348,6 +2631,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2398,6 +2688,13 @@ export interface components {
                         code: "MISSING_REQUIRED_DATA" | "IDEMPOTENCY_KEY_REUSED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2443,6 +2740,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2487,6 +2791,13 @@ export interface components {
                         code: "MISSING_REQUIRED_DATA" | "IDEMPOTENCY_KEY_REUSED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2530,6 +2841,13 @@ export interface components {
                         code: "RATE_LIMITED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2577,6 +2895,13 @@ export interface components {
                         code: "KEY_DISABLED" | "INSUFFICIENT_SCOPE" | "KEY_TYPE_NOT_ALLOWED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2622,6 +2947,13 @@ export interface components {
                         code: "NOT_IMPLEMENTED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2663,6 +2995,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_REUSED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2713,6 +3052,13 @@ export interface components {
                         code: "MISSING_KEY" | "INVALID_KEY";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2757,6 +3103,13 @@ export interface components {
                         code: "IDEMPOTENCY_KEY_IN_USE" | "DATASET_SWITCH_FAILED";
                         /** @description For people; do not parse it. */
                         message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
                     };
                     metadata: {
                         /** @description The request id (also the X-Request-Id header). */
@@ -2936,6 +3289,250 @@ export interface operations {
             };
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+        };
+    };
+    getV1IpMe: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Comma-separated enrichments: region, company, rdns, or all. region and company are free; rdns costs 1 more credit when it queries DNS.
+                 * @example company
+                 */
+                include?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "ip": "8.8.8.8",
+                     *         "ip_version": 4,
+                     *         "bogon": false,
+                     *         "network": {
+                     *           "asn": 15169,
+                     *           "org": "Google LLC",
+                     *           "hostname": null,
+                     *           "hostname_verified": null,
+                     *           "cloud_provider": null,
+                     *           "cloud_region": null
+                     *         },
+                     *         "company": {
+                     *           "name": "Google LLC",
+                     *           "website": null,
+                     *           "country": "US",
+                     *           "category": "hosting",
+                     *           "confidence": "high"
+                     *         },
+                     *         "location": {
+                     *           "country": "US"
+                     *         },
+                     *         "type": {
+                     *           "datacenter": true,
+                     *           "hosting": true,
+                     *           "isp": false,
+                     *           "mobile": false,
+                     *           "cloud": false
+                     *         },
+                     *         "risk": {
+                     *           "proxy": false,
+                     *           "vpn": false,
+                     *           "tor": false,
+                     *           "residential_proxy": false,
+                     *           "scanner": false
+                     *         },
+                     *         "flags": [
+                     *           "datacenter",
+                     *           "hosting"
+                     *         ],
+                     *         "details": {
+                     *           "vpn_provider": null,
+                     *           "scanner_org": null,
+                     *           "crawler": null
+                     *         }
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 1,
+                     *         "source": "ip-location-db:asn+geo-whois-asn-country@2.3.2026061719 + 271/284 listed sources",
+                     *         "built_at": "2026-11-20T22:15:00.000Z",
+                     *         "coverage": {
+                     *           "usable": 271,
+                     *           "listed": 284,
+                     *           "families": {
+                     *             "asn": "2026-06-17",
+                     *             "cloud": "2026-11-18",
+                     *             "tor": "2026-11-20"
+                     *           },
+                     *           "partial": [
+                     *             "cloud"
+                     *           ],
+                     *           "absent": []
+                     *         },
+                     *         "enrichment": {
+                     *           "requested": [
+                     *             "company"
+                     *           ],
+                     *           "resolved": [
+                     *             "company"
+                     *           ],
+                     *           "credits": 1
+                     *         },
+                     *         "provenance": {
+                     *           "datacenter": {
+                     *             "source": "google",
+                     *             "data_date": "2026-11-20T06:00:00Z"
+                     *           },
+                     *           "hosting": {
+                     *             "source": "google",
+                     *             "data_date": "2026-11-20T06:00:00Z"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /** @description The address as given in the path. */
+                            ip: string;
+                            /**
+                             * @description 6 also for IPv4-mapped IPv6 addresses.
+                             * @enum {number}
+                             */
+                            ip_version: 4 | 6;
+                            /** @description The address is in IANA special-purpose space that is not globally reachable (private, loopback, link-local, shared, documentation, benchmarking, multicast, reserved): nothing is found for it, and the lookup costs no credit. */
+                            bogon: boolean;
+                            network: {
+                                /** @description Autonomous system number; null when the address is in no announced range. */
+                                asn: number | null;
+                                /** @description AS organisation name as published upstream. */
+                                org: string | null;
+                                /** @description Reverse DNS name; null unless include has rdns and a name was found. */
+                                hostname: string | null;
+                                /** @description The name resolves back to the address (forward-confirmed); null unless include has rdns. */
+                                hostname_verified: boolean | null;
+                                /** @description Lower-case cloud operator id (aws, gcp, azure, ...); null unless include has region. */
+                                cloud_provider: string | null;
+                                /** @description The operator's region name (us-east-1, ...); null unless include has region, or when its feed has none. */
+                                cloud_region: string | null;
+                            };
+                            /** @description The network's operator, derived from its ASN; present only with include=company (null without an ASN). */
+                            company?: {
+                                name: string;
+                                website: string | null;
+                                country: string | null;
+                                /** @enum {string} */
+                                category: "hosting" | "isp" | "mobile" | "education" | "government" | "business";
+                                /** @enum {string} */
+                                confidence: "high" | "medium" | "low";
+                            } | null;
+                            location: {
+                                /** @description ISO 3166-1 alpha-2 country code. */
+                                country: string | null;
+                            };
+                            type: {
+                                datacenter: boolean;
+                                hosting: boolean;
+                                isp: boolean;
+                                mobile: boolean;
+                                cloud: boolean;
+                            };
+                            risk: {
+                                proxy: boolean;
+                                vpn: boolean;
+                                tor: boolean;
+                                residential_proxy: boolean;
+                                scanner: boolean;
+                            };
+                            /** @description Names of the true type and risk attributes, type first. */
+                            flags: ("datacenter" | "hosting" | "isp" | "mobile" | "cloud" | "proxy" | "vpn" | "tor" | "residential_proxy" | "scanner")[];
+                            details: {
+                                /** @description VPN provider, when a source names it. */
+                                vpn_provider: string | null;
+                                /** @description Scanning organisation, when a source names it. */
+                                scanner_org: string | null;
+                                /** @description The most specific published crawler or monitor range covering the address. */
+                                crawler: {
+                                    id: string;
+                                    operator: string;
+                                } | null;
+                            };
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @enum {number}
+                             */
+                            credits: 1 | 2 | 0;
+                            /** @description What the dataset build used. */
+                            source: string;
+                            /** @description When the build ran, ISO 8601 UTC. */
+                            built_at: string;
+                            coverage: {
+                                usable: number;
+                                listed: number;
+                                /** @description Per source family: the date its oldest dated usable source was taken, or null. */
+                                families: {
+                                    [key: string]: string | null;
+                                };
+                                partial: string[];
+                                absent: string[];
+                            };
+                            enrichment: {
+                                requested: ("region" | "company" | "rdns")[];
+                                resolved: ("region" | "company" | "rdns")[];
+                                /** @description Requested datasets this build or lookup could not answer. */
+                                skipped?: ("region" | "company" | "rdns")[];
+                                /** @description With rdns: whether DNS was queried (miss, +1 credit). */
+                                cache?: {
+                                    /** @enum {string} */
+                                    rdns: "hit" | "miss";
+                                };
+                                /** @description Credits charged: 0 for a bogon. */
+                                credits: number;
+                            };
+                            /** @description For each true flag (and crawler), the source that set it and that source's own date. */
+                            provenance: {
+                                [key: string]: {
+                                    source: string;
+                                    data_date: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR.credits"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            500: components["responses"]["500.INTERNAL_ERROR.credits"];
+            503: components["responses"]["503.NOT_READY.credits"];
         };
     };
     getV1IpIp: {
@@ -3197,7 +3794,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -3297,6 +3894,170 @@ export interface operations {
             503: components["responses"]["503.NOT_READY"];
         };
     };
+    getV1OrgsOrgId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example me
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "name": "Acme Shop",
+                     *         "plan": "pro",
+                     *         "subscription_status": "active",
+                     *         "created_at": "2026-11-20T22:15:00.000Z"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            /** @enum {string} */
+                            subscription_status: "active" | "trialing" | "past_due" | "canceled" | "incomplete";
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+        };
+    };
+    getV1Projects: {
+        parameters: {
+            query?: {
+                /** @description Records per page. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "prj_8Hq2LmT7aZ3kXw9B",
+                     *             "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *             "name": "Storefront",
+                     *             "created_at": "2026-11-20T22:16:00.000Z",
+                     *             "allowed_origins": [
+                     *               "https://shop.example.com"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            items: {
+                                id: string;
+                                org_id: string;
+                                name: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                allowed_origins: string[];
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null at the end. */
+                            next_cursor: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+        };
+    };
     postV1OrgsOrgIdBillingCheckout: {
         parameters: {
             query?: never;
@@ -3308,7 +4069,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -3406,7 +4167,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -5271,7 +6032,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -5380,7 +6141,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -5457,7 +6218,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -5556,7 +6317,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -6690,7 +7451,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -6773,7 +7534,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -6860,7 +7621,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -6956,7 +7717,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -7080,7 +7841,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -7168,7 +7929,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;
@@ -7352,7 +8113,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The org's id (org_...).
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
                  * @example org_3kT9xQ2mLbVfZ8aW
                  */
                 orgId: string;

@@ -11,6 +11,7 @@ import { defineRoute } from "../route.js";
 import { deepBody, deepMetadata, deepResponse } from "../schemas/deep.js";
 import { joinKeysOf } from "../sessions/identifiers.js";
 import { orgSession } from "../sessions/session.js";
+import { countDecision } from "../counters.js";
 import { checkSubmission, historyRecord, type CheckOutcome } from "./check.post.js";
 import { listObservations, syncObservations } from "./observations.get.js";
 
@@ -74,6 +75,7 @@ export function checkDeepPost(deps: AppDeps) {
       const resolved = (Object.keys(blocks) as Block[]).filter((b) => blocks[b].status === "resolved");
       const skipped = (Object.keys(blocks) as Block[]).filter((b) => blocks[b].status === "skipped");
       const credits = resolved.length > 0 ? DEEP_CREDITS : CHECK_CREDITS;
+      countDecision("POST /v1/check/deep", fused.decision);
       return {
         data: {
           ...check.data,

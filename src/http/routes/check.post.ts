@@ -10,6 +10,7 @@ import { ApiError } from "../errors.js";
 import { RawJson, jsonNumber as num } from "../respond.js";
 import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
+import { countDecision } from "../counters.js";
 import { FLAGS, formText, type ContentAnalysis, type ContentEvidence } from "../../scoring/content/index.js";
 import type { CheckHistoryRecord, ProjectRecord, SessionRecord } from "../../store/records.js";
 import type { OrgLearning } from "../feedback/org-learning.js";
@@ -67,6 +68,7 @@ export function checkPost(deps: AppDeps) {
       const outcome = await checkSubmission(deps, principal!.orgId, body, nowMs);
       const magic = isTestPrincipal(principal) ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
       if (magic) Object.assign(outcome.data, magic);
+      countDecision("POST /v1/check", outcome.data.decision);
       // A test-mode key's check is charged nothing, and its history is written with a charge only: none is kept.
       return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, history: historyRecord(outcome, principal!.orgId, requestId, body.form_id, nowMs) };
     },

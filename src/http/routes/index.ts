@@ -28,11 +28,13 @@ import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { announcedRoutes } from "./announced.js";
 import { healthz, readyz } from "./health.get.js";
-import { ipGet } from "./ip.get.js";
+import { ipGet, ipMeGet } from "./ip.get.js";
 import { metricsGet } from "./metrics.get.js";
 import { openApiOptions } from "../openapi.js";
 import { openapiGet } from "./openapi.get.js";
 import { usageGet } from "./usage.get.js";
+import { orgGet } from "./org.get.js";
+import { projectsGet } from "./projects.get.js";
 
 /**
  * The routing table: every endpoint the front serves, GET /openapi.json last (its document is
@@ -42,8 +44,11 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
   const routes: Route<any>[] = [
     healthz,
     readyz(deps),
+    ipMeGet(deps),
     ipGet(deps),
     usageGet(deps),
+    orgGet(deps),
+    projectsGet(deps),
     checkoutPost(deps),
     portalPost(deps),
     stripeWebhookPost(deps),

@@ -3,7 +3,7 @@ import { coverageOf, type IpCoverage } from "../../datasets/coverage.js";
 import type { IpDatasetMeta, IpFacts } from "../../datasets/ip-dataset.js";
 import { buildIpRecord, ipRecordJson } from "../../scoring/ip-record.js";
 import { isBogon } from "../../shared/bogon.js";
-import { formatIp, parseIp } from "../../shared/ip.js";
+import { formatIp, parseIp, type ParsedIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { queryParam } from "../request.js";
@@ -73,22 +73,56 @@ export function ipGet(deps: AppDeps) {
       if (raw === null || parsed === null) {
         throw new ApiError("VALIDATION_ERROR", `path.ip: '${(raw ?? ctx.snap.params[0] ?? "").slice(0, 64)}' is not a valid IPv4 or IPv6 address.`);
       }
-      const dataset = deps.ipDatasets.get();
-      const facts = dataset.lookup(parsed);
-      const ipVersion = parsed.version === 4 && !parsed.mapped ? 4 : 6;
-      const region = include.includes("region");
-      const company = include.includes("company");
-      if (isBogon(parsed)) return bogonAnswer(raw, ipVersion, facts, dataset.meta, include);
-      if (!include.includes("rdns")) {
-        return {
-          data: new RawJson(ipRecordJson(raw, ipVersion, false, facts, { region, company })),
-          credits: BASE_CREDITS,
-          metadataJson: metadataJsonFor(dataset.meta, include, facts),
-        };
-      }
-      return withRdns(deps, raw, formatIp(parsed), ipVersion, facts, dataset.meta, include);
+      return lookupAnswer(deps, raw, parsed, include);
     },
   });
+}
+
+/**
+ * GET /v1/ip/me: the record of the caller's own address (the peer's, or behind a trusted proxy the
+ * client's, as FS_TRUSTED_PROXIES says), as GET /v1/ip/{ip} answers it.
+ */
+export function ipMeGet(deps: AppDeps) {
+  const byIp = ipGet(deps).docs;
+  return defineRoute({
+    method: "get",
+    pattern: "/v1/ip/me",
+    auth: { kind: "secret" },
+    minCredits: BASE_CREDITS,
+    clientAddress: true,
+    docs: {
+      ...byIp,
+      summary: "Look up the caller's address",
+      description:
+        "The record of the address this call came from, as `GET /v1/ip/{ip}` gives it (same `include`, same credits): the connection's peer, or, when the peer is a proxy in FS_TRUSTED_PROXIES, the rightmost X-Forwarded-For address it did not add itself. Called from a backend, that is the backend's own egress address. `ip` states the address.",
+      params: undefined,
+      example: { ...byIp.example, params: undefined },
+    },
+    handle(ctx): RouteResult | Promise<RouteResult> {
+      const include = ctx.snap.query === "" ? NO_INCLUDE : includeOf(ctx.snap.query);
+      const parsed = deps.beacon.trusted.clientIp(ctx.snap.peer, ctx.snap.forwardedFor);
+      if (!parsed) throw new ApiError("VALIDATION_ERROR", "path.ip: the connection's address could not be read.");
+      return lookupAnswer(deps, formatIp(parsed), parsed, include);
+    },
+  });
+}
+
+/** The answer for one parsed address (`raw` as it is echoed in `ip`). */
+function lookupAnswer(deps: AppDeps, raw: string, parsed: ParsedIp, include: IpDatasetName[]): RouteResult | Promise<RouteResult> {
+  const dataset = deps.ipDatasets.get();
+  const facts = dataset.lookup(parsed);
+  const ipVersion = parsed.version === 4 && !parsed.mapped ? 4 : 6;
+  const region = include.includes("region");
+  const company = include.includes("company");
+  if (isBogon(parsed)) return bogonAnswer(raw, ipVersion, facts, dataset.meta, include);
+  if (!include.includes("rdns")) {
+    return {
+      data: new RawJson(ipRecordJson(raw, ipVersion, false, facts, { region, company })),
+      credits: BASE_CREDITS,
+      metadataJson: metadataJsonFor(dataset.meta, include, facts),
+    };
+  }
+  return withRdns(deps, raw, formatIp(parsed), ipVersion, facts, dataset.meta, include);
 }
 
 /**

@@ -17,10 +17,11 @@ export async function ownedProject(projects: ProjectDirectory, principal: KeyPri
 }
 
 /**
- * The org id of a path, when it is the key's own org.
+ * The org id of a path, when it is the key's own org; `me` names the key's own org.
  * @throws ApiError NOT_FOUND for any other id, existing or not (org ids of others cannot be probed).
  */
 export function ownOrgId(principal: KeyPrincipal, orgId: string): string {
+  if (orgId === "me") return principal.orgId;
   if (orgId !== principal.orgId) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
   return orgId;
 }

@@ -6,7 +6,7 @@ import { z } from "zod";
  */
 
 /** `{orgId}`. */
-export const orgIdParam = z.string().max(64).describe("The org's id (org_...).");
+export const orgIdParam = z.string().max(64).describe("The org's id (org_...). With a secret key, `me` names the key's own org.");
 /** `{projectId}`. */
 export const projectIdParam = z.string().max(64).describe("The project's id (prj_...).");
 /** `{keyId}`. */

@@ -23,7 +23,7 @@ interface Page<T> {
   next_cursor: string | null;
 }
 
-function readListQuery(query: string): { limit: number; after: string | undefined } {
+export function readListQuery(query: string): { limit: number; after: string | undefined } {
   const limitText = queryParam(query, "limit");
   const limit = limitText === undefined ? 50 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError("VALIDATION_ERROR", "query.limit: an integer from 1 to 100.");
@@ -36,7 +36,7 @@ function readListQuery(query: string): { limit: number; after: string | undefine
  * One page of `db` in key order after `after`, keeping the records `keep` accepts. A page ends at
  * `limit` items or after SCAN_LIMIT records examined; either way `next_cursor` continues it.
  */
-async function pageOf<D extends "orgs" | "projects" | "keys", T>(
+export async function pageOf<D extends "orgs" | "projects" | "keys", T>(
   deps: AppDeps,
   db: D,
   q: { limit: number; after: string | undefined },
@@ -64,8 +64,13 @@ async function orgOrThrow(deps: AppDeps, orgId: string): Promise<void> {
 }
 
 /** The writer has committed everything answered so far (reads of the state see it). */
-async function synced(deps: AppDeps): Promise<void> {
+export async function synced(deps: AppDeps): Promise<void> {
   ackOrThrow(await deps.store.send({ op: "ping" }));
+}
+
+/** A project as the listings show it. */
+export function publicProject(p: ValueOf<"projects">) {
+  return { id: p.id, org_id: p.org_id, name: p.name, created_at: p.created_at, allowed_origins: p.allowed_origins ?? [] };
 }
 
 const ORG = { id: "org_3kT9xQ2mLbVfZ8aW", name: "Acme Shop", plan: "pro", subscription_status: "active", created_at: "2026-11-20T22:15:00.000Z" } as const;
@@ -117,14 +122,7 @@ export function adminProjectsGet(deps: AppDeps) {
       const q = readListQuery(snap.query);
       await synced(deps);
       await orgOrThrow(deps, orgId);
-      const page = await pageOf(
-        deps,
-        "projects",
-        q,
-        (p) => p.org_id === orgId,
-        (p) => ({ id: p.id, org_id: p.org_id, name: p.name, created_at: p.created_at, allowed_origins: p.allowed_origins ?? [] }),
-      );
-      return { data: page };
+      return { data: await pageOf(deps, "projects", q, (p) => p.org_id === orgId, publicProject) };
     },
   });
 }

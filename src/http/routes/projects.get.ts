@@ -1,0 +1,32 @@
+import type { AppDeps } from "../deps.js";
+import { defineRoute } from "../route.js";
+import { adminListQuery, projectListResponse } from "../schemas/admin.js";
+import { pageOf, publicProject, readListQuery, synced } from "./admin/lists.get.js";
+
+/** GET /v1/projects?limit=&cursor=: the projects of the key's own org, in id order; free. */
+export function projectsGet(deps: AppDeps) {
+  return defineRoute({
+    method: "get",
+    pattern: "/v1/projects",
+    auth: { kind: "secret" },
+    docs: {
+      summary: "The key's org's projects",
+      description:
+        "The projects of the secret key's org with their allowed origins, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end). A page examines at most 10,000 projects of all orgs, so it may hold fewer items than `limit` and still have a cursor.",
+      tag: "usage",
+      response: projectListResponse,
+      credits: [0],
+      errors: ["VALIDATION_ERROR", "NOT_READY"],
+      query: adminListQuery,
+      example: {
+        response: { items: [{ id: "prj_8Hq2LmT7aZ3kXw9B", org_id: "org_3kT9xQ2mLbVfZ8aW", name: "Storefront", created_at: "2026-11-20T22:16:00.000Z", allowed_origins: ["https://shop.example.com"] }], next_cursor: null },
+      },
+    },
+    async handle({ snap, principal }) {
+      const orgId = principal!.orgId;
+      const q = readListQuery(snap.query);
+      await synced(deps);
+      return { data: await pageOf(deps, "projects", q, (p) => p.org_id === orgId, publicProject), credits: 0 };
+    },
+  });
+}

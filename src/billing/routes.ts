@@ -54,6 +54,7 @@ export function checkoutPost(deps: AppDeps) {
     pattern: "/v1/orgs/:orgId/billing/checkout",
     auth: { kind: "secret", scope: "billing" },
     body: checkoutBody,
+    params: { orgId: orgIdParam },
     docs: {
       summary: "Start a subscription (Stripe Checkout)",
       description: [
@@ -64,16 +65,15 @@ export function checkoutPost(deps: AppDeps) {
       response: checkoutResponse,
       credits: [0],
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "ALREADY_SUBSCRIBED", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         body: { plan: "pro", success_url: "https://shop.example.com/billing/done" },
         response: { url: "https://checkout.stripe.com/c/pay/cs_test_a1B2c3", session_id: "cs_test_a1B2c3" },
       },
     },
-    async handle({ principal, snap, body }) {
+    async handle({ principal, params, body }) {
       const setup = setupOrThrow(deps);
-      let org = await billingOrg(deps, principal!, snap.params[0]!);
+      let org = await billingOrg(deps, principal!, params.orgId);
       // One subscription per org: a second checkout would bill twice. Plan changes go through the portal.
       if (org.stripe_subscription_id && (org.subscription_status === "trialing" || org.subscription_status === "active" || org.subscription_status === "past_due")) {
         throw new ApiError("ALREADY_SUBSCRIBED", "This org already has a subscription; change plan or payment details in the billing portal (POST /v1/orgs/{orgId}/billing/portal).");
@@ -119,6 +119,7 @@ export function portalPost(deps: AppDeps) {
     pattern: "/v1/orgs/:orgId/billing/portal",
     auth: { kind: "secret", scope: "billing" },
     body: portalBody,
+    params: { orgId: orgIdParam },
     docs: {
       summary: "Open the billing portal",
       description: "A Stripe billing portal session for the key's own org, to change plan or payment details or cancel. An org that never went through checkout gets 409 NO_BILLING_ACCOUNT.",
@@ -126,16 +127,15 @@ export function portalPost(deps: AppDeps) {
       response: portalResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NO_BILLING_ACCOUNT", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         body: { return_url: "https://shop.example.com/account" },
         response: { url: "https://billing.stripe.com/p/session/test_YWNjdF8x" },
       },
     },
-    async handle({ principal, snap, body }) {
+    async handle({ principal, params, body }) {
       const setup = setupOrThrow(deps);
-      const org = await billingOrg(deps, principal!, snap.params[0]!);
+      const org = await billingOrg(deps, principal!, params.orgId);
       if (!org.stripe_customer_id) throw new ApiError("NO_BILLING_ACCOUNT", "This org has no Stripe customer yet; start a subscription with POST /v1/orgs/{orgId}/billing/checkout.");
       const returnUrl = body.return_url ?? setup.publicUrl ?? undefined;
       const session = await callStripe(() =>

@@ -23,6 +23,7 @@ export function botPolicyGet(deps: AppDeps) {
     method: "get",
     pattern: "/v1/projects/:projectId/bot-policy",
     auth: { kind: "secret" },
+    params: { projectId: projectIdParam },
     docs: {
       summary: "Get a project's bot policy",
       description: "The project's effective bot policy (its stored document merged over the defaults) and the document as stored. A project of another org answers 404 NOT_FOUND, as a missing one does.",
@@ -30,11 +31,10 @@ export function botPolicyGet(deps: AppDeps) {
       response: botPolicyResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { projectId: projectIdParam },
       example: { params: { projectId: POLICY_EXAMPLE.params!.projectId! }, response: POLICY_EXAMPLE.response },
     },
-    async handle({ principal, snap }) {
-      return { data: policyView(await ownedProject(deps.beacon.projects, principal!, snap.params[0]!)), credits: 0 };
+    async handle({ principal, params }) {
+      return { data: policyView(await ownedProject(deps.beacon.projects, principal!, params.projectId)), credits: 0 };
     },
   });
 }
@@ -49,6 +49,7 @@ export function botPolicyPut(deps: AppDeps) {
     pattern: "/v1/projects/:projectId/bot-policy",
     auth: { kind: "secret" },
     body: putBotPolicyBody,
+    params: { projectId: projectIdParam },
     docs: {
       summary: "Replace a project's bot policy",
       description: [
@@ -59,11 +60,10 @@ export function botPolicyPut(deps: AppDeps) {
       response: botPolicyResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { projectId: projectIdParam },
       example: POLICY_EXAMPLE,
     },
-    async handle({ principal, snap, body }) {
-      const project = await ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
+    async handle({ principal, params, body }) {
+      const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
       const ack = ackOrThrow(
         await deps.store.send({
           op: "project.update",

@@ -19,6 +19,7 @@ export function checkHistoryGet(deps: AppDeps) {
     method: "get",
     pattern: "/v1/orgs/:orgId/check-history",
     auth: { kind: "secret" },
+    params: { orgId: orgIdParam },
     docs: {
       summary: "What the org keeps of its checks",
       description: "The org's check history setting: `none`, `features` (the verdict and the text's hashed features, enough to learn from feedback; no text) or `text` (the verdict and the text), each check kept `days`. Default: features for 30 days. Another org's id answers 404 NOT_FOUND, as a missing one does.",
@@ -26,11 +27,10 @@ export function checkHistoryGet(deps: AppDeps) {
       response: checkHistoryResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: EXAMPLE,
     },
-    async handle({ principal, snap }) {
-      const l = await deps.learning.get(ownOrgId(principal!, snap.params[0]!));
+    async handle({ principal, params }) {
+      const l = await deps.learning.get(ownOrgId(principal!, params.orgId));
       return { data: historyView(l.history, l.record), credits: 0 };
     },
   });
@@ -46,6 +46,7 @@ export function checkHistoryPut(deps: AppDeps) {
     pattern: "/v1/orgs/:orgId/check-history",
     auth: { kind: "secret" },
     body: checkHistoryBody,
+    params: { orgId: orgIdParam },
     docs: {
       summary: "Choose what the org keeps of its checks",
       description: "Sets the org's check history setting for its next checks. Checks the new setting no longer keeps (older than `days`, or every one for `none`) are deleted at once (up to 5,000 in the call, the rest within 10 minutes); the org's own model and its feedback figures stay. Another org's id answers 404 NOT_FOUND.",
@@ -53,11 +54,10 @@ export function checkHistoryPut(deps: AppDeps) {
       response: checkHistoryResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: { ...EXAMPLE, body: { mode: "text", days: 14 }, response: { mode: "text", days: 14, default: false } },
     },
-    async handle({ principal, snap, body, nowMs }) {
-      const orgId = ownOrgId(principal!, snap.params[0]!);
+    async handle({ principal, params, body, nowMs }) {
+      const orgId = ownOrgId(principal!, params.orgId);
       const { learning } = ackOrThrow(await deps.store.send({ op: "history.set", orgId, setting: body, nowMs }));
       deps.learning.take(learning, null);
       deps.peers.learning(orgId);

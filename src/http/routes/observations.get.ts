@@ -1,8 +1,6 @@
 import type { ObservationRecord } from "../../store/records.js";
 import { lineSeq, pageLinesNewestFirst } from "../../store/observation-pages.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
-import { queryParam } from "../request.js";
 import { defineRoute } from "../route.js";
 import { observationsQuery, observationsResponse } from "../schemas/beacon.js";
 import { projectIdParam } from "../schemas/params.js";
@@ -22,6 +20,8 @@ export function observationsGet(deps: AppDeps) {
     method: "get",
     pattern: "/v1/projects/:projectId/observations",
     auth: { kind: "secret" },
+    params: { projectId: projectIdParam },
+    query: observationsQuery,
     docs: {
       summary: "List a project's observations",
       description: `The beacon's observations of a project of the key's org, newest first, optionally of one session or kind. \`next_cursor\` continues the listing (null at the end); a filtered page examines at most ${SCAN_LIMIT} observations, so it may hold fewer items than \`limit\` and still have a cursor. Reads after every hit answered so far is stored.`,
@@ -29,8 +29,6 @@ export function observationsGet(deps: AppDeps) {
       response: observationsResponse,
       credits: [0],
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
-      params: { projectId: projectIdParam },
-      query: observationsQuery,
       example: {
         params: { projectId: "prj_8Hq2LmT7aZ3kXw9B" },
         query: { limit: "20", kind: "form.submit" },
@@ -62,10 +60,10 @@ export function observationsGet(deps: AppDeps) {
         },
       },
     },
-    async handle({ principal, snap }) {
-      const project = await ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
-      const q = readQuery(snap.query);
+    async handle({ principal, params, query }) {
+      const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
       await syncObservations(deps);
+      const q = { limit: query.limit, before: query.cursor ?? Number.MAX_SAFE_INTEGER, sessionId: query.session_id, kind: query.kind };
       const page = await listObservations(deps, project.id, q);
       return { data: { items: page.items.map(publicObservation), next_cursor: page.next }, credits: 0 };
     },
@@ -78,21 +76,6 @@ interface ListQuery {
   before: number;
   sessionId: string | undefined;
   kind: string | undefined;
-}
-
-function readQuery(query: string): ListQuery {
-  const limitText = queryParam(query, "limit");
-  const limit = limitText === undefined ? 50 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError("VALIDATION_ERROR", "query.limit: an integer from 1 to 100.");
-  const cursor = queryParam(query, "cursor");
-  let before = Number.MAX_SAFE_INTEGER;
-  if (cursor !== undefined) {
-    before = /^[0-9a-z]{1,11}$/.test(cursor) ? parseInt(cursor, 36) : NaN;
-    if (!Number.isSafeInteger(before)) throw new ApiError("VALIDATION_ERROR", "query.cursor: not a cursor this listing returned.");
-  }
-  const kind = queryParam(query, "kind");
-  if (kind !== undefined && kind !== "page.view" && kind !== "form.submit") throw new ApiError("VALIDATION_ERROR", "query.kind: page.view or form.submit.");
-  return { limit, before, sessionId: queryParam(query, "session_id"), kind };
 }
 
 /** Sends observations gathered on the front to the writer and waits until it has stored them. */

@@ -16,6 +16,7 @@ export function orgFeedbackGet(deps: AppDeps) {
     method: "get",
     pattern: "/v1/orgs/:orgId/feedback",
     auth: { kind: "secret" },
+    params: { orgId: orgIdParam },
     docs: {
       summary: "The org's feedback and its model's agreement",
       description: "How many labels the org's own model has learned (spam, ham, relabelled, repeated), its version, the check history setting, and per UTC day with feedback how many of that day's labels the org model and the global model agreed with before learning them (probability ≥ 0.5 for spam, below for ham). Another org's id answers 404 NOT_FOUND.",
@@ -23,7 +24,6 @@ export function orgFeedbackGet(deps: AppDeps) {
       response: orgFeedbackResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         response: {
@@ -35,8 +35,8 @@ export function orgFeedbackGet(deps: AppDeps) {
         },
       },
     },
-    async handle({ principal, snap }) {
-      const orgId = ownOrgId(principal!, snap.params[0]!);
+    async handle({ principal, params }) {
+      const orgId = ownOrgId(principal!, params.orgId);
       const l = await deps.learning.get(orgId);
       const r = l.record ?? emptyLearning(orgId);
       const share = (k: number, n: number): number => Math.round((k / n) * 10_000) / 10_000;

@@ -12,17 +12,17 @@ export function adminOrgPatch(deps: AppDeps) {
     pattern: "/v1/admin/orgs/:orgId",
     auth: { kind: "admin" },
     body: patchOrgBody,
+    params: { orgId: orgIdParam },
     docs: {
       summary: "Change an org",
       description: "Changes an org's plan or name; a plan change applies to the very next call.",
       tag: "admin",
       response: orgResponse,
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: { params: { orgId: "org_3kT9xQ2mLbVfZ8aW" }, body: { plan: "business" }, response: { ...{ id: "org_3kT9xQ2mLbVfZ8aW", name: "Acme Shop", plan: "pro", subscription_status: "active", created_at: "2026-11-20T22:15:00.000Z" }, plan: "business" } },
     },
-    async handle({ body, snap }) {
-      const orgId = snap.params[0]!;
+    async handle({ body, params }) {
+      const orgId = params.orgId;
       const ack = ackOrThrow(await deps.store.send({ op: "org.update", orgId, patch: body }));
       deps.peers.plan(orgId, ack.org.plan);
       return { data: publicOrg(ack.org) };

@@ -7,6 +7,9 @@ import { projectIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 import { ownedProject } from "./project-access.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon" | "peers" | "store">;
+
 /** The answer of both routes: the effective policy (defaults filled in) and what was stored. */
 function policyView(project: ProjectRecord) {
   return {
@@ -18,7 +21,7 @@ function policyView(project: ProjectRecord) {
 }
 
 /** GET /v1/projects/{projectId}/bot-policy (secret key of the owning org; free). */
-export function botPolicyGet(deps: AppDeps) {
+export function botPolicyGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/projects/:projectId/bot-policy",
@@ -43,7 +46,7 @@ export function botPolicyGet(deps: AppDeps) {
  * PUT /v1/projects/{projectId}/bot-policy: replaces the project's policy document (fields left
  * out take the defaults). Applies to the next observation.
  */
-export function botPolicyPut(deps: AppDeps) {
+export function botPolicyPut(deps: Deps) {
   return defineRoute({
     method: "put",
     pattern: "/v1/projects/:projectId/bot-policy",

@@ -6,6 +6,9 @@ import { orgIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 import { ownOrgId } from "./project-access.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "learning" | "peers" | "store">;
+
 /** The answer of both routes: the setting in force, and whether it is the default. */
 export function historyView(setting: CheckHistorySetting, record: OrgLearningRecord | null) {
   return { mode: setting.mode, days: setting.days, default: !record?.history };
@@ -14,7 +17,7 @@ export function historyView(setting: CheckHistorySetting, record: OrgLearningRec
 const EXAMPLE = { params: { orgId: "org_3kT9xQ2mLbVfZ8aW" }, response: { mode: "features", days: 30, default: true } };
 
 /** GET /v1/orgs/{orgId}/check-history (secret key of that org; free). */
-export function checkHistoryGet(deps: AppDeps) {
+export function checkHistoryGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/orgs/:orgId/check-history",
@@ -40,7 +43,7 @@ export function checkHistoryGet(deps: AppDeps) {
  * PUT /v1/orgs/{orgId}/check-history: sets what the org keeps of its next checks. What the new
  * setting no longer keeps (older checks, or all of them for `none`) is deleted at once.
  */
-export function checkHistoryPut(deps: AppDeps) {
+export function checkHistoryPut(deps: Deps) {
   return defineRoute({
     method: "put",
     pattern: "/v1/orgs/:orgId/check-history",

@@ -6,6 +6,9 @@ import { orgIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 import { ownOrgId } from "./project-access.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "flushLedger" | "reads" | "store">;
+
 /** Most checks examined for one page of a filtered listing. */
 export const CHECKS_SCAN_LIMIT = 5000;
 
@@ -13,7 +16,7 @@ export const CHECKS_SCAN_LIMIT = 5000;
  * GET /v1/orgs/{orgId}/checks?limit=&cursor=&decision=&label=&form_id=: the org's check history,
  * newest first (secret key of that org; free). Reads after every check answered so far is stored.
  */
-export function checksGet(deps: AppDeps) {
+export function checksGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/orgs/:orgId/checks",
@@ -81,13 +84,13 @@ function cursorOf(r: CheckHistoryRecord): string {
 }
 
 /** Hands the checks answered so far (their history rides on their debits) to the writer and waits until it stored them. */
-export async function syncChecks(deps: AppDeps): Promise<void> {
+export async function syncChecks(deps: Deps): Promise<void> {
   deps.flushLedger();
   ackOrThrow(await deps.store.send({ op: "ping" }));
 }
 
 /** One page of the org's checks that pass the filters, newest first. */
-export async function listChecks(deps: AppDeps, orgId: string, q: ChecksQuery): Promise<{ items: CheckHistoryRecord[]; next: string | null }> {
+export async function listChecks(deps: Deps, orgId: string, q: ChecksQuery): Promise<{ items: CheckHistoryRecord[]; next: string | null }> {
   const items: CheckHistoryRecord[] = [];
   let scanned = 0;
   const start = q.before ? [orgId, q.before[0], q.before[1]] : [orgId, Number.MAX_SAFE_INTEGER];

@@ -9,6 +9,9 @@ import { RawJson } from "../respond.js";
 import { defineRoute, type RouteResult } from "../route.js";
 import { ipMetadata, ipParam, ipQuery, ipRecordResponse, type IpDatasetName } from "../schemas/ip.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon" | "ipDatasets" | "rdns">;
+
 /** Base lookup 1 credit; rdns +1 on a cache miss only; region and company free; a bogon nothing. */
 const BASE_CREDITS = 1;
 const RDNS_MISS_CREDITS = 1;
@@ -19,7 +22,7 @@ const RDNS_MISS_CREDITS = 1;
  * front thread (~0.2 µs, far below the ~60 µs of a pool round trip: bench/micro/pool-hop). Only
  * rdns waits, on DNS, and only when asked.
  */
-export function ipGet(deps: AppDeps) {
+export function ipGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/ip/:ip",
@@ -74,7 +77,7 @@ export function ipGet(deps: AppDeps) {
  * GET /v1/ip/me: the record of the caller's own address (the peer's, or behind a trusted proxy the
  * client's, as FS_TRUSTED_PROXIES says), as GET /v1/ip/{ip} answers it.
  */
-export function ipMeGet(deps: AppDeps) {
+export function ipMeGet(deps: Deps) {
   const byIp = ipGet(deps).docs;
   return defineRoute({
     method: "get",
@@ -99,7 +102,7 @@ export function ipMeGet(deps: AppDeps) {
 }
 
 /** The answer for one parsed address (`raw` as it is echoed in `ip`). */
-function lookupAnswer(deps: AppDeps, raw: string, parsed: ParsedIp, include: IpDatasetName[]): RouteResult | Promise<RouteResult> {
+function lookupAnswer(deps: Deps, raw: string, parsed: ParsedIp, include: IpDatasetName[]): RouteResult | Promise<RouteResult> {
   const dataset = deps.ipDatasets.get();
   const facts = dataset.lookup(parsed);
   const ipVersion = parsed.version === 4 && !parsed.mapped ? 4 : 6;
@@ -133,7 +136,7 @@ function bogonAnswer(raw: string, ipVersion: 4 | 6, facts: IpFacts, meta: IpData
 
 /** The rdns path: waits for DNS (bounded by FS_RDNS_TIMEOUT_MS), charges +1 only when it queried. */
 async function withRdns(
-  deps: AppDeps,
+  deps: Deps,
   raw: string,
   canonical: string,
   ipVersion: 4 | 6,

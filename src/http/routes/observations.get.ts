@@ -7,6 +7,9 @@ import { projectIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 import { ownedProject } from "./project-access.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon" | "flushObservations" | "reads" | "store">;
+
 /** Most observations examined for one page when filtering (by session or kind). */
 const SCAN_LIMIT = 5000;
 
@@ -15,7 +18,7 @@ const SCAN_LIMIT = 5000;
  * A project's observations, newest first (secret key of the owning org; free). `next_cursor`
  * continues the listing; null at the end. Reads after everything answered so far is stored.
  */
-export function observationsGet(deps: AppDeps) {
+export function observationsGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/projects/:projectId/observations",
@@ -79,13 +82,13 @@ interface ListQuery {
 }
 
 /** Sends observations gathered on the front to the writer and waits until it has stored them. */
-export async function syncObservations(deps: AppDeps): Promise<void> {
+export async function syncObservations(deps: Deps): Promise<void> {
   deps.flushObservations();
   ackOrThrow(await deps.store.send({ op: "ping" }));
 }
 
 /** One page of a project's observations, newest first. */
-export async function listObservations(deps: AppDeps, projectId: string, q: ListQuery): Promise<{ items: ObservationRecord[]; next: string | null }> {
+export async function listObservations(deps: Deps, projectId: string, q: ListQuery): Promise<{ items: ObservationRecord[]; next: string | null }> {
   const items: ObservationRecord[] = [];
   let scanned = 0;
   let last = 0;

@@ -7,11 +7,14 @@ import { feedbackCounts } from "./feedback.post.js";
 import { emptyLearning } from "../../store/records.js";
 import { ownOrgId } from "./project-access.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "learning">;
+
 /**
  * GET /v1/orgs/{orgId}/feedback (secret key of that org; free): the org's feedback figures and
  * how often its own model, and the global one, agreed with the labels before learning them.
  */
-export function orgFeedbackGet(deps: AppDeps) {
+export function orgFeedbackGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/orgs/:orgId/feedback",

@@ -6,8 +6,11 @@ import { orgIdParam } from "../schemas/params.js";
 import { publicOrg } from "./admin/orgs.post.js";
 import { ownOrgId } from "./project-access.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "reads">;
+
 /** GET /v1/orgs/{orgId}: the key's own org (`me` or its id); free. What a secret key finds out about itself. */
-export function orgGet(deps: AppDeps) {
+export function orgGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/orgs/:orgId",

@@ -3,8 +3,11 @@ import { defineRoute } from "../route.js";
 import { adminListQuery, projectListResponse } from "../schemas/admin.js";
 import { pageOf, publicProject, synced } from "./admin/lists.get.js";
 
+/** The services this route uses: a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "reads" | "store">;
+
 /** GET /v1/projects?limit=&cursor=: the projects of the key's own org, in id order; free. */
-export function projectsGet(deps: AppDeps) {
+export function projectsGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/projects",

@@ -6,11 +6,14 @@ import { usageResponse } from "../schemas/usage.js";
 import { orgIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "flushLedger" | "ledgerBehind" | "store">;
+
 /**
  * GET /v1/orgs/{orgId}/usage: the usage record. Needs a secret key of that org.
  * Read through the writer, which holds the exact counters. Free to call.
  */
-export function usageGet(deps: AppDeps) {
+export function usageGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/orgs/:orgId/usage",

@@ -5,8 +5,11 @@ import { keyResponse } from "../../schemas/admin.js";
 import { keyIdParam } from "../../schemas/params.js";
 import { publicKey } from "./keys.post.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "peers" | "reads" | "store">;
+
 /** POST /v1/admin/keys/{keyId}/disable: takes effect on the next request; idempotent. */
-export function adminKeyDisablePost(deps: AppDeps) {
+export function adminKeyDisablePost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/admin/keys/:keyId/disable",

@@ -7,12 +7,15 @@ import { createKeyBody, createdKeyResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
 import { ackOrThrow, COMMITTED } from "../ack.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "peers" | "store">;
+
 /**
  * POST /v1/admin/orgs/{orgId}/keys {type, project_id?, scopes?, expires_at?}
  * -> {id, key, key_redacted, key_already_shown, type, scopes, ...}. The plain key is in this
  * answer only; the store keeps its hash, and a replay (Idempotency-Key) has `key: null`.
  */
-export function adminKeysPost(deps: AppDeps) {
+export function adminKeysPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/admin/orgs/:orgId/keys",

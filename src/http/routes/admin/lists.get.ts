@@ -8,6 +8,9 @@ import { ackOrThrow } from "../ack.js";
 import { publicKey } from "./keys.post.js";
 import { publicOrg } from "./orgs.post.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "reads" | "store">;
+
 /**
  * The admin API's listings: orgs, an org's projects, an org's keys (never their secrets), in id
  * order with cursor pagination (`next_cursor`: the last id of the page; null at the end). They
@@ -30,7 +33,7 @@ export type ListQuery = InputsOf<typeof adminListQuery>;
  * `limit` items or after SCAN_LIMIT records examined; either way `next_cursor` continues it.
  */
 export async function pageOf<D extends "orgs" | "projects" | "keys", T>(
-  deps: AppDeps,
+  deps: Deps,
   db: D,
   q: ListQuery,
   keep: (r: ValueOf<D>) => boolean,
@@ -52,12 +55,12 @@ export async function pageOf<D extends "orgs" | "projects" | "keys", T>(
   return { items, next_cursor: null };
 }
 
-async function orgOrThrow(deps: AppDeps, orgId: string): Promise<void> {
+async function orgOrThrow(deps: Deps, orgId: string): Promise<void> {
   if (!(await deps.reads.get("orgs", orgId))) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
 }
 
 /** The writer has committed everything answered so far (reads of the state see it). */
-export async function synced(deps: AppDeps): Promise<void> {
+export async function synced(deps: Deps): Promise<void> {
   ackOrThrow(await deps.store.send({ op: "ping" }));
 }
 
@@ -69,7 +72,7 @@ export function publicProject(p: ValueOf<"projects">) {
 const ORG = { id: "org_3kT9xQ2mLbVfZ8aW", name: "Acme Shop", plan: "pro", subscription_status: "active", created_at: "2026-11-20T22:15:00.000Z" } as const;
 
 /** GET /v1/admin/orgs?limit=&cursor= */
-export function adminOrgsGet(deps: AppDeps) {
+export function adminOrgsGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/admin/orgs",
@@ -91,7 +94,7 @@ export function adminOrgsGet(deps: AppDeps) {
 }
 
 /** GET /v1/admin/orgs/{orgId}/projects?limit=&cursor= */
-export function adminProjectsGet(deps: AppDeps) {
+export function adminProjectsGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/admin/orgs/:orgId/projects",
@@ -119,7 +122,7 @@ export function adminProjectsGet(deps: AppDeps) {
 }
 
 /** GET /v1/admin/orgs/{orgId}/keys?limit=&cursor= */
-export function adminKeysGet(deps: AppDeps) {
+export function adminKeysGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/admin/orgs/:orgId/keys",

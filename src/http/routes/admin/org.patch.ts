@@ -5,8 +5,11 @@ import { orgIdParam } from "../../schemas/params.js";
 import { ackOrThrow } from "../ack.js";
 import { publicOrg } from "./orgs.post.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "peers" | "store">;
+
 /** PATCH /v1/admin/orgs/{orgId} {plan?, name?}: a plan change applies to the very next call. */
-export function adminOrgPatch(deps: AppDeps) {
+export function adminOrgPatch(deps: Deps) {
   return defineRoute({
     method: "patch",
     pattern: "/v1/admin/orgs/:orgId",

@@ -4,11 +4,14 @@ import { patchProjectBody, projectPatchResponse } from "../../schemas/admin.js";
 import { orgIdParam, projectIdParam } from "../../schemas/params.js";
 import { ackOrThrow } from "../ack.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "peers" | "store">;
+
 /**
  * PATCH /v1/admin/orgs/{orgId}/projects/{projectId} {allowed_origins}: which page origins may
  * use the project's publishable keys (an empty list: any). Applies to the next beacon call.
  */
-export function adminProjectPatch(deps: AppDeps) {
+export function adminProjectPatch(deps: Deps) {
   return defineRoute({
     method: "patch",
     pattern: "/v1/admin/orgs/:orgId/projects/:projectId",

@@ -6,8 +6,11 @@ import { createProjectBody, projectResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
 import { ackOrThrow, COMMITTED } from "../ack.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "store">;
+
 /** POST /v1/admin/orgs/{orgId}/projects {name} -> {id, name} */
-export function adminProjectsPost(deps: AppDeps) {
+export function adminProjectsPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/admin/orgs/:orgId/projects",

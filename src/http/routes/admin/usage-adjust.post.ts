@@ -4,11 +4,14 @@ import { defineRoute } from "../../route.js";
 import { adjustUsageBody, usageAdjustResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "log" | "quota">;
+
 /**
  * POST /v1/admin/orgs/{orgId}/usage/adjust {credits, reason}: an operator's correction of the
  * current period's used credits (negative to give credits back).
  */
-export function adminUsageAdjustPost(deps: AppDeps) {
+export function adminUsageAdjustPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/admin/orgs/:orgId/usage/adjust",

@@ -52,7 +52,7 @@ export const CUTS = {
     },
   ],
   /** The RateLimit-Policy and RateLimit headers of metered answers (added after efaf249). */
-  ratelimit: [{ file: "http/router.js", find: "function withRateLimit(headers, deps, orgId, nowMs, route) {", replace: "function withRateLimit(headers, deps, orgId, nowMs, route) {\n    return headers;" }],
+  ratelimit: [{ file: "http/router.js", find: "function withRateLimit(c, headers, orgId) {", replace: "function withRateLimit(c, headers, orgId) {\n    return headers;" }],
   /** Metrics: no histogram observation and no access-log sampling per answer (GET /metrics stays). */
   metrics: [{ file: "http/metrics.js", find: "export function recordAnswer(state, status) {", replace: "export function recordAnswer(state, status) {\n    return;" }],
   /** The content model in POST /v1/check: a fixed analysis instead of the pool's. */

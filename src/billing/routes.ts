@@ -12,13 +12,16 @@ import type { RequestSnapshot } from "../http/request.js";
 import { normalizeEvent } from "./events.js";
 import { TRIAL_DAYS, type BillingSetup } from "./stripe.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "billing" | "log" | "peers" | "reads" | "store">;
+
 /**
  * The billing router: checkout, portal and Stripe's webhook. It talks to Stripe and to the
  * writer only, never to the scoring pool, and every Stripe call is bounded by STRIPE_TIMEOUT_MS:
  * a slow payment provider delays billing calls, not scoring.
  */
 
-function setupOrThrow(deps: AppDeps): BillingSetup {
+function setupOrThrow(deps: Deps): BillingSetup {
   if (!deps.billing) throw new ApiError("BILLING_NOT_CONFIGURED", "Billing is not configured on this installation: set STRIPE_SECRET_KEY and the STRIPE_PRICE_* variables.");
   return deps.billing;
 }
@@ -27,7 +30,7 @@ function setupOrThrow(deps: AppDeps): BillingSetup {
  * The caller's own org, which needs the manage-billing capability (a `billing` scope key). Another
  * org's id answers 404 like a missing one.
  */
-async function billingOrg(deps: AppDeps, principal: KeyPrincipal, orgId: string): Promise<OrgRecord> {
+async function billingOrg(deps: Deps, principal: KeyPrincipal, orgId: string): Promise<OrgRecord> {
   const org = await deps.reads.get("orgs", ownOrgId(principal, orgId));
   if (!org) throw new ApiError("NOT_FOUND", `No org with id ${orgId}.`);
   return org;
@@ -48,12 +51,13 @@ async function callStripe<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** POST /v1/orgs/{orgId}/billing/checkout {plan, success_url?, cancel_url?} -> {url, session_id} */
-export function checkoutPost(deps: AppDeps) {
+export function checkoutPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/orgs/:orgId/billing/checkout",
     auth: { kind: "secret", scope: "billing" },
     body: checkoutBody,
+    params: { orgId: orgIdParam },
     docs: {
       summary: "Start a subscription (Stripe Checkout)",
       description: [
@@ -64,16 +68,15 @@ export function checkoutPost(deps: AppDeps) {
       response: checkoutResponse,
       credits: [0],
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "ALREADY_SUBSCRIBED", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         body: { plan: "pro", success_url: "https://shop.example.com/billing/done" },
         response: { url: "https://checkout.stripe.com/c/pay/cs_test_a1B2c3", session_id: "cs_test_a1B2c3" },
       },
     },
-    async handle({ principal, snap, body }) {
+    async handle({ principal, params, body }) {
       const setup = setupOrThrow(deps);
-      let org = await billingOrg(deps, principal!, snap.params[0]!);
+      let org = await billingOrg(deps, principal!, params.orgId);
       // One subscription per org: a second checkout would bill twice. Plan changes go through the portal.
       if (org.stripe_subscription_id && (org.subscription_status === "trialing" || org.subscription_status === "active" || org.subscription_status === "past_due")) {
         throw new ApiError("ALREADY_SUBSCRIBED", "This org already has a subscription; change plan or payment details in the billing portal (POST /v1/orgs/{orgId}/billing/portal).");
@@ -113,12 +116,13 @@ export function checkoutPost(deps: AppDeps) {
 }
 
 /** POST /v1/orgs/{orgId}/billing/portal {return_url?} -> {url} */
-export function portalPost(deps: AppDeps) {
+export function portalPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/orgs/:orgId/billing/portal",
     auth: { kind: "secret", scope: "billing" },
     body: portalBody,
+    params: { orgId: orgIdParam },
     docs: {
       summary: "Open the billing portal",
       description: "A Stripe billing portal session for the key's own org, to change plan or payment details or cancel. An org that never went through checkout gets 409 NO_BILLING_ACCOUNT.",
@@ -126,16 +130,15 @@ export function portalPost(deps: AppDeps) {
       response: portalResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NO_BILLING_ACCOUNT", "PAYMENT_PROVIDER_ERROR", "BILLING_NOT_CONFIGURED", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         body: { return_url: "https://shop.example.com/account" },
         response: { url: "https://billing.stripe.com/p/session/test_YWNjdF8x" },
       },
     },
-    async handle({ principal, snap, body }) {
+    async handle({ principal, params, body }) {
       const setup = setupOrThrow(deps);
-      const org = await billingOrg(deps, principal!, snap.params[0]!);
+      const org = await billingOrg(deps, principal!, params.orgId);
       if (!org.stripe_customer_id) throw new ApiError("NO_BILLING_ACCOUNT", "This org has no Stripe customer yet; start a subscription with POST /v1/orgs/{orgId}/billing/checkout.");
       const returnUrl = body.return_url ?? setup.publicUrl ?? undefined;
       const session = await callStripe(() =>
@@ -157,7 +160,7 @@ export const WEBHOOK_TOLERANCE_S = 300;
  * Stripe's form, stamped within WEBHOOK_TOLERANCE_S of now. (The SDK refuses only old stamps: a
  * stamp in the future would make a captured delivery replayable until then.)
  */
-function webhookPrecheck(deps: AppDeps, snap: RequestSnapshot): void {
+function webhookPrecheck(deps: Deps, snap: RequestSnapshot): void {
   const setup = setupOrThrow(deps);
   if (!setup.webhookSecret) throw new ApiError("BILLING_NOT_CONFIGURED", "Webhooks are not configured: set STRIPE_WEBHOOK_SECRET.");
   const signature = snap.extra["stripe-signature"] ?? "";
@@ -181,7 +184,7 @@ function webhookPrecheck(deps: AppDeps, snap: RequestSnapshot): void {
  * we ignore, so Stripe stops retrying); 400 INVALID_SIGNATURE or VALIDATION_ERROR otherwise,
  * recording nothing.
  */
-export function stripeWebhookPost(deps: AppDeps) {
+export function stripeWebhookPost(deps: Deps) {
   return defineRoute<Buffer>({
     method: "post",
     pattern: "/webhooks/stripe",

@@ -19,6 +19,7 @@ import { ENVELOPE_VERSION } from "./respond.js";
 import type { ApiTag, Method, Route } from "./route.js";
 import { API_DESCRIPTION, HEADERS, IDEMPOTENCY_KEY_PARAM, REQUEST_ID_PARAM, SECURITY_SCHEMES, TAGS, TEST_NOW_PARAM } from "./openapi-components.js";
 import { isIdempotent } from "./idempotency.js";
+import { pathParams } from "./inputs.js";
 
 /** A JSON Schema (2020-12) object as it appears in the document. */
 export type JsonSchema = Record<string, unknown>;
@@ -87,10 +88,7 @@ export function openApiPath(pattern: string): string {
   return pattern.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
 }
 
-/** Names of a pattern's path parameters, in order. */
-export function pathParams(pattern: string): string[] {
-  return [...pattern.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
-}
+export { pathParams };
 
 const HTTP_METHOD: Record<Method, HttpMethod> = { get: "get", post: "post", patch: "patch", put: "put", del: "delete" };
 
@@ -112,6 +110,8 @@ export function errorCodesOf(route: Route<any>, testClock: boolean): ErrorCode[]
   if (auth.kind === "secret" && auth.scope) codes.add("INSUFFICIENT_SCOPE");
   // Bodies are read against the body budget (body-budget.ts): 503 OVERLOADED when the pool or
   // the client's share is full; 408 REQUEST_TIMEOUT when a slow body is cut (body-deadline.ts).
+  // Path parameters and queries are read by their schemas (inputs.ts).
+  if (route.params || route.query) codes.add("VALIDATION_ERROR");
   if (route.body) codes.add("VALIDATION_ERROR").add("REQUEST_TIMEOUT").add("UNSUPPORTED_MEDIA_TYPE").add("PAYLOAD_TOO_LARGE").add("OVERLOADED");
   if (route.rawBody) codes.add("REQUEST_TIMEOUT").add("PAYLOAD_TOO_LARGE").add("OVERLOADED");
   // Held before the handler runs (429) and charged before the answer (429 for credits beyond
@@ -323,12 +323,11 @@ function securityOf(route: Route<any>): Array<Record<string, string[]>> {
 }
 
 function parametersOf(route: Route<any>, options: OpenApiOptions): Array<Record<string, unknown>> {
+  // The schemas the router validates with (inputs.ts): one declaration feeds both.
   const d = route.docs;
   const params: Array<Record<string, unknown>> = [];
-  for (const name of pathParams(route.pattern)) {
-    params.push(parameter(name, "path", d.params?.[name] ?? z.string(), true, d.example.params?.[name]));
-  }
-  for (const [name, schema] of Object.entries(d.query ?? {})) params.push(parameter(name, "query", schema, false, d.example.query?.[name]));
+  for (const name of pathParams(route.pattern)) params.push(parameter(name, "path", (route.params as Record<string, ZodType>)[name]!, true, d.example.params?.[name]));
+  for (const [name, schema] of Object.entries((route.query ?? {}) as Record<string, ZodType>)) params.push(parameter(name, "query", schema, false, d.example.query?.[name]));
   params.push({ $ref: "#/components/parameters/RequestId" });
   if (isIdempotent(route)) params.push({ $ref: "#/components/parameters/IdempotencyKey" });
   if (options.testClock && route.envelope !== false) params.push({ $ref: "#/components/parameters/TestNow" });
@@ -393,7 +392,8 @@ function checkDocs(route: Route<any>): void {
   const where = `openapi: ${route.method.toUpperCase()} ${route.pattern}`;
   const d = route.docs;
   const params = pathParams(route.pattern);
-  for (const name of Object.keys(d.params ?? {})) if (!params.includes(name)) throw new Error(`${where}: docs.params.${name} is not in the pattern`);
+  for (const name of Object.keys(route.params ?? {})) if (!params.includes(name)) throw new Error(`${where}: params.${name} is not in the pattern`);
+  for (const name of params) if (!route.params?.[name]) throw new Error(`${where}: path parameter ${name} has no schema in params`);
   for (const name of Object.keys(d.example.params ?? {})) if (!params.includes(name)) throw new Error(`${where}: example.params.${name} is not in the pattern`);
   if ((d.response === null) !== (d.example.response === undefined)) throw new Error(`${where}: give example.response exactly when there is a response schema`);
   if (route.rawBody && route.body) throw new Error(`${where}: rawBody and body are exclusive`);

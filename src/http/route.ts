@@ -1,4 +1,4 @@
-import type { ZodType } from "zod";
+import type { z, ZodType } from "zod";
 import type { AuthRequirement, KeyPrincipal } from "./auth.js";
 import type { ErrorCode } from "./errors.js";
 import type { RequestSnapshot } from "./request.js";
@@ -6,10 +6,23 @@ import type { CheckHistoryRecord, StoredAnswer } from "../store/records.js";
 
 export type Method = "get" | "post" | "patch" | "put" | "del";
 
-/** What a handler sees: the snapshot, the validated body, the caller, and the request's clock. */
-export interface RouteContext<B> {
+/** Schemas of a route's path or query parameters, by name. */
+export type InputShape = Record<string, ZodType>;
+
+/** The values a handler gets for an InputShape: each schema's output, by name. */
+export type InputsOf<S extends InputShape> = { [K in keyof S]: z.output<S[K]> };
+
+/**
+ * What a handler sees: the snapshot, the validated body, path parameters and query, the caller,
+ * and the request's clock.
+ */
+export interface RouteContext<B, P extends InputShape = {}, Q extends InputShape = {}> {
   snap: RequestSnapshot;
   body: B;
+  /** Path parameters, percent-decoded and parsed by the route's `params` schemas. */
+  params: InputsOf<P>;
+  /** Query parameters the route declares (`query`), decoded and parsed; others are ignored. */
+  query: InputsOf<Q>;
   /** Set on secret/publishable routes. */
   principal: KeyPrincipal | null;
   /** Epoch ms used for quota periods and expiry (injectable in test mode). */
@@ -48,12 +61,27 @@ export interface RouteResult {
   history?: CheckHistoryRecord;
 }
 
-/** One endpoint: method, uWS pattern, who may call it, its body schema, and the handler. */
-export interface Route<B = unknown> {
+/**
+ * One endpoint: method, uWS pattern, who may call it, the schemas of its inputs, and the handler.
+ * The router validates every input with these schemas before the handler runs (a failure is 400
+ * VALIDATION_ERROR naming `path.<name>`, `query.<name>` or `body.<path>`), and GET /openapi.json
+ * documents them: one declaration feeds both.
+ */
+export interface Route<B = unknown, P extends InputShape = any, Q extends InputShape = any> {
   method: Method;
   pattern: string;
   auth: AuthRequirement;
   body?: ZodType<B>;
+  /**
+   * Path parameters by name (`:orgId` -> `orgId`): one schema for each of the pattern's, parsing
+   * the percent-decoded segment (a string); `ctx.params` holds what they output.
+   */
+  params?: P;
+  /**
+   * Query parameters by name: schemas of the decoded value (a string; absent: undefined, so give
+   * each `.optional()` or a default). A parameter given twice is refused; others are ignored.
+   */
+  query?: Q;
   /**
    * The body is handed to the handler unparsed (`ctx.body` is the Buffer, any content type), with
    * these request headers in `ctx.snap.extra`: for endpoints that verify a signature over the
@@ -103,7 +131,7 @@ export interface Route<B = unknown> {
   envelope?: false;
   /** The route's contract as GET /openapi.json states it (src/http/openapi.ts). */
   docs: RouteDocs;
-  handle(ctx: RouteContext<B>): RouteResult | Promise<RouteResult>;
+  handle(ctx: RouteContext<B, P, Q>): RouteResult | Promise<RouteResult>;
 }
 
 /** Tags that group the operations of GET /openapi.json; described in src/http/openapi.ts. */
@@ -111,7 +139,7 @@ export type ApiTag = "ip" | "scoring" | "sessions" | "beacon" | "projects" | "us
 
 /**
  * What the OpenAPI document says about one route, kept on the route itself so its contract lives
- * in one place. The request side comes from the route (method, pattern, auth, `body`); this adds
+ * in one place. The request side comes from the route (method, pattern, auth, `body`, `params`, `query`); this adds
  * the rest. Used when the document is built at start, never per request.
  */
 export interface RouteDocs {
@@ -141,10 +169,6 @@ export interface RouteDocs {
    * authentication, body reading and validation, quota, INTERNAL_ERROR.
    */
   errors: readonly ErrorCode[];
-  /** Path parameters by name (`:ip` -> `ip`): schema and description of the decoded value. */
-  params?: Record<string, ZodType>;
-  /** Query parameters by name: schema and description of the decoded value. */
-  query?: Record<string, ZodType>;
   /** Schema of a `rawBody` route's body, which is not parsed by the router (documentation only). */
   rawBody?: ZodType;
   /** One call and its answer; checked against the schemas by test/unit/openapi.test.ts. */
@@ -162,7 +186,7 @@ export interface RouteExample {
   metadata?: Record<string, unknown>;
 }
 
-/** Helps TypeScript infer B from the body schema. */
-export function defineRoute<B = undefined>(route: Route<B>): Route<B> {
+/** Helps TypeScript infer B, P and Q from the route's schemas. */
+export function defineRoute<B = undefined, P extends InputShape = {}, Q extends InputShape = {}>(route: Route<B, P, Q>): Route<B, P, Q> {
   return route;
 }

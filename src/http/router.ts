@@ -11,6 +11,7 @@ import type { TrustedProxies } from "./client-address.js";
 import { acceptRequestId, forwardedFor, peerAddress, snapshot, type RequestSnapshot } from "./request.js";
 import { elapsedMs, RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext, RouteResult } from "./route.js";
+import { inputsOf, type RouteInputs } from "./inputs.js";
 import { validate } from "./validate.js";
 
 /** What the router needs besides the routes. */
@@ -39,6 +40,34 @@ const UWS_METHOD: Record<Method, "get" | "post" | "patch" | "put" | "del"> = {
 const HTTP_NAME: Record<Method, string> = { get: "GET", post: "POST", patch: "PATCH", put: "PUT", del: "DELETE" };
 
 /**
+ * One request on its way through the pipeline (handle -> run -> answer, failRequest), passed
+ * along whole instead of positional arguments. Made once per request with every field set, so
+ * all calls share one shape.
+ */
+interface Call {
+  route: Route<any>;
+  /** The route's path and query readers (inputs.ts). */
+  inputs: RouteInputs;
+  res: HttpResponse;
+  state: ResponseState;
+  snap: RequestSnapshot;
+  deps: RouterDeps;
+  /** Set by authentication (secret and publishable routes). */
+  principal: KeyPrincipal | null;
+  /** The request's clock (clockFor), set when the pipeline starts. */
+  nowMs: number;
+  /** ctx.params and ctx.query, set once validated. */
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+}
+
+const NO_INPUTS: Record<string, unknown> = Object.freeze({});
+
+function newCall(route: Route<any>, inputs: RouteInputs, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps): Call {
+  return { route, inputs, res, state, snap, deps, principal: null, nowMs: 0, params: NO_INPUTS, query: NO_INPUTS };
+}
+
+/**
  * Registers every route on the uWS app, plus a catch-all that answers 404 for unknown paths and
  * 405 (with Allow) for known paths called with another method.
  */
@@ -59,6 +88,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     // Public bodies count against their client's share: X-Forwarded-For is read here, while the
     // request is valid (beacon routes read it anyway); the peer address only if a body comes in pieces.
     const bodyClient = hasBody && !route.beacon && poolOf(route) === "public";
+    const inputs = inputsOf(route);
     app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
       const snap = snapshot(req, paramCount, hasBody, deps.testClock, route.beacon === true, extraHeaders);
@@ -77,7 +107,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
         state.aborted = true;
         state.lease?.release(); // a client that leaves mid-body holds nothing
       });
-      handle(route, res, state, snap, deps);
+      handle(newCall(route, inputs, res, state, snap, deps));
     });
   }
   // CORS preflights of the beacon routes. A preflight carries no key, so it cannot know the
@@ -108,13 +138,22 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
   for (const route of routes) {
     if (route.method !== "get" || route.auth.kind !== "none") continue;
     const label = `HEAD ${route.pattern}`;
+    const paramCount = (route.pattern.match(/:/g) ?? []).length;
+    const inputs = inputsOf(route);
     app.head(route.pattern, (res, req) => {
       const state: ResponseState = { aborted: false, requestId: acceptRequestId(req.getHeader("x-request-id")), startedAt: performance.now(), route: label };
       res.onAborted(() => {
         state.aborted = true;
       });
-      const snap = snapshot(req, 0, false, false);
-      void Promise.resolve(route.handle({ snap, body: undefined, principal: null, nowMs: Date.now(), requestId: state.requestId, startedAt: state.startedAt })).then(
+      const snap = snapshot(req, paramCount, false, false);
+      let pending: RouteResult | Promise<RouteResult>;
+      try {
+        const ctx = { snap, body: undefined, params: inputs.params(snap.params), query: inputs.query(snap.query), principal: null, nowMs: Date.now(), requestId: state.requestId, startedAt: state.startedAt };
+        pending = route.handle(ctx);
+      } catch (err) {
+        pending = Promise.reject(err);
+      }
+      void Promise.resolve(pending).then(
         () => writeHead(res, state, 200),
         (err: unknown) => writeHead(res, state, toApiError(err).status),
       );
@@ -150,6 +189,7 @@ function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps):
   }
   const paramCount = (route.pattern.match(/:/g) ?? []).length;
   const label = `GET ${route.pattern}`;
+  const inputs = inputsOf(route);
   app.get(route.pattern, (res, req) => {
     const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
     const snap = snapshot(req, paramCount, false, false);
@@ -163,10 +203,13 @@ function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps):
       else if (result.data instanceof RawText) writeRawText(res, state, status, result.data, result.headers);
       else throw new Error(`route ${route.pattern}: envelope: false needs a RawJson or RawText answer`);
     };
-    const fail = (err: unknown): void => failRequest(route, res, state, deps, err);
+    const call = newCall(route, inputs, res, state, snap, deps);
+    const fail = (err: unknown): void => failRequest(call, err);
     try {
       if (route.auth.kind === "admin") deps.auth.verifyAdmin(snap.authorization, route.auth.orTokenHash);
-      const result = route.handle({ snap, body: undefined, principal: null, nowMs: Date.now(), requestId: snap.requestId, startedAt: state.startedAt });
+      const params = inputs.params(snap.params);
+      const query = inputs.query(snap.query);
+      const result = route.handle({ snap, body: undefined, params, query, principal: null, nowMs: Date.now(), requestId: snap.requestId, startedAt: state.startedAt });
       if (result instanceof Promise) {
         result.then((r) => {
           try {
@@ -187,31 +230,35 @@ function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps):
  * Synchronous until something is really asynchronous (a body to read, an async handler, the
  * journal write): most metered GETs allocate no promise on the way.
  */
-function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps): void {
-  const fail = (err: unknown): void => failRequest(route, res, state, deps, err);
+function handle(c: Call): void {
+  const { route, state, snap, deps } = c;
+  const fail = (err: unknown): void => failRequest(c, err);
   try {
-    const nowMs = clockFor(snap, deps.testClock);
-    let principal: KeyPrincipal | null = null;
+    c.principal = null;
+    c.nowMs = clockFor(snap, deps.testClock);
     const need = route.auth;
     if (need.kind === "admin") deps.auth.verifyAdmin(snap.authorization, need.orTokenHash);
     else if (need.kind === "secret" || need.kind === "publishable") {
       // The key, and the org's standing, before anything is done: on a cluster node either may
       // have to be read first (StoreWait), and the request starts again then.
-      principal = mayWait(() => {
-        const p = deps.auth.verifyKey(snap.authorization, need, nowMs);
-        deps.quota.prepare(p.orgId, nowMs);
+      c.principal = mayWait(() => {
+        const p = deps.auth.verifyKey(snap.authorization, need, c.nowMs);
+        deps.quota.prepare(p.orgId, c.nowMs);
         return p;
       });
     }
-    route.admit?.(snap, principal, nowMs);
+    route.admit?.(snap, c.principal, c.nowMs);
+    // Path and query by the route's schemas (inputs.ts), before a byte of the body is read or held.
+    c.params = c.inputs.params(snap.params);
+    c.query = c.inputs.query(snap.query);
 
     if (route.rawBody) {
       // Checks that need no body (is the endpoint configured, is the signature header well
       // formed) answer before a byte of it is read or held.
       route.rawBody.precheck?.(snap);
-      bodyOf(route, res, state, snap, deps, principal).then((raw) => {
+      bodyOf(c, c.principal).then((raw) => {
         try {
-          run(route, res, state, snap, deps, principal, nowMs, raw);
+          run(c, raw);
         } catch (err) {
           fail(err);
         }
@@ -222,8 +269,8 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     // be read from the store first (StoreWait, before anything is claimed); then from here again.
     const withBody = (raw: Buffer | undefined): void => {
       try {
-        if (mayWait(() => replayed(route, res, state, snap, deps, principal, nowMs, raw))) return;
-        run(route, res, state, snap, deps, principal, nowMs, raw === undefined ? undefined : validate(route.body!, parseJson(raw), "body"));
+        if (mayWait(() => replayed(c, raw))) return;
+        run(c, raw === undefined ? undefined : validate(route.body!, parseJson(raw), "body"));
       } catch (err) {
         // Not once the key is claimed: its claim would find itself running.
         if (err instanceof StoreWait && !state.idem) return afterWait(err, state, () => withBody(raw), fail);
@@ -234,18 +281,18 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
-    bodyOf(route, res, state, snap, deps, principal).then(withBody, fail);
+    bodyOf(c, c.principal).then(withBody, fail);
   } catch (err) {
     if (err instanceof StoreWait) {
       // The key's record (or its org's) is read from the store first; the body meanwhile, as uWS
       // hands it over only now. Then the request starts again.
       if ((route.body || route.rawBody) && !state.body) {
-        state.body = bodyOf(route, res, state, snap, deps, null);
+        state.body = bodyOf(c, null);
         // Handled when the request starts again (its refusal answered then): not an unhandled
         // rejection meanwhile, which would end the process (a refused body, e.g. two Content-Lengths).
         state.body.catch(() => undefined);
       }
-      return afterWait(err, state, () => handle(route, res, state, snap, deps), fail);
+      return afterWait(err, state, () => handle(c), fail);
     }
     fail(err);
   }
@@ -255,7 +302,8 @@ function handle(route: Route<any>, res: HttpResponse, state: ResponseState, snap
  * The request's body: the one read while it waited for the store (from now on counted against
  * the share of the org its key turned out to have), or read now.
  */
-function bodyOf(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null): Promise<Buffer> {
+function bodyOf(c: Call, principal: KeyPrincipal | null): Promise<Buffer> {
+  const { route, res, state, snap, deps } = c;
   if (state.body && principal) {
     const owner = bodyOwner(route, snap, principal);
     if (owner.pool === "keyed") state.lease?.reown?.(owner.id);
@@ -286,7 +334,8 @@ function afterWait(wait: StoreWait, state: ResponseState, again: () => void, fai
  * identical request and returns true, or claims the key for this request (state.idem) and
  * returns false. Throws for a key in use or used for another request.
  */
-function replayed(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, raw: Buffer | undefined): boolean {
+function replayed(c: Call, raw: Buffer | undefined): boolean {
+  const { route, res, state, snap, deps, principal, nowMs } = c;
   const key = snap.extra["idempotency-key"];
   if (!key || !deps.idempotency) return false;
   let path = route.pattern;
@@ -317,7 +366,8 @@ function bodyOwner(route: Route<any>, snap: RequestSnapshot, principal: KeyPrinc
 }
 
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */
-function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, body: unknown): void {
+function run(c: Call, body: unknown): void {
+  const { route, state, snap, deps, principal, nowMs } = c;
   // Held, not just checked: concurrent calls see each other's credits before any does its work.
   // Test-mode keys touch no quota: nothing held, nothing charged (answer()).
   if (principal && route.minCredits && principal.key.mode !== "test") {
@@ -325,38 +375,39 @@ function run(route: Route<any>, res: HttpResponse, state: ResponseState, snap: R
       state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
     } catch (err) {
       // More of the node's lease first (a cluster): then again from here.
-      if (err instanceof StoreWait) return afterWait(err, state, () => tryRun(route, res, state, snap, deps, principal, nowMs, body), (e) => failRequest(route, res, state, deps, e));
+      if (err instanceof StoreWait) return afterWait(err, state, () => tryRun(c, body), (e) => failRequest(c, e));
       throw err;
     }
   }
-  const ctx: RouteContext<unknown> = { snap, body, principal, nowMs, requestId: snap.requestId, startedAt: state.startedAt };
+  const ctx: RouteContext<unknown> = { snap, body, params: c.params, query: c.query, principal, nowMs, requestId: snap.requestId, startedAt: state.startedAt };
   if (state.idem) ctx.recordAnswer = answerRecorder(state, state.idem, nowMs);
   const pending = route.handle(ctx);
   if (pending instanceof Promise) {
     pending.then(
       (result) => {
         try {
-          answer(route, res, state, deps, principal, nowMs, result);
+          answer(c, result);
         } catch (err) {
-          failRequest(route, res, state, deps, err);
+          failRequest(c, err);
         }
       },
-      (err: unknown) => failRequest(route, res, state, deps, err),
+      (err: unknown) => failRequest(c, err),
     );
-  } else answer(route, res, state, deps, principal, nowMs, pending);
+  } else answer(c, pending);
 }
 
 /** run() from a callback: its errors answered. */
-function tryRun(route: Route<any>, res: HttpResponse, state: ResponseState, snap: RequestSnapshot, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, body: unknown): void {
+function tryRun(c: Call, body: unknown): void {
   try {
-    run(route, res, state, snap, deps, principal, nowMs, body);
+    run(c, body);
   } catch (err) {
-    failRequest(route, res, state, deps, err);
+    failRequest(c, err);
   }
 }
 
 /** Charges what the result costs (answering once the debit is durable) and writes the envelope. */
-function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps: RouterDeps, principal: KeyPrincipal | null, nowMs: number, result: RouteResult): void {
+function answer(c: Call, result: RouteResult): void {
+  const { res, state, deps, principal, nowMs } = c;
   let metadata = result.metadata;
   let metadataJson = result.metadataJson;
   const status = result.status ?? 200;
@@ -396,7 +447,7 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
             }
             if (stored) deps.idempotency!.remember(stored, seq!);
             countCredits(state.route, deps.quota.planOf(orgId), credits);
-            writeRendered(res, state, status, body, withRateLimit(headers, deps, orgId, nowMs, route));
+            writeRendered(res, state, status, body, withRateLimit(c, headers, orgId));
           },
           hold,
           stored,
@@ -412,11 +463,11 @@ function answer(route: Route<any>, res: HttpResponse, state: ResponseState, deps
         state.hold = hold;
         afterWait(err, state, () => {
           try {
-            answer(route, res, state, deps, principal, nowMs, result);
+            answer(c, result);
           } catch (e) {
-            failRequest(route, res, state, deps, e);
+            failRequest(c, e);
           }
-        }, (e) => failRequest(route, res, state, deps, e));
+        }, (e) => failRequest(c, e));
       }
       return;
     }
@@ -469,9 +520,9 @@ function releaseClaim(state: ResponseState, deps: RouterDeps): void {
  * A metered answer's headers (credits charged) plus the org's quota standing (RateLimit-Policy,
  * RateLimit); beacon answers, never refused for quota, do not carry them.
  */
-function withRateLimit(headers: Record<string, string> | undefined, deps: RouterDeps, orgId: string, nowMs: number, route: Route<any>): Record<string, string> | undefined {
-  if (route.beacon) return headers;
-  const rl = deps.quota.rateLimitHeaders(orgId, nowMs);
+function withRateLimit(c: Call, headers: Record<string, string> | undefined, orgId: string): Record<string, string> | undefined {
+  if (c.route.beacon) return headers;
+  const rl = c.deps.quota.rateLimitHeaders(orgId, c.nowMs);
   return rl ? (headers ? { ...headers, ...rl } : rl) : headers;
 }
 
@@ -482,7 +533,8 @@ function releaseHold(state: ResponseState, deps: RouterDeps): void {
 }
 
 /** The central error answer: our errors as they are, anything else a logged, generic 500. */
-function failRequest(route: Route<any>, res: HttpResponse, state: ResponseState, deps: RouterDeps, err: unknown): void {
+function failRequest(c: Call, err: unknown): void {
+  const { route, res, state, deps } = c;
   releaseHold(state, deps); // a failed call is not charged
   releaseClaim(state, deps); // nor is its answer stored: a retry with the key runs again
   const apiErr = toApiError(err);

@@ -41,6 +41,11 @@ export function validate<T>(schema: ZodType<T>, value: unknown, root: string): T
   throw new ApiError("VALIDATION_ERROR", `${first.param}: ${first.message}${more}`, { param: first.param, problems });
 }
 
+/** A VALIDATION_ERROR for one input (`path.ip`, `query.include`) found wrong outside a schema. */
+export function invalidInput(param: string, message: string): ApiError {
+  return new ApiError("VALIDATION_ERROR", `${param}: ${message}`, { param, problems: [{ param, message }] });
+}
+
 /**
  * True when none of `keys` is an own key of `v` holding undefined (zod keeps such a key in its
  * output, JSON never makes one): fast paths decline those objects.

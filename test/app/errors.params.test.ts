@@ -17,13 +17,14 @@ describe("VALIDATION_ERROR names the input at fault", () => {
     expect(r.body.error.message).toBe(`${problems[0]!.param}: ${problems[0]!.message} (and ${problems.length - 1} more: see error.problems)`);
   });
 
-  it("a path and a query value: error.param, no problems list", async () => {
+  it("a path and a query value are read by their schemas: error.param and problems, as a body's", async () => {
     const path = await api(server, "GET", "/v1/ip/not-an-ip", { key: server.demo.secretKey });
     expect(path.status).toBe(400);
     expect(path.body.error).toMatchObject({ code: "VALIDATION_ERROR", param: "path.ip" });
-    expect(path.body.error.problems).toBeUndefined();
+    expect(path.body.error.problems).toEqual([{ param: "path.ip", message: "'not-an-ip' is not a valid IPv4 or IPv6 address." }]);
     const query = await api(server, "GET", "/v1/ip/8.8.8.8?include=weather", { key: server.demo.secretKey });
     expect(query.body.error).toMatchObject({ code: "VALIDATION_ERROR", param: "query.include" });
+    expect(query.body.error.problems).toEqual([{ param: "query.include", message: expect.stringMatching(/^unknown dataset 'weather'/) }]);
   });
 
   it("other errors carry no param", async () => {

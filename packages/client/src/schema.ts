@@ -1466,6 +1466,53 @@ export interface components {
                 };
             };
         };
+        /** @description `VALIDATION_ERROR`: Invalid request format; the message names the failing field path. */
+        "400.VALIDATION_ERROR": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "VALIDATION_ERROR",
+                 *         "message": "Invalid request format; the message names the failing field path."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "VALIDATION_ERROR";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                    };
+                };
+            };
+        };
         /**
          * @description `MISSING_KEY`: No Authorization header.
          *
@@ -1599,53 +1646,6 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "NOT_FOUND";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                    };
-                };
-            };
-        };
-        /** @description `VALIDATION_ERROR`: Invalid request format; the message names the failing field path. */
-        "400.VALIDATION_ERROR": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "VALIDATION_ERROR",
-                 *         "message": "Invalid request format; the message names the failing field path."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "VALIDATION_ERROR";
                         /** @description For people; do not parse it. */
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
@@ -3887,6 +3887,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
@@ -3965,6 +3966,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
@@ -5002,6 +5004,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
@@ -6202,6 +6205,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
@@ -6420,6 +6424,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];

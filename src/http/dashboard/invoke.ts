@@ -1,12 +1,13 @@
 import type { KeyPrincipal } from "../auth.js";
 import { ApiError } from "../errors.js";
 import type { RequestSnapshot } from "../request.js";
+import { inputsOf } from "../inputs.js";
 import type { Route } from "../route.js";
 import { validate } from "../validate.js";
 
 /**
  * Runs an API route's handler in-process for a dashboard page, so the dashboard does what the
- * API does, with the same checks: the body is validated by the route's own schema, the handler
+ * API does, with the same checks: the body, path and query are validated by the route's own schemas, the handler
  * sees the signed-in key as its principal (ownership checks such as ownedProject apply), and a
  * route that needs a scope refuses a key without it, as the router does.
  *
@@ -48,7 +49,10 @@ export async function invoke(
     client: null,
     extra: {},
   };
-  const result = await route.handle({ snap, body, principal, nowMs: call.nowMs, requestId: "", startedAt: performance.now() });
+  const inputs = inputsOf(route);
+  const params = inputs.params(snap.params);
+  const query = inputs.query(snap.query);
+  const result = await route.handle({ snap, body, params, query, principal, nowMs: call.nowMs, requestId: "", startedAt: performance.now() });
   if (result.credits) throw new Error(`dashboard: ${route.pattern} charged ${result.credits} credits`);
   return result.data;
 }

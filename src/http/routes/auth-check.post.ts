@@ -14,6 +14,9 @@ import { isCgnat, joinKeysOf } from "../sessions/identifiers.js";
 import { continuityOf, edgeVerdictOf, orgSession } from "../sessions/session.js";
 import { syncObservations } from "./observations.get.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon" | "email" | "flushObservations" | "ipDatasets" | "pseudonyms" | "reads" | "store">;
+
 /** Credits of a pre-flight: the price of the resolve it precedes and of a form check. */
 const CREDITS = 2;
 
@@ -22,7 +25,7 @@ const CREDITS = 2;
  * before a login or signup, from the `_fs` session, the IP, the user agent, the e-mail and the
  * accounts already bound to them, without binding anything. See docs/api.md, "POST /v1/auth/check".
  */
-export function authCheckPost(deps: AppDeps) {
+export function authCheckPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/auth/check",

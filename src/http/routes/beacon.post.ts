@@ -4,13 +4,16 @@ import { newSessionId } from "../beacon/token.js";
 import { defineRoute, type RouteDocs } from "../route.js";
 import { handshakeBody, handshakeResponse, hitBody, hitResponse, probeResponse } from "../schemas/beacon.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon">;
+
 /**
  * The beacon's endpoints (publishable key, 0 credits, never refused for quota, CORS per project).
  * Wire protocol: beacon/README.md.
  */
 
 /** POST /v1/handshake {session_id?} -> {token, session_id, expires_at} */
-export function handshakePost(deps: AppDeps) {
+export function handshakePost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/handshake",
@@ -41,7 +44,7 @@ export function handshakePost(deps: AppDeps) {
 }
 
 /** GET /v1/probe -> {now}: a cheap round trip the beacon times (timing.rtt_ms). */
-export function probeGet(deps: AppDeps) {
+export function probeGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/probe",
@@ -64,7 +67,7 @@ export function probeGet(deps: AppDeps) {
 }
 
 /** POST /v1/collect: a page.view hit -> {observation_id, session_id} */
-export function collectPost(deps: AppDeps) {
+export function collectPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/collect",
@@ -78,7 +81,7 @@ export function collectPost(deps: AppDeps) {
 }
 
 /** POST /v1/report: a form.submit hit -> {observation_id, session_id} */
-export function reportPost(deps: AppDeps) {
+export function reportPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/report",

@@ -7,6 +7,9 @@ import { projectIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 import { ownedProject } from "./project-access.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon" | "peers" | "store">;
+
 /** The answer of both routes: the effective policy (defaults filled in) and what was stored. */
 function policyView(project: ProjectRecord) {
   return {
@@ -18,11 +21,12 @@ function policyView(project: ProjectRecord) {
 }
 
 /** GET /v1/projects/{projectId}/bot-policy (secret key of the owning org; free). */
-export function botPolicyGet(deps: AppDeps) {
+export function botPolicyGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/projects/:projectId/bot-policy",
     auth: { kind: "secret" },
+    params: { projectId: projectIdParam },
     docs: {
       summary: "Get a project's bot policy",
       description: "The project's effective bot policy (its stored document merged over the defaults) and the document as stored. A project of another org answers 404 NOT_FOUND, as a missing one does.",
@@ -30,11 +34,10 @@ export function botPolicyGet(deps: AppDeps) {
       response: botPolicyResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { projectId: projectIdParam },
       example: { params: { projectId: POLICY_EXAMPLE.params!.projectId! }, response: POLICY_EXAMPLE.response },
     },
-    async handle({ principal, snap }) {
-      return { data: policyView(await ownedProject(deps.beacon.projects, principal!, snap.params[0]!)), credits: 0 };
+    async handle({ principal, params }) {
+      return { data: policyView(await ownedProject(deps.beacon.projects, principal!, params.projectId)), credits: 0 };
     },
   });
 }
@@ -43,12 +46,13 @@ export function botPolicyGet(deps: AppDeps) {
  * PUT /v1/projects/{projectId}/bot-policy: replaces the project's policy document (fields left
  * out take the defaults). Applies to the next observation.
  */
-export function botPolicyPut(deps: AppDeps) {
+export function botPolicyPut(deps: Deps) {
   return defineRoute({
     method: "put",
     pattern: "/v1/projects/:projectId/bot-policy",
     auth: { kind: "secret" },
     body: putBotPolicyBody,
+    params: { projectId: projectIdParam },
     docs: {
       summary: "Replace a project's bot policy",
       description: [
@@ -59,11 +63,10 @@ export function botPolicyPut(deps: AppDeps) {
       response: botPolicyResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { projectId: projectIdParam },
       example: POLICY_EXAMPLE,
     },
-    async handle({ principal, snap, body }) {
-      const project = await ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
+    async handle({ principal, params, body }) {
+      const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
       const ack = ackOrThrow(
         await deps.store.send({
           op: "project.update",

@@ -4,6 +4,9 @@ import { beaconProject } from "../beacon/hits.js";
 import { defineRoute } from "../route.js";
 import { challengeResponse, challengeVerifyBody, challengeVerifyResponse } from "../schemas/challenge.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon">;
+
 /** Challenge verification costs 1 credit; issuing is free, like the beacon calls. */
 const VERIFY_CREDITS = 1;
 
@@ -13,7 +16,7 @@ const VERIFY_CREDITS = 1;
  * Publishable key, 0 credits, never refused for quota, CORS and allowed_origins as for the
  * beacon. Nothing is stored: the challenge is signed, and only its spend is recorded.
  */
-export function challengeGet(deps: AppDeps, challenges: ChallengeService) {
+export function challengeGet(deps: Deps, challenges: ChallengeService) {
   return defineRoute({
     method: "get",
     pattern: "/v1/challenge",
@@ -66,7 +69,7 @@ export function challengeGet(deps: AppDeps, challenges: ChallengeService) {
  * token (signature, solution, expiry, project of the caller's org) and spends it, so a replay is
  * `already_used`. Secret key, 1 credit whether or not the token is valid.
  */
-export function challengeVerifyPost(_deps: AppDeps, challenges: ChallengeService) {
+export function challengeVerifyPost(_deps: Deps, challenges: ChallengeService) {
   return defineRoute({
     method: "post",
     pattern: "/v1/challenge/verify",

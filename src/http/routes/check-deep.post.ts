@@ -15,6 +15,9 @@ import { countDecision } from "../counters.js";
 import { checkSubmission, historyRecord, type CheckOutcome } from "./check.post.js";
 import { listObservations, syncObservations } from "./observations.get.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "flushObservations" | "ipDatasets" | "learning" | "pseudonyms" | "rdns" | "reads" | "store">;
+
 /** The check's price, and the deep analysis's when at least one deep block resolved. */
 const CHECK_CREDITS = 2;
 const DEEP_CREDITS = 4;
@@ -32,7 +35,7 @@ type Block = "network" | "email" | "session" | "content";
  * with its MX answer, the `_fs` session's whole history, and the content model on each text field
  * on its own. See docs/api.md, "POST /v1/check/deep".
  */
-export function checkDeepPost(deps: AppDeps) {
+export function checkDeepPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/check/deep",
@@ -124,7 +127,7 @@ function emailBlock(a: EmailAnalysis | null) {
  * The session block: the org's session (after every hit answered so far is stored), its newest
  * hits up to HISTORY_MAX_HITS, and the accounts bound to it. Read-only.
  */
-async function sessionBlock(deps: AppDeps, orgId: string, ref: { id: string; source: "session_id" | "beacon_field" } | null, nowMs: number) {
+async function sessionBlock(deps: Deps, orgId: string, ref: { id: string; source: "session_id" | "beacon_field" } | null, nowMs: number) {
   if (ref === null) return { status: "skipped" as const, reason: "not_given" as const, session_id: null, source: null, summary: null as SessionSummary | null };
   await syncObservations(deps);
   const session = await orgSession(deps, orgId, ref.id);
@@ -148,7 +151,7 @@ async function sessionBlock(deps: AppDeps, orgId: string, ref: { id: string; sou
  * windows of the classifier's input length, so text past the joined form's first window is read
  * too. A field's result is its strongest window.
  */
-async function contentBlock(deps: AppDeps, check: CheckOutcome) {
+async function contentBlock(deps: Deps, check: CheckOutcome) {
   const readings: Array<{ field: string; text: string }> = [];
   let truncated = false;
   for (const field of check.text.fields) {

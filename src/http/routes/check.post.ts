@@ -18,6 +18,9 @@ import { analyzeEmailWithMx, toCheckEmailSignals, type CheckEmailSignals, type E
 import { verifyChallengeToken } from "../../challenge/index.js";
 import { withStore } from "../../store/store-wait.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "ipDatasets" | "learning" | "reads">;
+
 /** The hidden field the beacon injects (its default name; sites may rename it with data-fs-field). */
 const BEACON_FIELD = "_fs_signals";
 const FUSION_METHOD = "log-odds sum: calibrated content probability + per-signal likelihood ratios (naive Bayes)";
@@ -26,7 +29,7 @@ const FUSION_METHOD = "log-odds sum: calibrated content probability + per-signal
  * POST /v1/check (2 credits): scores a form submission. See docs/api.md, "POST /v1/check".
  * Needs at least one of metadata.email, metadata.ip, form_data (422 otherwise).
  */
-export function checkPost(deps: AppDeps) {
+export function checkPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/check",
@@ -103,7 +106,7 @@ export interface CheckOutcome {
  * Scores a form submission (the whole of POST /v1/check but the charge).
  * @throws ApiError MISSING_REQUIRED_DATA (nothing to analyse), VALIDATION_ERROR (metadata.ip).
  */
-export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckBody, nowMs: number): Promise<CheckOutcome> {
+export async function checkSubmission(deps: Deps, orgId: string, body: CheckBody, nowMs: number): Promise<CheckOutcome> {
   const md = body.metadata ?? {};
   const { beaconField, fields } = splitBeaconField(body.form_data);
   const hasForm = fields !== null && Object.values(fields).some((v) => v !== null && v !== "" && !(Array.isArray(v) && v.length === 0));
@@ -170,7 +173,7 @@ export async function checkSubmission(deps: AppDeps, orgId: string, body: CheckB
 export type CheckAnswer = ReturnType<typeof answerOf>;
 
 /** The answer of a check from its fusion and signals (exported for bench/micro/answers.bench.ts). */
-export function answerOf(deps: AppDeps, fused: CheckResult, input: CheckInput, facts: IpFacts | null, email: CheckEmailSignals | null, content: ContentAnalysis | null, fields: string[], fieldFlags: readonly string[] = [], orgModel = 0) {
+export function answerOf(deps: Deps, fused: CheckResult, input: CheckInput, facts: IpFacts | null, email: CheckEmailSignals | null, content: ContentAnalysis | null, fields: string[], fieldFlags: readonly string[] = [], orgModel = 0) {
   let ipRisk = 0;
   for (const m of fused.rule_matches) if (m.signal === "ip") ipRisk += m.contribution;
   return {
@@ -276,7 +279,7 @@ type BeaconEvidence = { evidence: NonNullable<CheckInput["beacon"]>; session: Ch
  * client's strong automation tells, and the session's latest observation (its score). Read at
  * once on LMDB; on a cluster node the project (if not cached) and the session over the pool.
  */
-function beaconEvidence(deps: AppDeps, orgId: string, field: string, nowMs: number): BeaconEvidence | Promise<BeaconEvidence> {
+function beaconEvidence(deps: Deps, orgId: string, field: string, nowMs: number): BeaconEvidence | Promise<BeaconEvidence> {
   const parsed = parseField(field);
   const tells = Array.isArray(parsed?.signals?.tells) ? (parsed!.signals!.tells as unknown[]).filter((t): t is string => typeof t === "string") : [];
   const strongTells = tells.some((t) => STRONG_TELLS.has(t));

@@ -1,12 +1,13 @@
 import type { CheckHistoryRecord } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
-import { queryParam } from "../request.js";
-import { defineRoute } from "../route.js";
+import { defineRoute, type InputsOf } from "../route.js";
 import { checksQuery, checksResponse } from "../schemas/feedback.js";
 import { orgIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 import { ownOrgId } from "./project-access.js";
+
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "flushLedger" | "reads" | "store">;
 
 /** Most checks examined for one page of a filtered listing. */
 export const CHECKS_SCAN_LIMIT = 5000;
@@ -15,11 +16,13 @@ export const CHECKS_SCAN_LIMIT = 5000;
  * GET /v1/orgs/{orgId}/checks?limit=&cursor=&decision=&label=&form_id=: the org's check history,
  * newest first (secret key of that org; free). Reads after every check answered so far is stored.
  */
-export function checksGet(deps: AppDeps) {
+export function checksGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/orgs/:orgId/checks",
     auth: { kind: "secret" },
+    params: { orgId: orgIdParam },
+    query: checksQuery,
     docs: {
       summary: "List the org's checks",
       description: `The checks the org's history keeps (its check history setting), newest first, optionally with one decision, one feedback label (\`none\`: without feedback) or of one form. \`next_cursor\` continues the listing (null at the end); a filtered page examines at most ${CHECKS_SCAN_LIMIT} checks, so it may hold fewer items than \`limit\` and still have a cursor. \`text\` is there only when the org keeps text. Another org's id answers 404 NOT_FOUND.`,
@@ -27,8 +30,6 @@ export function checksGet(deps: AppDeps) {
       response: checksResponse,
       credits: [0],
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
-      params: { orgId: orgIdParam },
-      query: checksQuery,
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         query: { limit: "20", decision: "review" },
@@ -54,11 +55,10 @@ export function checksGet(deps: AppDeps) {
         },
       },
     },
-    async handle({ principal, snap }) {
-      const orgId = ownOrgId(principal!, snap.params[0]!);
-      const q = readQuery(snap.query);
+    async handle({ principal, params, query }) {
+      const orgId = ownOrgId(principal!, params.orgId);
       await syncChecks(deps);
-      const page = await listChecks(deps, orgId, q);
+      const page = await listChecks(deps, orgId, checksFilter(query));
       return { data: { items: page.items.map(publicCheck), next_cursor: page.next }, credits: 0 };
     },
   });
@@ -73,20 +73,9 @@ export interface ChecksQuery {
   formId: string | undefined;
 }
 
-function readQuery(query: string): ChecksQuery {
-  const limitText = queryParam(query, "limit");
-  const limit = limitText === undefined ? 50 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError("VALIDATION_ERROR", "query.limit: an integer from 1 to 100.");
-  const cursor = queryParam(query, "cursor");
-  const before = cursor === undefined ? null : parseCursor(cursor);
-  if (before === undefined) throw new ApiError("VALIDATION_ERROR", "query.cursor: not a cursor this listing returned.");
-  const decision = queryParam(query, "decision");
-  if (decision !== undefined && decision !== "allow" && decision !== "review" && decision !== "block") throw new ApiError("VALIDATION_ERROR", "query.decision: allow, review or block.");
-  const label = queryParam(query, "label");
-  if (label !== undefined && label !== "spam" && label !== "ham" && label !== "none") throw new ApiError("VALIDATION_ERROR", "query.label: spam, ham or none.");
-  const formId = queryParam(query, "form_id");
-  if (formId !== undefined && formId.length > 200) throw new ApiError("VALIDATION_ERROR", "query.form_id: at most 200 characters.");
-  return { limit, before, decision, label, formId };
+/** The listing's filter from the query (checksQuery). */
+function checksFilter(q: InputsOf<typeof checksQuery>): ChecksQuery {
+  return { limit: q.limit, before: q.cursor ?? null, decision: q.decision, label: q.label, formId: q.form_id };
 }
 
 /** The cursor of the page after `r`: its time (base 36) and request id. */
@@ -94,22 +83,14 @@ function cursorOf(r: CheckHistoryRecord): string {
   return `${r.ts.toString(36)}.${r.request_id}`;
 }
 
-/** [ts, request_id] of a cursor; undefined when it is not one. */
-function parseCursor(text: string): [number, string] | undefined {
-  const m = /^([0-9a-z]{1,11})\.([A-Za-z0-9._:-]{1,128})$/.exec(text);
-  if (!m) return undefined;
-  const ts = parseInt(m[1]!, 36);
-  return Number.isSafeInteger(ts) ? [ts, m[2]!] : undefined;
-}
-
 /** Hands the checks answered so far (their history rides on their debits) to the writer and waits until it stored them. */
-export async function syncChecks(deps: AppDeps): Promise<void> {
+export async function syncChecks(deps: Deps): Promise<void> {
   deps.flushLedger();
   ackOrThrow(await deps.store.send({ op: "ping" }));
 }
 
 /** One page of the org's checks that pass the filters, newest first. */
-export async function listChecks(deps: AppDeps, orgId: string, q: ChecksQuery): Promise<{ items: CheckHistoryRecord[]; next: string | null }> {
+export async function listChecks(deps: Deps, orgId: string, q: ChecksQuery): Promise<{ items: CheckHistoryRecord[]; next: string | null }> {
   const items: CheckHistoryRecord[] = [];
   let scanned = 0;
   const start = q.before ? [orgId, q.before[0], q.before[1]] : [orgId, Number.MAX_SAFE_INTEGER];

@@ -3,11 +3,14 @@ import type { AppDeps } from "../deps.js";
 import { defineRoute } from "../route.js";
 import { contentBody, contentResponse } from "../schemas/content.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "content">;
+
 /**
  * POST /v1/content {text} (2 credits): the content model on its own. `score` is the calibrated
  * spam probability; `decision` by the usual thresholds. See docs/api.md, "POST /v1/content".
  */
-export function contentPost(deps: AppDeps) {
+export function contentPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/content",

@@ -7,13 +7,16 @@ import { defineRoute } from "../route.js";
 import { feedbackBody, feedbackResponse } from "../schemas/feedback.js";
 import { ackOrThrow } from "./ack.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "content" | "feedbackLimit" | "flushLedger" | "learning" | "peers" | "store">;
+
 /**
  * POST /v1/feedback (secret key, free): a label, spam or ham, for a check of the org's history
  * (by its request id) or for content sent again in the shape of POST /v1/check. The org's own
  * model learns it before the answer (the writer commits both); a repeat counts once. See
  * docs/api.md, "POST /v1/feedback".
  */
-export function feedbackPost(deps: AppDeps) {
+export function feedbackPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/feedback",

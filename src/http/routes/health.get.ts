@@ -3,6 +3,9 @@ import type { AppDeps } from "../deps.js";
 import { defineRoute } from "../route.js";
 import { healthzResponse, readyzResponse } from "../schemas/health.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "auth" | "front" | "ipDatasets" | "pool" | "store">;
+
 /** GET /healthz: the process is up and the event loop answers. */
 export const healthz = defineRoute({
   method: "get",
@@ -24,7 +27,7 @@ export const healthz = defineRoute({
  * the admin token it says only ready or not (a load balancer needs no more); with it, what each
  * part runs and, when not ready, what is missing.
  */
-export function readyz(deps: AppDeps) {
+export function readyz(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/readyz",
@@ -81,7 +84,7 @@ export function readyz(deps: AppDeps) {
 }
 
 /** True for the admin token; anything else (none, a wrong token, an API key) gets the short answer. */
-function isAdmin(deps: AppDeps, authorization: string): boolean {
+function isAdmin(deps: Deps, authorization: string): boolean {
   if (!authorization) return false;
   try {
     deps.auth.verifyAdmin(authorization);

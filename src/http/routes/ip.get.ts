@@ -1,15 +1,16 @@
-import { z } from "zod";
 import { coverageOf, type IpCoverage } from "../../datasets/coverage.js";
 import type { IpDatasetMeta, IpFacts } from "../../datasets/ip-dataset.js";
 import { buildIpRecord, ipRecordJson } from "../../scoring/ip-record.js";
 import { isBogon } from "../../shared/bogon.js";
-import { formatIp, parseIp, type ParsedIp } from "../../shared/ip.js";
+import { formatIp, type ParsedIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { queryParam } from "../request.js";
 import { RawJson } from "../respond.js";
 import { defineRoute, type RouteResult } from "../route.js";
-import { ipMetadata, ipQuery, ipRecordResponse, parseInclude, type IpDatasetName } from "../schemas/ip.js";
+import { ipMetadata, ipParam, ipQuery, ipRecordResponse, type IpDatasetName } from "../schemas/ip.js";
+
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon" | "ipDatasets" | "rdns">;
 
 /** Base lookup 1 credit; rdns +1 on a cache miss only; region and company free; a bogon nothing. */
 const BASE_CREDITS = 1;
@@ -21,12 +22,14 @@ const RDNS_MISS_CREDITS = 1;
  * front thread (~0.2 µs, far below the ~60 µs of a pool round trip: bench/micro/pool-hop). Only
  * rdns waits, on DNS, and only when asked.
  */
-export function ipGet(deps: AppDeps) {
+export function ipGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/ip/:ip",
     auth: { kind: "secret" },
     minCredits: BASE_CREDITS,
+    params: { ip: ipParam },
+    query: ipQuery,
     docs: {
       summary: "Look up an IP address",
       description: [
@@ -40,8 +43,6 @@ export function ipGet(deps: AppDeps) {
       metadata: ipMetadata,
       credits: [BASE_CREDITS, BASE_CREDITS + RDNS_MISS_CREDITS],
       errors: ["VALIDATION_ERROR"],
-      params: { ip: z.string().max(64).describe("An IPv4 or IPv6 address; IPv6 colons may be percent-encoded.") },
-      query: ipQuery,
       example: {
         params: { ip: "8.8.8.8" },
         query: { include: "company" },
@@ -66,14 +67,8 @@ export function ipGet(deps: AppDeps) {
         },
       },
     },
-    handle(ctx): RouteResult | Promise<RouteResult> {
-      const raw = decodeParam(ctx.snap.params[0] ?? "");
-      const include = ctx.snap.query === "" ? NO_INCLUDE : includeOf(ctx.snap.query);
-      const parsed = raw === null ? null : parseIp(raw);
-      if (raw === null || parsed === null) {
-        throw new ApiError("VALIDATION_ERROR", `path.ip: '${(raw ?? ctx.snap.params[0] ?? "").slice(0, 64)}' is not a valid IPv4 or IPv6 address.`);
-      }
-      return lookupAnswer(deps, raw, parsed, include);
+    handle({ params, query }): RouteResult | Promise<RouteResult> {
+      return lookupAnswer(deps, params.ip.text, params.ip.parsed, query.include);
     },
   });
 }
@@ -82,7 +77,7 @@ export function ipGet(deps: AppDeps) {
  * GET /v1/ip/me: the record of the caller's own address (the peer's, or behind a trusted proxy the
  * client's, as FS_TRUSTED_PROXIES says), as GET /v1/ip/{ip} answers it.
  */
-export function ipMeGet(deps: AppDeps) {
+export function ipMeGet(deps: Deps) {
   const byIp = ipGet(deps).docs;
   return defineRoute({
     method: "get",
@@ -90,25 +85,24 @@ export function ipMeGet(deps: AppDeps) {
     auth: { kind: "secret" },
     minCredits: BASE_CREDITS,
     clientAddress: true,
+    query: ipQuery,
     docs: {
       ...byIp,
       summary: "Look up the caller's address",
       description:
         "The record of the address this call came from, as `GET /v1/ip/{ip}` gives it (same `include`, same credits): the connection's peer, or, when the peer is a proxy in FS_TRUSTED_PROXIES, the rightmost X-Forwarded-For address it did not add itself. Called from a backend, that is the backend's own egress address. `ip` states the address.",
-      params: undefined,
       example: { ...byIp.example, params: undefined },
     },
     handle(ctx): RouteResult | Promise<RouteResult> {
-      const include = ctx.snap.query === "" ? NO_INCLUDE : includeOf(ctx.snap.query);
       const parsed = deps.beacon.trusted.clientIp(ctx.snap.peer, ctx.snap.forwardedFor);
       if (!parsed) throw new ApiError("VALIDATION_ERROR", "path.ip: the connection's address could not be read.");
-      return lookupAnswer(deps, formatIp(parsed), parsed, include);
+      return lookupAnswer(deps, formatIp(parsed), parsed, ctx.query.include);
     },
   });
 }
 
 /** The answer for one parsed address (`raw` as it is echoed in `ip`). */
-function lookupAnswer(deps: AppDeps, raw: string, parsed: ParsedIp, include: IpDatasetName[]): RouteResult | Promise<RouteResult> {
+function lookupAnswer(deps: Deps, raw: string, parsed: ParsedIp, include: IpDatasetName[]): RouteResult | Promise<RouteResult> {
   const dataset = deps.ipDatasets.get();
   const facts = dataset.lookup(parsed);
   const ipVersion = parsed.version === 4 && !parsed.mapped ? 4 : 6;
@@ -142,7 +136,7 @@ function bogonAnswer(raw: string, ipVersion: 4 | 6, facts: IpFacts, meta: IpData
 
 /** The rdns path: waits for DNS (bounded by FS_RDNS_TIMEOUT_MS), charges +1 only when it queried. */
 async function withRdns(
-  deps: AppDeps,
+  deps: Deps,
   raw: string,
   canonical: string,
   ipVersion: 4 | 6,
@@ -216,8 +210,8 @@ function hasRegionFeeds(meta: IpDatasetMeta): boolean {
 
 /**
  * Serialised metadata fields (provenance, enrichment) for the paths without rdns, cached per
- * dataset (its meta object) and include list (parseInclude returns the same array for the same
- * query text), and per facts object for provenance.
+ * dataset (its meta object) and include list (the router hands the same array for the same
+ * query text: inputs.ts), and per facts object for provenance.
  */
 const metadataCache = new WeakMap<IpDatasetMeta, Map<IpDatasetName[], string[]>>();
 const provenanceCache = new WeakMap<IpFacts, string>();
@@ -243,30 +237,4 @@ function metadataJsonFor(meta: IpDatasetMeta, include: IpDatasetName[], facts: I
     provenanceCache.set(facts, provenance);
   }
   return `${common},"provenance":${provenance}`;
-}
-
-const NO_INCLUDE = parseInclude(undefined);
-/** `include` of a query string; clients repeat the same few query strings, so each is parsed once. */
-const includeByQuery = new Map<string, IpDatasetName[]>();
-function includeOf(query: string): IpDatasetName[] {
-  let include = includeByQuery.get(query);
-  if (include === undefined) {
-    if (query.indexOf("include=") !== query.lastIndexOf("include=")) {
-      throw new ApiError("VALIDATION_ERROR", "query.include: give it once, as a comma-separated list.");
-    }
-    include = parseInclude(queryParam(query, "include")); // throws 400 for a bad value: not cached
-    if (includeByQuery.size >= 256) includeByQuery.clear();
-    includeByQuery.set(query, include);
-  }
-  return include;
-}
-
-/** Percent-decodes a path segment (IPv6 colons may arrive encoded); null if malformed. */
-function decodeParam(s: string): string | null {
-  if (s.indexOf("%") < 0) return s;
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return null;
-  }
 }

@@ -8,13 +8,16 @@ import { meterBody, meterResponse, windowMs } from "../schemas/sessions.js";
 import { ackOrThrow } from "./ack.js";
 import { notLiveYet } from "./announced.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "config" | "pseudonyms" | "store">;
+
 /**
  * POST /v1/meter (preview behind FS_ENABLE_METER, 2 credits): one decision against a
  * sliding window kept by the writer. The budget belongs to the identity's linked accounts (those
  * session resolution tied together through a shared session, fingerprint or IP), so rotating
  * accounts does not reset it. See docs/api.md, "POST /v1/meter (preview)".
  */
-export function meterPost(deps: AppDeps) {
+export function meterPost(deps: Deps) {
   if (!deps.config.FS_ENABLE_METER) {
     return defineRoute({
       method: "post",

@@ -4,12 +4,15 @@ import type { AppDeps } from "../deps.js";
 import { RawText } from "../respond.js";
 import { defineRoute } from "../route.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "config" | "metrics">;
+
 /**
  * GET /metrics: the service's metrics in the Prometheus text format (prom-client), for the admin
  * token or the scrape-only FS_METRICS_TOKEN. Not in the envelope: Prometheus reads the text at the top level. docs/operations.md,
  * "Metrics", lists every series.
  */
-export function metricsGet(deps: AppDeps) {
+export function metricsGet(deps: Deps) {
   const metrics = deps.metrics;
   return defineRoute({
     method: "get",

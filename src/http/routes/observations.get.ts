@@ -1,13 +1,14 @@
 import type { ObservationRecord } from "../../store/records.js";
 import { lineSeq, pageLinesNewestFirst } from "../../store/observation-pages.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
-import { queryParam } from "../request.js";
 import { defineRoute } from "../route.js";
 import { observationsQuery, observationsResponse } from "../schemas/beacon.js";
 import { projectIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 import { ownedProject } from "./project-access.js";
+
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "beacon" | "flushObservations" | "reads" | "store">;
 
 /** Most observations examined for one page when filtering (by session or kind). */
 const SCAN_LIMIT = 5000;
@@ -17,11 +18,13 @@ const SCAN_LIMIT = 5000;
  * A project's observations, newest first (secret key of the owning org; free). `next_cursor`
  * continues the listing; null at the end. Reads after everything answered so far is stored.
  */
-export function observationsGet(deps: AppDeps) {
+export function observationsGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/projects/:projectId/observations",
     auth: { kind: "secret" },
+    params: { projectId: projectIdParam },
+    query: observationsQuery,
     docs: {
       summary: "List a project's observations",
       description: `The beacon's observations of a project of the key's org, newest first, optionally of one session or kind. \`next_cursor\` continues the listing (null at the end); a filtered page examines at most ${SCAN_LIMIT} observations, so it may hold fewer items than \`limit\` and still have a cursor. Reads after every hit answered so far is stored.`,
@@ -29,8 +32,6 @@ export function observationsGet(deps: AppDeps) {
       response: observationsResponse,
       credits: [0],
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
-      params: { projectId: projectIdParam },
-      query: observationsQuery,
       example: {
         params: { projectId: "prj_8Hq2LmT7aZ3kXw9B" },
         query: { limit: "20", kind: "form.submit" },
@@ -62,10 +63,10 @@ export function observationsGet(deps: AppDeps) {
         },
       },
     },
-    async handle({ principal, snap }) {
-      const project = await ownedProject(deps.beacon.projects, principal!, snap.params[0]!);
-      const q = readQuery(snap.query);
+    async handle({ principal, params, query }) {
+      const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
       await syncObservations(deps);
+      const q = { limit: query.limit, before: query.cursor ?? Number.MAX_SAFE_INTEGER, sessionId: query.session_id, kind: query.kind };
       const page = await listObservations(deps, project.id, q);
       return { data: { items: page.items.map(publicObservation), next_cursor: page.next }, credits: 0 };
     },
@@ -80,29 +81,14 @@ interface ListQuery {
   kind: string | undefined;
 }
 
-function readQuery(query: string): ListQuery {
-  const limitText = queryParam(query, "limit");
-  const limit = limitText === undefined ? 50 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError("VALIDATION_ERROR", "query.limit: an integer from 1 to 100.");
-  const cursor = queryParam(query, "cursor");
-  let before = Number.MAX_SAFE_INTEGER;
-  if (cursor !== undefined) {
-    before = /^[0-9a-z]{1,11}$/.test(cursor) ? parseInt(cursor, 36) : NaN;
-    if (!Number.isSafeInteger(before)) throw new ApiError("VALIDATION_ERROR", "query.cursor: not a cursor this listing returned.");
-  }
-  const kind = queryParam(query, "kind");
-  if (kind !== undefined && kind !== "page.view" && kind !== "form.submit") throw new ApiError("VALIDATION_ERROR", "query.kind: page.view or form.submit.");
-  return { limit, before, sessionId: queryParam(query, "session_id"), kind };
-}
-
 /** Sends observations gathered on the front to the writer and waits until it has stored them. */
-export async function syncObservations(deps: AppDeps): Promise<void> {
+export async function syncObservations(deps: Deps): Promise<void> {
   deps.flushObservations();
   ackOrThrow(await deps.store.send({ op: "ping" }));
 }
 
 /** One page of a project's observations, newest first. */
-export async function listObservations(deps: AppDeps, projectId: string, q: ListQuery): Promise<{ items: ObservationRecord[]; next: string | null }> {
+export async function listObservations(deps: Deps, projectId: string, q: ListQuery): Promise<{ items: ObservationRecord[]; next: string | null }> {
   const items: ObservationRecord[] = [];
   let scanned = 0;
   let last = 0;

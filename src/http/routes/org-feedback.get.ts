@@ -7,15 +7,19 @@ import { feedbackCounts } from "./feedback.post.js";
 import { emptyLearning } from "../../store/records.js";
 import { ownOrgId } from "./project-access.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "learning">;
+
 /**
  * GET /v1/orgs/{orgId}/feedback (secret key of that org; free): the org's feedback figures and
  * how often its own model, and the global one, agreed with the labels before learning them.
  */
-export function orgFeedbackGet(deps: AppDeps) {
+export function orgFeedbackGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/orgs/:orgId/feedback",
     auth: { kind: "secret" },
+    params: { orgId: orgIdParam },
     docs: {
       summary: "The org's feedback and its model's agreement",
       description: "How many labels the org's own model has learned (spam, ham, relabelled, repeated), its version, the check history setting, and per UTC day with feedback how many of that day's labels the org model and the global model agreed with before learning them (probability ≥ 0.5 for spam, below for ham). Another org's id answers 404 NOT_FOUND.",
@@ -23,7 +27,6 @@ export function orgFeedbackGet(deps: AppDeps) {
       response: orgFeedbackResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         response: {
@@ -35,8 +38,8 @@ export function orgFeedbackGet(deps: AppDeps) {
         },
       },
     },
-    async handle({ principal, snap }) {
-      const orgId = ownOrgId(principal!, snap.params[0]!);
+    async handle({ principal, params }) {
+      const orgId = ownOrgId(principal!, params.orgId);
       const l = await deps.learning.get(orgId);
       const r = l.record ?? emptyLearning(orgId);
       const share = (k: number, n: number): number => Math.round((k / n) * 10_000) / 10_000;

@@ -6,12 +6,16 @@ import { orgIdParam } from "../schemas/params.js";
 import { publicOrg } from "./admin/orgs.post.js";
 import { ownOrgId } from "./project-access.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "reads">;
+
 /** GET /v1/orgs/{orgId}: the key's own org (`me` or its id); free. What a secret key finds out about itself. */
-export function orgGet(deps: AppDeps) {
+export function orgGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/orgs/:orgId",
     auth: { kind: "secret" },
+    params: { orgId: orgIdParam },
     docs: {
       summary: "The key's own org",
       description:
@@ -20,16 +24,15 @@ export function orgGet(deps: AppDeps) {
       response: orgResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: {
         params: { orgId: "me" },
         response: { id: "org_3kT9xQ2mLbVfZ8aW", name: "Acme Shop", plan: "pro", subscription_status: "active", created_at: "2026-11-20T22:15:00.000Z" },
       },
     },
-    async handle({ snap, principal }) {
-      const orgId = ownOrgId(principal!, snap.params[0]!);
+    async handle({ params, principal }) {
+      const orgId = ownOrgId(principal!, params.orgId);
       const org = await deps.reads.get("orgs", orgId);
-      if (!org) throw new ApiError("NOT_FOUND", `No org with id ${snap.params[0]}.`);
+      if (!org) throw new ApiError("NOT_FOUND", `No org with id ${params.orgId}.`);
       return { data: publicOrg(org), credits: 0 };
     },
   });

@@ -1,14 +1,18 @@
 import type { AppDeps } from "../deps.js";
 import { defineRoute } from "../route.js";
 import { adminListQuery, projectListResponse } from "../schemas/admin.js";
-import { pageOf, publicProject, readListQuery, synced } from "./admin/lists.get.js";
+import { pageOf, publicProject, synced } from "./admin/lists.get.js";
+
+/** The services this route uses: a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "reads" | "store">;
 
 /** GET /v1/projects?limit=&cursor=: the projects of the key's own org, in id order; free. */
-export function projectsGet(deps: AppDeps) {
+export function projectsGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/projects",
     auth: { kind: "secret" },
+    query: adminListQuery,
     docs: {
       summary: "The key's org's projects",
       description:
@@ -17,16 +21,14 @@ export function projectsGet(deps: AppDeps) {
       response: projectListResponse,
       credits: [0],
       errors: ["VALIDATION_ERROR", "NOT_READY"],
-      query: adminListQuery,
       example: {
         response: { items: [{ id: "prj_8Hq2LmT7aZ3kXw9B", org_id: "org_3kT9xQ2mLbVfZ8aW", name: "Storefront", created_at: "2026-11-20T22:16:00.000Z", allowed_origins: ["https://shop.example.com"] }], next_cursor: null },
       },
     },
-    async handle({ snap, principal }) {
+    async handle({ query, principal }) {
       const orgId = principal!.orgId;
-      const q = readListQuery(snap.query);
       await synced(deps);
-      return { data: await pageOf(deps, "projects", q, (p) => p.org_id === orgId, publicProject), credits: 0 };
+      return { data: await pageOf(deps, "projects", query, (p) => p.org_id === orgId, publicProject), credits: 0 };
     },
   });
 }

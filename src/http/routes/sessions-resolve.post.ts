@@ -8,12 +8,15 @@ import { isCgnat, joinKeysOf } from "../sessions/identifiers.js";
 import { continuityOf, edgeVerdictOf } from "../sessions/session.js";
 import { ackOrThrow } from "./ack.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "flushObservations" | "ipDatasets" | "pseudonyms" | "store">;
+
 /**
  * POST /v1/sessions/resolve (2 credits, secret key with the `sessions` scope): binds
  * an account to the browser session, fingerprint, IP and email it came with, and answers the
  * session's edge verdict, its continuity and how many other accounts share each identifier.
  */
-export function sessionsResolvePost(deps: AppDeps) {
+export function sessionsResolvePost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/sessions/resolve",

@@ -6,15 +6,19 @@ import { usageResponse } from "../schemas/usage.js";
 import { orgIdParam } from "../schemas/params.js";
 import { ackOrThrow } from "./ack.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "flushLedger" | "ledgerBehind" | "store">;
+
 /**
  * GET /v1/orgs/{orgId}/usage: the usage record. Needs a secret key of that org.
  * Read through the writer, which holds the exact counters. Free to call.
  */
-export function usageGet(deps: AppDeps) {
+export function usageGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/orgs/:orgId/usage",
     auth: { kind: "secret" },
+    params: { orgId: orgIdParam },
     docs: {
       summary: "Usage of an org",
       description: "The usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status; in a cluster, `behind` says how far `used` trails this node's answers while it cannot ship them. Another org's id answers 404 NOT_FOUND, as a missing one does.",
@@ -22,7 +26,6 @@ export function usageGet(deps: AppDeps) {
       response: usageResponse,
       credits: [0],
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         response: {
@@ -42,7 +45,7 @@ export function usageGet(deps: AppDeps) {
       },
     },
     async handle(ctx) {
-      const orgId = ownOrgId(ctx.principal!, ctx.snap.params[0]!);
+      const orgId = ownOrgId(ctx.principal!, ctx.params.orgId);
       deps.flushLedger();
       const ack = ackOrThrow(await deps.store.send({ op: "usage.get", orgId, nowMs: ctx.nowMs }));
       const u = ack.usage;

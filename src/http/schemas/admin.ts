@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SCOPES } from "../../shared/api-keys.js";
 import { PLANS, SUBSCRIPTION_STATUSES } from "../../shared/plans.js";
+import { NOT_A_CURSOR, pageLimit } from "./params.js";
 import { textBlock, textLine } from "./text.js";
 
 const name = textLine(200);
@@ -95,10 +96,14 @@ const keyFields = {
 /** `data` of POST /v1/admin/keys/{keyId}/disable: a key without its secret. */
 export const keyResponse = z.object(keyFields);
 
-/** Query parameters of the admin listings. */
+/** Query parameters of the listings in id order (the admin listings, GET /v1/projects). */
 export const adminListQuery = {
-  limit: z.number().int().min(1).max(100).default(50).describe("Records per page."),
-  cursor: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).describe("`next_cursor` of the previous page."),
+  limit: pageLimit("Records"),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, NOT_A_CURSOR)
+    .optional()
+    .describe("`next_cursor` of the previous page."),
 };
 
 const nextCursor = z.string().nullable().describe("Pass as `cursor` for the next page; null at the end.");

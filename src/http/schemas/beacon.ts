@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { NOT_A_CURSOR, pageLimit } from "./params.js";
 import { POLICY_KINDS, type PolicyKind } from "../../scoring/bot-policy.js";
 import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
 import { isPlainObject, noUndefinedKeys, optNumber, optString, withFastPath } from "../validate.js";
@@ -163,8 +164,19 @@ export const observationsResponse = z.object({
 
 /** Query parameters of GET /v1/projects/{projectId}/observations. */
 export const observationsQuery = {
-  limit: z.number().int().min(1).max(100).default(50).describe("Observations per page."),
-  cursor: z.string().regex(/^[0-9a-z]{1,11}$/).describe("`next_cursor` of the previous page."),
-  session_id: z.string().describe("Only this beacon session's observations."),
-  kind: z.enum(["page.view", "form.submit"]).describe("Only observations of this kind."),
+  limit: pageLimit("Observations"),
+  /** Read as the sequence number the page starts below. */
+  cursor: z
+    .string()
+    .regex(/^[0-9a-z]{1,11}$/, NOT_A_CURSOR)
+    .transform((text, ctx) => {
+      const seq = parseInt(text, 36);
+      if (Number.isSafeInteger(seq)) return seq;
+      ctx.addIssue({ code: "custom", message: NOT_A_CURSOR });
+      return z.NEVER;
+    })
+    .optional()
+    .describe("`next_cursor` of the previous page."),
+  session_id: z.string().optional().describe("Only this beacon session's observations."),
+  kind: z.enum(["page.view", "form.submit"]).optional().describe("Only observations of this kind."),
 };

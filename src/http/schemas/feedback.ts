@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { FLAGS } from "../../scoring/content/flags.js";
 import { checkShape } from "./check.js";
+import { NOT_A_CURSOR, pageLimit } from "./params.js";
 
 const label = z.enum(["spam", "ham"]);
 const probability = z.number().min(0).max(1);
@@ -50,13 +51,24 @@ export const checkHistoryResponse = historySetting.extend({
   default: z.boolean().describe("True while the org has not chosen a setting (the default: features for 30 days)."),
 });
 
-/** GET /v1/orgs/{orgId}/checks query (documentation; checks.get.ts reads it). */
+/** GET /v1/orgs/{orgId}/checks query. `cursor` is read as [ts, request_id] of the check it names. */
 export const checksQuery = {
-  limit: z.number().int().min(1).max(100).default(50).describe("Checks per page."),
-  cursor: z.string().regex(/^[0-9a-z]{1,11}\.[A-Za-z0-9._:-]{1,128}$/).describe("`next_cursor` of the previous page."),
-  decision: z.enum(["allow", "review", "block"]).describe("Only checks with this decision."),
-  label: z.enum(["spam", "ham", "none"]).describe("Only checks with this feedback (`none`: without feedback)."),
-  form_id: z.string().max(200).describe("Only checks of this form."),
+  limit: pageLimit("Checks"),
+  cursor: z
+    .string()
+    .regex(/^[0-9a-z]{1,11}\.[A-Za-z0-9._:-]{1,128}$/, NOT_A_CURSOR)
+    .transform((text, ctx): [number, string] => {
+      const dot = text.indexOf(".");
+      const ts = parseInt(text.slice(0, dot), 36);
+      if (Number.isSafeInteger(ts)) return [ts, text.slice(dot + 1)];
+      ctx.addIssue({ code: "custom", message: NOT_A_CURSOR });
+      return z.NEVER;
+    })
+    .optional()
+    .describe("`next_cursor` of the previous page."),
+  decision: z.enum(["allow", "review", "block"]).optional().describe("Only checks with this decision."),
+  label: z.enum(["spam", "ham", "none"]).optional().describe("Only checks with this feedback (`none`: without feedback)."),
+  form_id: z.string().max(200).optional().describe("Only checks of this form."),
 };
 
 export const checkItem = z.object({

@@ -3,11 +3,14 @@ import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../route.js";
 import { activateDatasetBody, datasetSwitchResponse } from "../../schemas/admin.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "ipDatasets" | "peers">;
+
 /**
  * POST /v1/admin/datasets/reload: serve the build `current` names (after `npm run data:build`).
  * Requests in flight finish on the build they started with; nothing restarts.
  */
-export function adminDatasetsReloadPost(deps: AppDeps) {
+export function adminDatasetsReloadPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/admin/datasets/reload",
@@ -33,7 +36,7 @@ export function adminDatasetsReloadPost(deps: AppDeps) {
 }
 
 /** POST /v1/admin/datasets/activate {version}: roll forward or back to a build still on disk. */
-export function adminDatasetsActivatePost(deps: AppDeps) {
+export function adminDatasetsActivatePost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/admin/datasets/activate",

@@ -2,8 +2,11 @@ import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
 import { datasetsResponse } from "../../schemas/admin.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "ipDatasets">;
+
 /** GET /v1/admin/datasets: the build in service, the one `current` names, and every build on disk. */
-export function adminDatasetsGet(deps: AppDeps) {
+export function adminDatasetsGet(deps: Deps) {
   return defineRoute({
     method: "get",
     pattern: "/v1/admin/datasets",

@@ -5,23 +5,26 @@ import { keyResponse } from "../../schemas/admin.js";
 import { keyIdParam } from "../../schemas/params.js";
 import { publicKey } from "./keys.post.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "peers" | "reads" | "store">;
+
 /** POST /v1/admin/keys/{keyId}/disable: takes effect on the next request; idempotent. */
-export function adminKeyDisablePost(deps: AppDeps) {
+export function adminKeyDisablePost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/admin/keys/:keyId/disable",
     auth: { kind: "admin" },
+    params: { keyId: keyIdParam },
     docs: {
       summary: "Disable an API key",
       description: "The key is refused (403 KEY_DISABLED) from the next request on. Disabling a disabled key changes nothing.",
       tag: "admin",
       response: keyResponse,
       errors: ["NOT_FOUND", "NOT_READY"],
-      params: { keyId: keyIdParam },
       example: { params: { keyId: "key_Zk3pQ9xL2mT7" }, response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: true, mode: "live" } },
     },
-    async handle({ snap, nowMs, recordAnswer }) {
-      const keyId = snap.params[0]!;
+    async handle({ params, nowMs, recordAnswer }) {
+      const keyId = params.keyId;
       // Keys change only by being disabled: the answer is known before the write, and stored with it.
       const current = recordAnswer && (await deps.reads.get("keys", keyId));
       const answer = current ? recordAnswer!(200, publicKey({ ...current, disabled_at: current.disabled_at ?? nowMs })) : undefined;

@@ -7,17 +7,21 @@ import { createKeyBody, createdKeyResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
 import { ackOrThrow, COMMITTED } from "../ack.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "peers" | "store">;
+
 /**
  * POST /v1/admin/orgs/{orgId}/keys {type, project_id?, scopes?, expires_at?}
  * -> {id, key, key_redacted, key_already_shown, type, scopes, ...}. The plain key is in this
  * answer only; the store keeps its hash, and a replay (Idempotency-Key) has `key: null`.
  */
-export function adminKeysPost(deps: AppDeps) {
+export function adminKeysPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/admin/orgs/:orgId/keys",
     auth: { kind: "admin" },
     body: createKeyBody,
+    params: { orgId: orgIdParam },
     docs: {
       summary: "Create an API key",
       description: "A secret key (server-side; optional scopes `sessions`, `billing`) or a publishable key bound to one of the org's projects (for the beacon; no scopes). The plain key (`key`) is in this answer only: the service keeps its hash. A replay of this call (same `Idempotency-Key`) answers the same key with `key: null` and `key_already_shown: true`: the plain key was shown once and is stored nowhere; `key_redacted` (prefix and last 4 characters) tells which key it was.",
@@ -25,20 +29,19 @@ export function adminKeysPost(deps: AppDeps) {
       status: 201,
       response: createdKeyResponse,
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
-      params: { orgId: orgIdParam },
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         body: { type: "secret", scopes: ["sessions"] },
         response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, mode: "live", key_redacted: "fs_live_…Uv2X", key: "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X", key_already_shown: false },
       },
     },
-    async handle({ body, snap, nowMs, recordAnswer }) {
+    async handle({ body, params, nowMs, recordAnswer }) {
       const expiresAt = body.expires_at === undefined ? null : Date.parse(body.expires_at);
       if (expiresAt !== null && expiresAt <= nowMs) throw new ApiError("VALIDATION_ERROR", "body.expires_at: must be in the future.");
       const { id, plain, hash } = generateKey(body.type, body.mode ?? "live");
       const key: KeyRecord = {
         id,
-        org_id: snap.params[0]!,
+        org_id: params.orgId,
         project_id: body.project_id ?? null,
         type: body.type,
         scopes: body.scopes ?? [],

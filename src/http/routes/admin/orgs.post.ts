@@ -5,8 +5,11 @@ import { defineRoute } from "../../route.js";
 import { createOrgBody, orgResponse } from "../../schemas/admin.js";
 import { ackOrThrow, COMMITTED } from "../ack.js";
 
+/** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
+type Deps = Pick<AppDeps, "store">;
+
 /** POST /v1/admin/orgs {name, plan?} -> {id, name, plan} */
-export function adminOrgsPost(deps: AppDeps) {
+export function adminOrgsPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/admin/orgs",

@@ -204,7 +204,7 @@ export type SessionDelta = Omit<SessionRecord, "session_id" | "project_id"> & { 
 
 /**
  * A Stripe event as the writer needs it: the front verifies the signature and reduces the
- * event to these plain fields (src/billing/events.ts), so the writer never parses Stripe objects.
+ * event to these plain fields (src/front/billing/events.ts), so the writer never parses Stripe objects.
  */
 export interface BillingEvent {
   id: string;

@@ -1,6 +1,6 @@
 import type { CheckHistoryRecord } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { queryParam } from "../request.js";
 import { defineRoute } from "../route.js";
 import { checksQuery, checksResponse } from "../schemas/feedback.js";

@@ -5,7 +5,7 @@ import { buildIpRecord, ipRecordJson } from "../../scoring/ip-record.js";
 import { isBogon } from "../../shared/bogon.js";
 import { formatIp, parseIp, type ParsedIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { queryParam } from "../request.js";
 import { RawJson } from "../respond.js";
 import { defineRoute, type RouteResult } from "../route.js";

@@ -1,7 +1,7 @@
 import type { ObservationRecord } from "../../store/records.js";
 import { lineSeq, pageLinesNewestFirst } from "../../store/observation-pages.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { queryParam } from "../request.js";
 import { defineRoute } from "../route.js";
 import { observationsQuery, observationsResponse } from "../schemas/beacon.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { COMPANY_CATEGORIES, RISK_FLAGS, TYPE_FLAGS } from "../../datasets/ip-facts.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 
 /** Enrichment datasets of GET /v1/ip/{ip} (`include`). */
 export const IP_DATASETS = ["region", "company", "rdns"] as const;

@@ -17,21 +17,12 @@ import { RdnsResolver, systemDns } from "../datasets/rdns.js";
 import { loadContentModel } from "../scoring/content/index.js";
 import { createLogger, type Logger } from "../shared/log.js";
 import { Pseudonymizer } from "../shared/pseudonym.js";
-import { ChargeJournal } from "../store/charge-journal.js";
-import { BatchForwarder } from "../store/front/batch-forwarder.js";
 import type { StoreClient } from "../store/front/client.js";
-import { LedgerForwarder } from "../store/front/ledger-forwarder.js";
-import { OrderedShipper, type ShipOutcome } from "../store/front/shipper.js";
-import { ObservationJournal } from "../store/observation-journal.js";
-import { groupObservations } from "../store/observation-pages.js";
-import { observationSeqs, type PgSettings } from "../store/pg/cluster.js";
-import { poolReader, RecordLoader } from "../store/pg/front-records.js";
-import { localReader } from "../store/reader.js";
+import type { PgSettings } from "../store/pg/cluster.js";
 import { ClusterLeases, LeaseClock } from "../store/pg/leases.js";
 import { PgPool } from "../store/pg/pool.js";
 import { ClusterRefresher } from "../store/pg/refresh.js";
-import type { ChargeRecord, KeyRecord, ObservationRecord, OrgLearningRecord, OrgRecord, ProjectRecord } from "../store/records.js";
-import { openState, type StateDbs } from "../store/state-env.js";
+import type { KeyRecord, OrgLearningRecord, OrgRecord, ProjectRecord } from "../store/records.js";
 import { ContentBatcher } from "./content-batcher.js";
 import { ScoringPool } from "./scoring-pool.js";
 import type { QuotaCells } from "./admission/cells.js";
@@ -45,7 +36,6 @@ import { BodyBudget } from "./body-budget.js";
 import { BodyDeadlines } from "./body-deadline.js";
 import { TrustedProxies } from "./client-address.js";
 import type { AppDeps } from "../http/deps.js";
-import { IdempotencyKeys } from "./idempotency.js";
 import { activateMetrics, ServiceMetrics } from "./metrics.js";
 import { FrontPeers } from "./peers.js";
 import { OrgLearningCache } from "./feedback/org-learning.js";
@@ -53,10 +43,12 @@ import { FeedbackLimit } from "./feedback/limit.js";
 import { ProjectDirectory } from "./projects.js";
 import { QuotaGate, type LeaseSource } from "./quota.js";
 import { listen, type Listener } from "./server.js";
+import { createDebitPipeline } from "./debit-pipeline.js";
+import { journalShipping } from "./journal-shipping.js";
+import { createObservationPipeline } from "./observation-pipeline.js";
+import { openStoreView } from "./store-view.js";
 import { loadBeaconAsset } from "../http/static.js";
 
-/** How long journaled records wait before a failed shipment to the store is tried again. */
-const SHIP_RETRY_MS = 1000;
 /** How long an operator's usage adjustment waits to be in the shared ledger before it is answered. */
 const ADJUST_SHIP_WAIT_MS = 2000;
 
@@ -98,96 +90,29 @@ export interface RunningFront {
 /** Builds one front thread's services over `store` and listens (`listener`: tests serve without a socket). */
 export async function startFront(setup: FrontSetup, store: StoreClient, log: Logger, listener: Listener = listen): Promise<RunningFront> {
   const { config, cluster } = setup;
-  // In a cluster, a few asynchronous connections of this thread's own: the records a call needs
-  // before it starts (keys, orgs, projects), credit leases and their heartbeat, and the refresh of
-  // cached records other nodes may change. None of them holds up the event loop.
-  const pgPool = cluster ? new PgPool({ url: cluster.url, timeoutMs: cluster.timeoutMs, name: `fs-front:${cluster.nodeId}:${setup.index}` }, 2) : null;
-  // The store as routes read it: LMDB's read-only view at once, or on a cluster node over the
-  // pool (the records the caches keep, and what routes await); no read here blocks the event loop.
-  const local: StateDbs | null = cluster ? null : openState(setup.stateDir, true);
-  const records = pgPool ? new RecordLoader(pgPool) : null;
-  const reads = pgPool ? poolReader(pgPool) : localReader(local!);
+  const { pgPool, local, records, reads } = openStoreView(setup.stateDir, setup.index, cluster);
   store.afterCommit = () => local?.root.resetReadTxn();
-
-  // The first thread deletes builds older than the one in service and the one before it.
-  const ipDatasets = new IpDatasetHolder(
-    config.DATA_DIR,
-    setup.index === 0
-      ? ({ deleted, failed }) => {
-          if (deleted.length > 0) log.info("old dataset builds deleted", { versions: deleted });
-          for (const f of failed) log.warn("old dataset build not deleted", { version: f.version, reason: f.reason });
-        }
-      : null,
-  );
-  if (setup.index === 0) {
-    const ipMeta = ipDatasets.get().meta;
-    log.info("dataset open", { ip: ipMeta.version, source: ipMeta.source, built_at: ipMeta.built_at });
-  }
-  // The pool's threads are shared out between the front threads.
-  const poolThreads = Math.max(1, Math.floor(config.FS_POOL_THREADS / setup.threads) + (setup.index < config.FS_POOL_THREADS % setup.threads ? 1 : 0));
-  const pool = new ScoringPool({
-    ipDatasetDir: ipDatasets.dir,
-    threads: poolThreads,
-    maxQueue: config.FS_POOL_MAX_QUEUE,
-    retryAfterSeconds: config.FS_RETRY_AFTER_SECONDS,
-  });
-  await pool.ping();
-  ipDatasets.onSwitch((dir) => {
-    pool.setIpDatasetDir(dir);
-    log.info("ip dataset switched", { dir, front: setup.index });
-  });
+  const ipDatasets = openIpDatasets(config, setup.index, log);
+  const pool = await startScoringPool(config, setup, ipDatasets, log);
 
   let stopping = false;
-  // Highest sequence numbers the writer has applied, for the journal backlog metric.
-  const applied = { charges: setup.journalSeq, observations: setup.observationSeq };
-  const journalField = setup.journalId === "" ? {} : { journal: setup.journalId };
-  /** What a failed shipment does: alone (LMDB) the store is broken, stop; in a cluster wait for PostgreSQL. */
-  const shipFailed = (what: string, upToSeq: number, message: string): { outcome: ShipOutcome; reason: string } => {
-    // The records are safe in the journal and are replayed at the next start.
-    if (stopping) {
-      log.warn(`${what} left for replay at next start`, { up_to_seq: upToSeq, front: setup.index });
-      return { outcome: "ok", reason: message };
-    }
-    if (!cluster) {
-      log.error(`writer could not apply ${what}; stopping`, { message });
-      process.exit(1);
-    }
-    return { outcome: "retry", reason: message };
-  };
-  const chargeShipper = new OrderedShipper<ChargeRecord>(async (b) => {
-    const ack = await store.send({ op: "charges.apply", records: b.records, upToSeq: b.upToSeq, afterSeq: b.afterSeq, ...journalField });
-    if (!ack.ok) return shipFailed("charges", b.upToSeq, ack.message);
-    applied.charges = Math.max(applied.charges, b.upToSeq);
-    idempotency.applied(b.upToSeq);
-    return { outcome: "ok" };
-  }, setup.journalSeq, SHIP_RETRY_MS);
-  chargeShipper.onRetry = (n, reason) => {
-    if (n === 1 || n % 30 === 0) log.warn("charges wait in the journal for the store", { failures: n, reason });
-  };
-  const forwarder = new LedgerForwarder((records) => chargeShipper.ship(records, records.reduce((m, r) => Math.max(m, r.seq), 0)), config.FS_LEDGER_FLUSH_MS);
-  const journal = new ChargeJournal(setup.journalDir, setup.journalSeq, (records) => forwarder.add(records));
-  const idempotency = new IdempotencyKeys(records ? { idempotency: records.table("idempotency", { once: true }) } : local!, journal, setup.claims);
-  journal.onCallbackError = (err) => log.error("response after charge failed", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
-
-  // Several journals (front threads, or nodes) interleave in time: one page per observation.
-  const pagePerObservation = cluster !== null || setup.threads > 1;
-  const obsShipper = new OrderedShipper<[ObservationRecord, string]>(async (b) => {
-    const { pages, sessions } = groupObservations(b.records.map((r) => r[0]), b.records.map((r) => r[1]), pagePerObservation);
-    const ack = await store.send({ op: "observations.apply", pages, sessions, upToSeq: b.upToSeq, afterSeq: b.afterSeq, ...journalField });
-    if (!ack.ok) return shipFailed("observations", b.upToSeq, ack.message);
-    applied.observations = Math.max(applied.observations, b.upToSeq);
-    return { outcome: "ok" };
-  }, setup.observationSeq, SHIP_RETRY_MS);
-  obsShipper.onRetry = (n, reason) => {
-    if (n === 1 || n % 30 === 0) log.warn("observations wait in the journal for the store", { failures: n, reason });
-  };
-  const obsForwarder = new BatchForwarder<[ObservationRecord, string]>((batch) => obsShipper.ship(batch, batch[batch.length - 1]![0].seq), config.FS_LEDGER_FLUSH_MS);
-  const observations = new ObservationJournal(setup.journalDir, setup.observationSeq, (records, lines) =>
-    obsForwarder.add(records.map((r, i) => [r, lines[i]!])),
+  const shipping = journalShipping(store, log, { journalId: setup.journalId, frontIndex: setup.index, clustered: cluster !== null, stopping: () => stopping });
+  const debits = createDebitPipeline(
+    shipping,
+    { dir: setup.journalDir, seq: setup.journalSeq },
+    config.FS_LEDGER_FLUSH_MS,
+    records ? { idempotency: records.table("idempotency", { once: true }) } : local!,
+    setup.claims,
   );
-  observations.onCallbackError = journal.onCallbackError;
-  // Observation numbers distinct across journals: by time, with the journal's own residue.
-  if (cluster || setup.threads > 1) observations.seqAfter = observationSeqs((cluster?.nodeIndex ?? 0) * MAX_FRONT_THREADS + setup.index);
+  // Several journals (front threads, or nodes) interleave in time: each numbers its observations
+  // by time with a residue of its own.
+  const interleaved = cluster !== null || setup.threads > 1;
+  const observations = createObservationPipeline(
+    shipping,
+    { dir: setup.journalDir, seq: setup.observationSeq },
+    config.FS_LEDGER_FLUSH_MS,
+    interleaved ? (cluster?.nodeIndex ?? 0) * MAX_FRONT_THREADS + setup.index : null,
+  );
 
   // One directory for every route: admin and owner routes hand it the records they change.
   const projects = new ProjectDirectory(records ? { projects: records.table("projects") } : local!);
@@ -196,44 +121,25 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   const beaconAsset = loadBeaconAsset(join(REPO_ROOT, "dist/beacon/fs.js"));
   if (!beaconAsset && setup.index === 0) log.warn("beacon script not built; GET /js/fs.js answers 503 until `npm run build`");
 
-  const rdns = new RdnsResolver({
-    dns: systemDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
-    timeoutMs: config.FS_RDNS_TIMEOUT_MS,
-    ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
-    negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,
-    maxEntries: config.FS_RDNS_CACHE_SIZE,
-    canary: config.FS_RDNS_CANARY,
-  });
+  const rdns = createRdnsResolver(config);
   const clusterLeases = pgPool ? new ClusterLeases(pgPool, cluster!.nodeId, new LeaseClock(cluster!.leaseClock), config.FS_LEASE_TTL_MS, config.FS_LEASE_CREDITS) : null;
   // A lapsed chain starts again once every debit this thread admitted is shipped.
-  const caughtUp = (): boolean => chargeShipper.waiting === 0;
+  const caughtUp = (): boolean => debits.shipper.waiting === 0;
   if (setup.index === 0) clusterLeases?.startHeartbeat(caughtUp);
-  const leases: LeaseSource | null = clusterLeases
-    ? { chain: () => clusterLeases.chain(), grant: (o, p, q, n) => clusterLeases.grant(o, p, q, n), lowWater: clusterLeases.lowWater, wake: () => clusterLeases.wake(caughtUp) }
-    : null;
   const quota = new QuotaGate(
     records ? { orgs: records.table("orgs"), usage: records.table("usage") } : local!,
-    journal,
-    leases,
+    debits.journal,
+    clusterLeases ? leaseSource(clusterLeases, caughtUp) : null,
     cluster
       ? (seq) => {
-          forwarder.flush();
-          return chargeShipper.whenShipped(seq, ADJUST_SHIP_WAIT_MS);
+          debits.forwarder.flush();
+          return debits.shipper.whenShipped(seq, ADJUST_SHIP_WAIT_MS);
         }
       : null,
     setup.cells,
   );
   const trusted = new TrustedProxies(config.FS_TRUSTED_PROXIES);
-  // The pools are shared out between the front threads; a client's or an org's share is per thread.
-  const bodies: BodyIntake = {
-    budget: new BodyBudget(
-      { public: Math.ceil(config.FS_BODY_BUFFER_PUBLIC_BYTES / setup.threads), keyed: Math.ceil(config.FS_BODY_BUFFER_BYTES / setup.threads) },
-      { public: config.FS_BODY_BUFFER_PER_CLIENT_BYTES, keyed: config.FS_BODY_BUFFER_PER_ORG_BYTES },
-      config.FS_RETRY_AFTER_SECONDS,
-    ),
-    deadlines: new BodyDeadlines(config.FS_BODY_TIMEOUT_MS, config.FS_BODY_MIN_BYTES_PER_SECOND),
-    trusted,
-  };
+  const bodies = createBodyIntake(config, setup.threads, trusted);
   const beaconLimits = new BeaconRateLimits({ perAddress: config.FS_BEACON_ADDRESS_LIMIT, perProject: config.FS_BEACON_PROJECT_LIMIT });
   const observationBudget = new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PER_DAY);
   const metrics = new ServiceMetrics({
@@ -241,8 +147,8 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     store,
     ipDatasets,
     journals: [
-      { name: "charges", written: () => journal.lastSeq, applied: () => applied.charges },
-      { name: "observations", written: () => observations.lastSeq, applied: () => applied.observations },
+      { name: "charges", written: () => debits.journal.lastSeq, applied: debits.applied },
+      { name: "observations", written: () => observations.journal.lastSeq, applied: observations.applied },
     ],
     bodies,
     log: createLogger(config.FS_LOG_LEVEL, "access"),
@@ -273,8 +179,8 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     auth,
     quota,
     pool,
-    flushLedger: forwarder.flush,
-    ledgerBehind: () => chargeShipper.behind(),
+    flushLedger: debits.forwarder.flush,
+    ledgerBehind: () => debits.shipper.behind(),
     ipDatasets,
     reads,
     beacon: {
@@ -283,50 +189,27 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       trusted,
       ipDatasets,
       rdns,
-      journal: observations,
+      journal: observations.journal,
       limits: beaconLimits,
       budget: observationBudget,
       sessionProofMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
     },
-    flushObservations: obsForwarder.flush,
+    flushObservations: observations.forwarder.flush,
     challenge: createChallengeService({ secret: setup.secrets.challenge, projects, spend: storeSpender(store) }),
     content: new ContentBatcher(pool, loadContentModel()),
     learning,
     feedbackLimit: new FeedbackLimit(config.FS_FEEDBACK_PER_MINUTE),
     pseudonyms: new Pseudonymizer(setup.secrets.identifier),
     billing,
-    email: {
-      mx: new MxResolver({
-        dns: systemMxDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
-        canary: config.FS_MX_CANARY,
-        timeoutMs: config.FS_RDNS_TIMEOUT_MS,
-        ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
-        negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,
-        maxEntries: config.FS_RDNS_CACHE_SIZE,
-      }),
-    },
+    email: { mx: createMxResolver(config) },
     rdns,
     metrics,
-    idempotency,
+    idempotency: debits.idempotency,
     peers,
     front: { index: setup.index, threads: setup.threads },
   };
   const server = await listener(deps, beaconAsset, setup.port);
-  // In a cluster: cached keys, projects and plans are read again every FS_CLUSTER_CACHE_MS, so a
-  // change made on another node applies here within that bound.
-  const refresher = pgPool
-    ? new ClusterRefresher(
-        pgPool,
-        [
-          { table: "keys", ids: () => auth.cachedKeyIds(), update: (id, k: KeyRecord | undefined) => (k ? auth.rememberKey(k) : auth.forgetKey(id)) },
-          { table: "projects", ids: () => projects.cachedIds(), update: (id, p: ProjectRecord | undefined) => (p ? projects.remember(p) : projects.forget(id)) },
-          { table: "orgs", ids: () => quota.orgIds(), update: (_id, o: OrgRecord | undefined) => o && quota.orgChanged(o) },
-          { table: "org_learning", ids: () => learning.orgIds(), update: (id, l: OrgLearningRecord | undefined) => learning.refreshed(id, l) },
-        ],
-        config.FS_CLUSTER_CACHE_MS,
-        (err) => log.warn("cached records not refreshed: PostgreSQL unreachable; serving what is cached", { reason: err.message }),
-      )
-    : null;
+  const refresher = pgPool ? createRefresher(pgPool, config, { auth, projects, quota, learning }, log) : null;
   refresher?.start();
 
   return {
@@ -340,13 +223,13 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       server.close();
       refresher?.stop();
       clusterLeases?.stop();
-      journal.close();
-      observations.close();
-      forwarder.flush();
-      obsForwarder.flush();
-      await chargeShipper.drain();
-      await obsShipper.drain();
-      return { chargesWaiting: chargeShipper.waiting };
+      debits.journal.close();
+      observations.journal.close();
+      debits.forwarder.flush();
+      observations.forwarder.flush();
+      await debits.shipper.drain();
+      await observations.shipper.drain();
+      return { chargesWaiting: debits.shipper.waiting };
     },
     async close() {
       if (setup.index > 0) server.closeAll();
@@ -356,6 +239,106 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       await pool.close();
     },
   };
+}
+
+/** The IP dataset holder; the first thread deletes builds older than the one in service and the one before it. */
+function openIpDatasets(config: Config, index: number, log: Logger): IpDatasetHolder {
+  const ipDatasets = new IpDatasetHolder(
+    config.DATA_DIR,
+    index === 0
+      ? ({ deleted, failed }) => {
+          if (deleted.length > 0) log.info("old dataset builds deleted", { versions: deleted });
+          for (const f of failed) log.warn("old dataset build not deleted", { version: f.version, reason: f.reason });
+        }
+      : null,
+  );
+  if (index === 0) {
+    const ipMeta = ipDatasets.get().meta;
+    log.info("dataset open", { ip: ipMeta.version, source: ipMeta.source, built_at: ipMeta.built_at });
+  }
+  return ipDatasets;
+}
+
+/** This thread's scoring pool, once it answers; its threads follow a dataset switch. */
+async function startScoringPool(config: Config, setup: FrontSetup, ipDatasets: IpDatasetHolder, log: Logger): Promise<ScoringPool> {
+  // The pool's threads are shared out between the front threads.
+  const poolThreads = Math.max(1, Math.floor(config.FS_POOL_THREADS / setup.threads) + (setup.index < config.FS_POOL_THREADS % setup.threads ? 1 : 0));
+  const pool = new ScoringPool({
+    ipDatasetDir: ipDatasets.dir,
+    threads: poolThreads,
+    maxQueue: config.FS_POOL_MAX_QUEUE,
+    retryAfterSeconds: config.FS_RETRY_AFTER_SECONDS,
+  });
+  await pool.ping();
+  ipDatasets.onSwitch((dir) => {
+    pool.setIpDatasetDir(dir);
+    log.info("ip dataset switched", { dir, front: setup.index });
+  });
+  return pool;
+}
+
+/** The body buffers of one of `threads` front threads: the pools are shared out between them, a client's or an org's share is per thread. */
+function createBodyIntake(config: Config, threads: number, trusted: TrustedProxies): BodyIntake {
+  return {
+    budget: new BodyBudget(
+      { public: Math.ceil(config.FS_BODY_BUFFER_PUBLIC_BYTES / threads), keyed: Math.ceil(config.FS_BODY_BUFFER_BYTES / threads) },
+      { public: config.FS_BODY_BUFFER_PER_CLIENT_BYTES, keyed: config.FS_BODY_BUFFER_PER_ORG_BYTES },
+      config.FS_RETRY_AFTER_SECONDS,
+    ),
+    deadlines: new BodyDeadlines(config.FS_BODY_TIMEOUT_MS, config.FS_BODY_MIN_BYTES_PER_SECOND),
+    trusted,
+  };
+}
+
+function createRdnsResolver(config: Config): RdnsResolver {
+  return new RdnsResolver({
+    dns: systemDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
+    timeoutMs: config.FS_RDNS_TIMEOUT_MS,
+    ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
+    negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,
+    maxEntries: config.FS_RDNS_CACHE_SIZE,
+    canary: config.FS_RDNS_CANARY,
+  });
+}
+
+function createMxResolver(config: Config): MxResolver {
+  return new MxResolver({
+    dns: systemMxDns(config.FS_DNS_SERVERS.length > 0 ? config.FS_DNS_SERVERS : undefined),
+    canary: config.FS_MX_CANARY,
+    timeoutMs: config.FS_RDNS_TIMEOUT_MS,
+    ttlMs: config.FS_RDNS_TTL_SECONDS * 1000,
+    negativeTtlMs: config.FS_RDNS_NEGATIVE_TTL_SECONDS * 1000,
+    maxEntries: config.FS_RDNS_CACHE_SIZE,
+  });
+}
+
+/** The quota's view of a cluster node's credit leases; a lapsed chain restarts once `caughtUp`. */
+function leaseSource(leases: ClusterLeases, caughtUp: () => boolean): LeaseSource {
+  return { chain: () => leases.chain(), grant: (o, p, q, n) => leases.grant(o, p, q, n), lowWater: leases.lowWater, wake: () => leases.wake(caughtUp) };
+}
+
+/**
+ * In a cluster: cached keys, projects and plans are read again every FS_CLUSTER_CACHE_MS, so a
+ * change made on another node applies here within that bound.
+ */
+function createRefresher(
+  pgPool: PgPool,
+  config: Config,
+  caches: { auth: Authenticator; projects: ProjectDirectory; quota: QuotaGate; learning: OrgLearningCache },
+  log: Logger,
+): ClusterRefresher {
+  const { auth, projects, quota, learning } = caches;
+  return new ClusterRefresher(
+    pgPool,
+    [
+      { table: "keys", ids: () => auth.cachedKeyIds(), update: (id, k: KeyRecord | undefined) => (k ? auth.rememberKey(k) : auth.forgetKey(id)) },
+      { table: "projects", ids: () => projects.cachedIds(), update: (id, p: ProjectRecord | undefined) => (p ? projects.remember(p) : projects.forget(id)) },
+      { table: "orgs", ids: () => quota.orgIds(), update: (_id, o: OrgRecord | undefined) => o && quota.orgChanged(o) },
+      { table: "org_learning", ids: () => learning.orgIds(), update: (id, l: OrgLearningRecord | undefined) => learning.refreshed(id, l) },
+    ],
+    config.FS_CLUSTER_CACHE_MS,
+    (err) => log.warn("cached records not refreshed: PostgreSQL unreachable; serving what is cached", { reason: err.message }),
+  );
 }
 
 /** Front threads one node may run (observation numbers make room for this many per node). */

@@ -11,7 +11,9 @@ export function toApiError(err: unknown): ApiError {
   // A cluster's shared store (FS_STORE=postgres) could not be read or written in time.
   // Or a record it needed was not at hand where the call could not wait for it (it is on its way).
   if ((err instanceof PgError && (err.unavailable || err.retryable)) || err instanceof StoreWait) {
-    return new ApiError("NOT_READY", "The shared store (PostgreSQL) is unavailable right now; nothing was charged. Retry shortly.", { headers: { "retry-after": "1" } });
+    return new ApiError("NOT_READY", "The shared store (PostgreSQL) is unavailable right now; nothing was charged. Retry shortly.", {
+      headers: { "retry-after": "1" },
+    });
   }
   return new ApiError("INTERNAL_ERROR", "Internal server error.");
 }

@@ -276,6 +276,9 @@ export interface ResolveRequest {
   nowMs: number;
 }
 
+/** What a binding joins accounts by (store/writer/bindings.ts keeps them; store/front/bindings-view.ts reads them). */
+export type BindingKind = "session" | "fingerprint" | "ip" | "prefix" | "email" | "session_email";
+
 /** Distinct other accounts per join key (and other emails on the session), after this binding. */
 export interface ResolveCounts {
   accounts_sharing_session: number;

@@ -1,5 +1,5 @@
 import type { StoreReader } from "../reader.js";
-import type { BindingKind } from "../writer/bindings.js";
+import type { BindingKind } from "../records.js";
 
 /** The join keys of an account event, hashed (src/front/sessions/identifiers.ts). */
 export interface PeekKeys {

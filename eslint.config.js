@@ -8,6 +8,41 @@
 import js from "@eslint/js";
 import importX, { createNodeResolver } from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
+import { fileURLToPath } from "node:url";
+
+/** Thread folders of src/ a lower layer must not import (the "may import" column of docs/architecture.md). */
+const THREADS = ["./src/front", "./src/http", "./src/dashboard", "./src/pool", "./src/main.ts"];
+const LAYOUT_ZONES = [
+  { target: "./src/shared", from: "./src", except: ["./shared"], message: "src/shared/ is what every thread imports: it imports nothing else of src/." },
+  ...["./src/config", "./src/scoring", "./src/datasets"].map((target) => ({
+    target,
+    from: THREADS,
+    message: "config, scoring and datasets run on any thread: they import no thread folder (front, http, dashboard, pool).",
+  })),
+  ...["./src/config", "./src/scoring", "./src/datasets"].map((target) => ({
+    target,
+    from: "./src/store",
+    except: ["./records.ts"],
+    message: "config, scoring and datasets run on any thread: of the store, only its record types (store/records.ts).",
+  })),
+  { target: "./src/store", from: THREADS, message: "src/store/ runs on the front and the writer: it imports no thread folder (front, http, dashboard, pool)." },
+  {
+    target: ["./src/store/front", "./src/front", "./src/http", "./src/dashboard"],
+    from: "./src/store/writer",
+    message: "The writer thread's code (src/store/writer/) is not imported by front-thread code.",
+  },
+  {
+    target: "./src/pool",
+    from: ["./src/front", "./src/http", "./src/dashboard", "./src/store"],
+    message: "The scoring pool's threads import scoring, datasets, shared and config only.",
+  },
+  {
+    target: ["./src/front", "./src/http", "./src/dashboard"],
+    from: "./src/pool",
+    except: ["./messages.ts"],
+    message: "The front reaches the pool's threads through its client (front/scoring-pool.ts) and their messages only.",
+  },
+];
 
 export default tseslint.config(
   { ignores: ["dist/", "packages/*/dist/", "node_modules/", "data/", "bench/results/", "beacon/dist/", "coverage/"] },
@@ -24,9 +59,11 @@ export default tseslint.config(
       "import-x/resolver-next": [createNodeResolver({ extensionAlias: { ".js": [".ts", ".js"] } })],
     },
     rules: {
-      // No import cycles: a module and what it imports form a tree (issue 27). Known cycles are
-      // listed below and are to be broken when their folders are reorganised.
+      // No import cycles: a module and what it imports form a tree (issue 27). No exemptions.
       "import-x/no-cycle": ["error", { ignoreExternal: true }],
+      // The folder names the thread (docs/architecture.md, "Source layout"): what a folder may
+      // import. test/unit/layout-lint.test.ts checks that these zones stay on.
+      "import-x/no-restricted-paths": ["error", { zones: LAYOUT_ZONES, basePath: fileURLToPath(new URL(".", import.meta.url)) }],
       "import-x/no-self-import": "error",
       "import-x/no-duplicates": "error",
       // Off: tests and integration helpers type fetched JSON loosely on purpose (helpers/server.ts ApiResponse).

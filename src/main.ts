@@ -1,20 +1,20 @@
 /**
  * Boot order: config -> store writer -> first-start bootstrap and secrets -> the front threads
  * (the first on this thread, then FS_FRONT_THREADS - 1 workers on the same port; each opens the
- * datasets, its scoring pool and its journals: http/front.ts) -> overage reporting. Shutdown in
+ * datasets, its scoring pool and its journals: front/front.ts) -> overage reporting. Shutdown in
  * reverse on SIGTERM/SIGINT.
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-import { OverageReporter } from "./billing/overage-reporter.js";
-import { ensureChallengeSecret } from "./challenge/index.js";
+import { OverageReporter } from "./front/billing/overage-reporter.js";
+import { ensureChallengeSecret } from "./front/challenge/index.js";
 import { loadConfigFromProcess, redactConfig } from "./config/index.js";
-import { ClaimTable } from "./http/admission/claims.js";
-import { LocalQuotaCells, SharedQuotaCells } from "./http/admission/cells.js";
-import { startFront } from "./http/front.js";
-import type { FrontOrder, FrontReport, FrontThreadData } from "./http/front-thread.js";
+import { ClaimTable } from "./front/admission/claims.js";
+import { LocalQuotaCells, SharedQuotaCells } from "./front/admission/cells.js";
+import { startFront } from "./front/front.js";
+import type { FrontOrder, FrontReport, FrontThreadData } from "./front/front-thread.js";
 import { createLogger } from "./shared/log.js";
 import { threadEntry } from "./shared/thread-entry.js";
 import { journalDirOf } from "./store/charge-journal.js";
@@ -38,7 +38,7 @@ function freePort(host: string): Promise<number> {
 }
 
 /** The entry of the other front threads (threadEntry). */
-const FRONT_ENTRY = threadEntry("./http/front-thread.js", import.meta.url);
+const FRONT_ENTRY = threadEntry("./front/front-thread.js", import.meta.url);
 /** The advisory lock of the cluster's overage reporter. */
 const OVERAGE_LEADER_LOCK = 0x66730002;
 

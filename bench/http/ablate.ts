@@ -46,7 +46,7 @@ export const CUTS = {
     { file: "http/routes/sessions-resolve.post.js", find: "const ack = ackOrThrow(await deps.store.send({", replace: `const ack = ${ZERO_COUNTS} ?? ackOrThrow(await deps.store.send({` },
     { file: "http/routes/meter.post.js", find: "const ack = ackOrThrow(await deps.store.send({", replace: `const ack = ${ALLOWED} ?? ackOrThrow(await deps.store.send({` },
     {
-      file: "http/beacon/hits.js",
+      file: "front/beacon/hits.js",
       find: "services.journal.appendOwned(rec, (err) => {",
       replace: "resolve({ data: hitAnswerJson(rec.id, sessionId), credits: 0, neverBlock: true });\n                return;\n                services.journal.appendOwned(rec, (err) => {",
     },
@@ -54,7 +54,7 @@ export const CUTS = {
   /** The RateLimit-Policy and RateLimit headers of metered answers (added after efaf249). */
   ratelimit: [{ file: "http/router.js", find: "function withRateLimit(c, headers, orgId) {", replace: "function withRateLimit(c, headers, orgId) {\n    return headers;" }],
   /** Metrics: no histogram observation and no access-log sampling per answer (GET /metrics stays). */
-  metrics: [{ file: "http/metrics.js", find: "export function recordAnswer(state, status) {", replace: "export function recordAnswer(state, status) {\n    return;" }],
+  metrics: [{ file: "front/metrics.js", find: "export function recordAnswer(state, status) {", replace: "export function recordAnswer(state, status) {\n    return;" }],
   /** The content model in POST /v1/check: a fixed analysis instead of the pool's. */
   content: [{ file: "http/routes/check.post.js", find: "deps.content.analyze(text.text)", replace: FIXED_CONTENT }],
 } satisfies Record<string, Edit[]>;

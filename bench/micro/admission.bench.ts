@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { REPO_ROOT } from "../../src/config/index.js";
-import { LocalQuotaCells, SharedQuotaCells, type QuotaCells } from "../../src/http/admission/cells.js";
-import { QuotaGate } from "../../src/http/quota.js";
+import { LocalQuotaCells, SharedQuotaCells, type QuotaCells } from "../../src/front/admission/cells.js";
+import { QuotaGate } from "../../src/front/quota.js";
 import { ChargeJournal } from "../../src/store/charge-journal.js";
 import { machineLine } from "../lib/context.js";
 
@@ -50,8 +50,8 @@ async function contended(threads: number, sameOrg: boolean, dir: string): Promis
   const code = `
     const { parentPort, workerData } = require("node:worker_threads");
     (async () => {
-      const { SharedQuotaCells } = await import(workerData.dist + "/http/admission/cells.js");
-      const { QuotaGate } = await import(workerData.dist + "/http/quota.js");
+      const { SharedQuotaCells } = await import(workerData.dist + "/front/admission/cells.js");
+      const { QuotaGate } = await import(workerData.dist + "/front/quota.js");
       const { ChargeJournal } = await import(workerData.dist + "/store/charge-journal.js");
       const dbs = { orgs: { get: (id) => ({ id, name: id, plan: "pro", subscription_status: "active", trial_end: null, created_at: "2026-11-01T00:00:00Z" }) }, usage: { get: () => undefined } };
       const journal = new ChargeJournal(workerData.journal, 0, () => {});

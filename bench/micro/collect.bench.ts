@@ -25,7 +25,7 @@ import { connect } from "node:net";
 import { Bench } from "tinybench";
 import { App, us_socket_local_port, type HttpRequest } from "uWebSockets.js";
 import type { UaInfo } from "../../src/datasets/ua.js";
-import { hitAnswerJson, storedUa, uaViewOf } from "../../src/http/beacon/hits.js";
+import { hitAnswerJson, storedUa, uaViewOf } from "../../src/front/beacon/hits.js";
 import { snapshot } from "../../src/http/request.js";
 import { renderData, type ResponseState } from "../../src/http/respond.js";
 import { resolvePolicy } from "../../src/scoring/bot-policy.js";

@@ -11,8 +11,8 @@
  */
 import { createHash } from "node:crypto";
 import { Bench } from "tinybench";
-import { Authenticator } from "../../src/http/auth.js";
-import { ApiError } from "../../src/http/errors.js";
+import { Authenticator } from "../../src/front/auth.js";
+import { ApiError } from "../../src/shared/errors.js";
 import { SECRET_PREFIX, generateKey, hashKey } from "../../src/shared/api-keys.js";
 import type { KeyRecord } from "../../src/store/records.js";
 import type { StateDbs } from "../../src/store/state-env.js";

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChargeJournal } from "../../src/store/charge-journal.js";
-import { QuotaGate, type LeaseSource } from "../../src/http/quota.js";
+import { QuotaGate, type LeaseSource } from "../../src/front/quota.js";
 import { KvStore } from "../../src/store/pg/kv.js";
 import { ClusterLeases, LeaseClock } from "../../src/store/pg/leases.js";
 import { PgPool } from "../../src/store/pg/pool.js";

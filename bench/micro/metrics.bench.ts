@@ -13,7 +13,7 @@
  */
 import { Histogram, Registry } from "prom-client";
 import { Bench } from "tinybench";
-import { ServiceMetrics, type MetricsSources } from "../../src/http/metrics.js";
+import { ServiceMetrics, type MetricsSources } from "../../src/front/metrics.js";
 import type { ResponseState } from "../../src/http/respond.js";
 import type { Logger } from "../../src/shared/log.js";
 import { machineLine, microRow } from "../lib/context.js";

@@ -13,7 +13,7 @@
 import { Bench, type Task } from "tinybench";
 import { openIpDataset } from "../../src/datasets/ip-dataset.js";
 import { parseIp } from "../../src/shared/ip.js";
-import { ScoringPool } from "../../src/workers/pool.js";
+import { ScoringPool } from "../../src/front/scoring-pool.js";
 import { sampleAddresses } from "../lib/addresses.js";
 import { ensureIpDataset, machineLine } from "../lib/context.js";
 

@@ -1,8 +1,8 @@
 import type { HttpResponse } from "uWebSockets.js";
-import { addressOwner, type BodyBudget, type BodyLease } from "./body-budget.js";
-import type { BodyDeadlines, PartialBody } from "./body-deadline.js";
-import type { TrustedProxies } from "./client-address.js";
-import { ApiError } from "./errors.js";
+import { addressOwner, type BodyBudget, type BodyLease } from "../front/body-budget.js";
+import type { BodyDeadlines, PartialBody } from "../front/body-deadline.js";
+import type { TrustedProxies } from "../front/client-address.js";
+import { ApiError } from "../shared/errors.js";
 import { CONFLICTING_LENGTH } from "./request.js";
 import type { ResponseState } from "./respond.js";
 

@@ -5,20 +5,20 @@ import type { RdnsResolver } from "../datasets/rdns.js";
 import type { Logger } from "../shared/log.js";
 import type { StoreClient } from "../store/front/client.js";
 import type { StoreReader } from "../store/reader.js";
-import type { BeaconServices } from "./beacon/hits.js";
-import type { ChallengeService } from "../challenge/index.js";
+import type { BeaconServices } from "../front/beacon/hits.js";
+import type { ChallengeService } from "../front/challenge/index.js";
 import type { EmailServices } from "../datasets/mx.js";
-import type { ContentBatcher } from "../workers/content-batcher.js";
+import type { ContentBatcher } from "../front/content-batcher.js";
 import type { Pseudonymizer } from "../shared/pseudonym.js";
-import type { BillingSetup } from "../billing/stripe.js";
-import type { ScoringPool } from "../workers/pool.js";
-import type { Authenticator } from "./auth.js";
-import type { QuotaGate } from "./quota.js";
-import type { ServiceMetrics } from "./metrics.js";
-import type { IdempotencyKeys } from "./idempotency.js";
-import type { FrontPeers } from "./peers.js";
-import type { OrgLearningCache } from "./feedback/org-learning.js";
-import type { FeedbackLimit } from "./feedback/limit.js";
+import type { BillingSetup } from "../front/billing/stripe.js";
+import type { ScoringPool } from "../front/scoring-pool.js";
+import type { Authenticator } from "../front/auth.js";
+import type { QuotaGate } from "../front/quota.js";
+import type { ServiceMetrics } from "../front/metrics.js";
+import type { IdempotencyKeys } from "../front/idempotency.js";
+import type { FrontPeers } from "../front/peers.js";
+import type { OrgLearningCache } from "../front/feedback/org-learning.js";
+import type { FeedbackLimit } from "../front/feedback/limit.js";
 
 /** Services the route handlers use. Built once in main.ts. */
 export interface AppDeps {
@@ -51,7 +51,7 @@ export interface AppDeps {
   beacon: BeaconServices;
   /** Sends observations gathered on the front to the writer now (before a read of them). */
   flushObservations(): void;
-  /** Proof-of-work challenges: issue, verify and spend (src/challenge). */
+  /** Proof-of-work challenges: issue, verify and spend (src/front/challenge). */
   challenge: ChallengeService;
   /** Email intelligence: the MX resolver (cached, with a timeout). */
   email: EmailServices;

@@ -31,7 +31,7 @@ export const TAGS: Record<ApiTag, string> = {
   meta: "This document.",
 };
 
-/** How callers authenticate: the four kinds of credentials (auth.ts, billing/routes.ts). */
+/** How callers authenticate: the four kinds of credentials (auth.ts, http/routes/billing.ts). */
 export const SECURITY_SCHEMES = {
   secretKey: {
     type: "http",

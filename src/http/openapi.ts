@@ -14,11 +14,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z, type ZodType } from "zod";
 import { REPO_ROOT, type Config } from "../config/index.js";
-import { ERROR_CATALOGUE, type ErrorCode } from "./errors.js";
+import { ERROR_CATALOGUE, type ErrorCode } from "../shared/errors.js";
 import { ENVELOPE_VERSION } from "./respond.js";
 import type { ApiTag, Method, Route } from "./route.js";
 import { API_DESCRIPTION, HEADERS, IDEMPOTENCY_KEY_PARAM, REQUEST_ID_PARAM, SECURITY_SCHEMES, TAGS, TEST_NOW_PARAM } from "./openapi-components.js";
-import { isIdempotent } from "./idempotency.js";
+import { isIdempotent } from "../front/idempotency.js";
 import { pathParams } from "./inputs.js";
 
 /** A JSON Schema (2020-12) object as it appears in the document. */

@@ -1,6 +1,6 @@
 import { randomBase62 } from "../shared/ids.js";
-import { readsHeaderOrder } from "./beacon/header-tells.js";
-import { ApiError } from "./errors.js";
+import { readsHeaderOrder } from "../front/beacon/header-tells.js";
+import { ApiError } from "../shared/errors.js";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
 
 /**

@@ -1,8 +1,8 @@
 import type { HttpResponse } from "uWebSockets.js";
-import { ApiError, STATUS_TEXT } from "./errors.js";
-import type { Claim } from "./idempotency.js";
-import { recordAnswer } from "./metrics.js";
-import type { Hold } from "./quota.js";
+import { ApiError, STATUS_TEXT } from "../shared/errors.js";
+import type { Claim } from "../front/idempotency.js";
+import { recordAnswer } from "../front/metrics.js";
+import type { Hold } from "../front/quota.js";
 import type { StoredAnswer } from "../store/records.js";
 
 /** Envelope version (docs/api.md, "Envelope"). */

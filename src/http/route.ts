@@ -1,6 +1,6 @@
 import type { z, ZodType } from "zod";
-import type { AuthRequirement, KeyPrincipal } from "./auth.js";
-import type { ErrorCode } from "./errors.js";
+import type { AuthRequirement, KeyPrincipal } from "../front/auth.js";
+import type { ErrorCode } from "../shared/errors.js";
 import type { RequestSnapshot } from "./request.js";
 import type { CheckHistoryRecord, StoredAnswer } from "../store/records.js";
 

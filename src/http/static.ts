@@ -4,12 +4,13 @@ import { gzipSync } from "node:zlib";
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import { readBody } from "./body.js";
 import type { AppDeps } from "./deps.js";
-import { ApiError, toApiError } from "./errors.js";
+import { ApiError } from "../shared/errors.js";
+import { toApiError } from "./to-api-error.js";
 import { acceptRequestId, declaredLength, queryParam } from "./request.js";
 import { writeData, writeError, type ResponseState } from "./respond.js";
 import { listObservations, publicObservation, syncObservations } from "./routes/observations.get.js";
 import { demoPage, demoResultPage } from "./demo-page.js";
-import { SESSION_ID } from "./beacon/token.js";
+import { SESSION_ID } from "../front/beacon/token.js";
 
 /** The built beacon, held in memory with its gzip form and ETag. */
 export interface BeaconAsset {

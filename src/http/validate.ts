@@ -1,5 +1,5 @@
 import type { ZodType } from "zod";
-import { ApiError } from "./errors.js";
+import { ApiError } from "../shared/errors.js";
 
 /** Hand-written checks of hot request bodies (withFastPath), by schema. */
 const FAST = new WeakMap<object, (value: unknown) => unknown>();

@@ -100,7 +100,7 @@ export const WEAK_TELLS: ReadonlySet<string> = new Set(["cdp", "no_languages", "
  * stealth toolkits and genuine browsers in test/browser/stealth.test.ts. Each adds its weight
  * (log-odds) and the reason `tell:<name>`; one alone reaches review, two block. The first seven
  * come from the page (beacon/src/consistency.ts), the next two from the request's headers
- * (src/http/beacon/header-tells.ts), the last from the handshake's age (src/http/beacon/hits.ts). Explained in docs/api.md, "Client tells".
+ * (src/front/beacon/header-tells.ts), the last from the handshake's age (src/front/beacon/hits.ts). Explained in docs/api.md, "Client tells".
  */
 export const CONSISTENCY_TELLS: ReadonlyMap<string, number> = new Map([
   ["uach_mismatch", 3.0],

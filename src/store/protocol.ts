@@ -71,7 +71,7 @@ export interface StoreOps {
   "overage.reported": { req: { orgId: string; period: string; identifier: string }; ack: {} };
   "meter.consume": { req: { request: MeterRequest }; ack: MeterOutcome };
   /**
-   * Marks a solved proof-of-work challenge as used (src/challenge): `created` is true for the
+   * Marks a solved proof-of-work challenge as used (src/front/challenge): `created` is true for the
    * first spend and false for a replay. `expiresAt` (epoch ms, from the signed challenge) is part
    * of the record's key, so expired records are pruned by one range scan.
    */

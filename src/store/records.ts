@@ -204,7 +204,7 @@ export type SessionDelta = Omit<SessionRecord, "session_id" | "project_id"> & { 
 
 /**
  * A Stripe event as the writer needs it: the front verifies the signature and reduces the
- * event to these plain fields (src/billing/events.ts), so the writer never parses Stripe objects.
+ * event to these plain fields (src/front/billing/events.ts), so the writer never parses Stripe objects.
  */
 export interface BillingEvent {
   id: string;
@@ -275,6 +275,9 @@ export interface ResolveRequest {
   sharedNetwork: boolean;
   nowMs: number;
 }
+
+/** What a binding joins accounts by (store/writer/bindings.ts keeps them; store/front/bindings-view.ts reads them). */
+export type BindingKind = "session" | "fingerprint" | "ip" | "prefix" | "email" | "session_email";
 
 /** Distinct other accounts per join key (and other emails on the session), after this binding. */
 export interface ResolveCounts {

@@ -76,7 +76,7 @@ export interface StateDbs {
   sessions: Database<SessionRecord, [string, string]>;
   /**
    * Spent proof-of-work challenges, key [expires_at epoch ms, challenge id] -> 1. Ordered by
-   * expiry so the writer prunes expired ones with one range scan (src/challenge).
+   * expiry so the writer prunes expired ones with one range scan (src/front/challenge).
    */
   challenges: Database<number, [number, string]>;
   /** Session resolution and metering (see bindings.ts). */

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
 import { loadContentModel } from "../../src/scoring/content/index.js";
-import { ContentBatcher } from "../../src/workers/content-batcher.js";
-import { ScoringPool } from "../../src/workers/pool.js";
+import { ContentBatcher } from "../../src/front/content-batcher.js";
+import { ScoringPool } from "../../src/front/scoring-pool.js";
 
 /** The real pool (its threads run the sources, as this test does) running the real content model from data/content-model. */
 const dir = currentIpDatasetDir(inject("datasetDataDir"))!;

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it, inject } from "vitest";
-import { ApiError } from "../../src/http/errors.js";
+import { ApiError } from "../../src/shared/errors.js";
 import { currentIpDatasetDir } from "../../src/datasets/ip-dataset.js";
-import { ScoringPool, TASKS_PER_THREAD } from "../../src/workers/pool.js";
+import { ScoringPool, TASKS_PER_THREAD } from "../../src/front/scoring-pool.js";
 
 /** The real piscina pool (its threads run the sources, real dataset) with a tiny queue. */
 const pool = new ScoringPool({ ipDatasetDir: currentIpDatasetDir(inject("datasetDataDir"))!, threads: 1, maxQueue: 2, retryAfterSeconds: 3 });

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BodyBudget } from "../../src/http/body-budget.js";
-import { BodyDeadlines } from "../../src/http/body-deadline.js";
+import { BodyBudget } from "../../src/front/body-budget.js";
+import { BodyDeadlines } from "../../src/front/body-deadline.js";
 import { App, us_listen_socket_close, us_socket_local_port, type us_listen_socket } from "uWebSockets.js";
-import { Authenticator } from "../../src/http/auth.js";
-import { TrustedProxies } from "../../src/http/client-address.js";
+import { Authenticator } from "../../src/front/auth.js";
+import { TrustedProxies } from "../../src/front/client-address.js";
 import { mountRoutes } from "../../src/http/router.js";
 import { defineRoute, type RouteDocs } from "../../src/http/route.js";
-import type { QuotaGate } from "../../src/http/quota.js";
+import type { QuotaGate } from "../../src/front/quota.js";
 import { createLogger } from "../../src/shared/log.js";
 
 /**

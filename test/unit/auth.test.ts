@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Authenticator } from "../../src/http/auth.js";
-import { ApiError } from "../../src/http/errors.js";
+import { Authenticator } from "../../src/front/auth.js";
+import { ApiError } from "../../src/shared/errors.js";
 import { generateKey, hashKey } from "../../src/shared/api-keys.js";
 import type { KeyRecord } from "../../src/store/records.js";
 

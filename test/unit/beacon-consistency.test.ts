@@ -3,7 +3,7 @@ import {
   chromiumMajor, consistencyTells, geometryTells, isDesktopUa, permissionMismatch, platformMismatch, uachMismatch, uaOs, webglMismatch,
   type ClientFacts,
 } from "../../beacon/src/consistency.js";
-import { chUaMismatch, headerOrder, headerTells, parseSecChUa, type ClientHeaders } from "../../src/http/beacon/header-tells.js";
+import { chUaMismatch, headerOrder, headerTells, parseSecChUa, type ClientHeaders } from "../../src/front/beacon/header-tells.js";
 import { CONSISTENCY_TELLS, SCORE_WEIGHTS, scoreHit, type HitInput } from "../../src/scoring/observation.js";
 import { resolvePolicy } from "../../src/scoring/bot-policy.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { hostnameMatchesMask } from "../../src/datasets/rdns.js";
-import { BeaconTokens, SESSION_ID, newSessionId } from "../../src/http/beacon/token.js";
-import { TrustedProxies } from "../../src/http/client-address.js";
-import { originAllowed } from "../../src/http/projects.js";
+import { BeaconTokens, SESSION_ID, newSessionId } from "../../src/front/beacon/token.js";
+import { TrustedProxies } from "../../src/front/client-address.js";
+import { originAllowed } from "../../src/front/projects.js";
 import { formatIp } from "../../src/shared/ip.js";
 import type { ProjectRecord } from "../../src/store/records.js";
 

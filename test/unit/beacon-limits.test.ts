@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { LocalQuotaCells, SharedQuotaCells } from "../../src/http/admission/cells.js";
-import { RateTable } from "../../src/http/admission/rate-table.js";
-import { ObservationBudget } from "../../src/http/beacon/budget.js";
-import { BeaconRateLimits, addressKey } from "../../src/http/beacon/limits.js";
-import { ApiError } from "../../src/http/errors.js";
+import { LocalQuotaCells, SharedQuotaCells } from "../../src/front/admission/cells.js";
+import { RateTable } from "../../src/front/admission/rate-table.js";
+import { ObservationBudget } from "../../src/front/beacon/budget.js";
+import { BeaconRateLimits, addressKey } from "../../src/front/beacon/limits.js";
+import { ApiError } from "../../src/shared/errors.js";
 import { parseIp } from "../../src/shared/ip.js";
 
 const T0 = 1_800_000_000_000;

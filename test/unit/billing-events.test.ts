@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EARLIEST_EVENT_DATE_S, LATEST_EVENT_DATE_AHEAD_S, normalizeEvent } from "../../src/billing/events.js";
+import { EARLIEST_EVENT_DATE_S, LATEST_EVENT_DATE_AHEAD_S, normalizeEvent } from "../../src/front/billing/events.js";
 
 /** normalizeEvent's date bounds (issue 25, finding 10): from 2000-01-01 to 10 years after now, both ends included. */
 

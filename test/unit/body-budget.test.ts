@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addressOwner, BodyBudget } from "../../src/http/body-budget.js";
+import { addressOwner, BodyBudget } from "../../src/front/body-budget.js";
 import { parseIp } from "../../src/shared/ip.js";
 
 describe("BodyBudget", () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BodyDeadlines, type PartialBody } from "../../src/http/body-deadline.js";
+import { BodyDeadlines, type PartialBody } from "../../src/front/body-deadline.js";
 
 function body(startedAt: number, received = 0): PartialBody & { received: number; cuts: number } {
   return {

@@ -9,7 +9,7 @@ import {
   decodeChallengeToken,
   issueChallenge,
   type ChallengeDifficulty,
-} from "../../src/challenge/index.js";
+} from "../../src/front/challenge/index.js";
 import type { ProjectRecord } from "../../src/store/records.js";
 
 const SECRET = "0123456789abcdef0123456789abcdef0123456789abcdef";

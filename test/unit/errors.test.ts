@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ApiError, ERROR_CATALOGUE, STATUS_TEXT, statusOf, toApiError, type ErrorCode } from "../../src/http/errors.js";
+import { ApiError, ERROR_CATALOGUE, STATUS_TEXT, statusOf, type ErrorCode } from "../../src/shared/errors.js";
+import { toApiError } from "../../src/http/to-api-error.js";
 
 const API_DOC = readFileSync(join(import.meta.dirname, "../../docs/api.md"), "utf8");
 

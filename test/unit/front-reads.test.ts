@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OrgLearningCache } from "../../src/http/feedback/org-learning.js";
+import { OrgLearningCache } from "../../src/front/feedback/org-learning.js";
 import { localReader, type StoreReader } from "../../src/store/reader.js";
 import { emptyLearning } from "../../src/store/records.js";
 import { openState, type LmdbStateDbs } from "../../src/store/state-env.js";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ApiError } from "../../src/http/errors.js";
+import { ApiError } from "../../src/shared/errors.js";
 import { inputsOf } from "../../src/http/inputs.js";
 import { defineRoute } from "../../src/http/route.js";
 import { adminListQuery } from "../../src/http/schemas/admin.js";

@@ -5,7 +5,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { loadConfig, type Config } from "../../src/config/index.js";
 import type { AppDeps } from "../../src/http/deps.js";
-import { ERROR_CATALOGUE } from "../../src/http/errors.js";
+import { ERROR_CATALOGUE } from "../../src/shared/errors.js";
 import {
   buildOpenApiDocument,
   errorCodesOf,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
-import { LocalQuotaCells, SharedQuotaCells } from "../../src/http/admission/cells.js";
+import { LocalQuotaCells, SharedQuotaCells } from "../../src/front/admission/cells.js";
 import { REPO_ROOT } from "../../src/config/index.js";
 
 /**
@@ -36,7 +36,7 @@ describe("SharedQuotaCells", () => {
   it("four threads admitting against one org's cell: exactly the quota, never more", async () => {
     const buffer = SharedQuotaCells.allocate(1024);
     const admitted = await runWorkers<number>(4, () => ({ buffer, src: SRC }), `
-      const { SharedQuotaCells } = await import(workerData.src + "/http/admission/cells.ts");
+      const { SharedQuotaCells } = await import(workerData.src + "/front/admission/cells.ts");
       const cells = new SharedQuotaCells(workerData.buffer);
       let ok = 0;
       for (let i = 0; i < 5000; i++) {
@@ -57,8 +57,8 @@ describe("SharedQuotaCells", () => {
     const dir = mkdtempSync(join(tmpdir(), "fs-cells-"));
     try {
       const results = await runWorkers<{ ok: number; refused: number; written: number }>(4, (i) => ({ buffer, src: SRC, journal: join(dir, `j${i}`) }), `
-        const { SharedQuotaCells } = await import(workerData.src + "/http/admission/cells.ts");
-        const { QuotaGate } = await import(workerData.src + "/http/quota.ts");
+        const { SharedQuotaCells } = await import(workerData.src + "/front/admission/cells.ts");
+        const { QuotaGate } = await import(workerData.src + "/front/quota.ts");
         const { ChargeJournal } = await import(workerData.src + "/store/charge-journal.ts");
         const org = { id: "org_free", name: "t", plan: "free", subscription_status: "active", trial_end: null, created_at: "2026-11-01T00:00:00Z" };
         const dbs = { orgs: { get: () => org }, usage: { get: () => undefined } };

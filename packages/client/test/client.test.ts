@@ -61,7 +61,7 @@ describe("@fraudscore/client against the real service", () => {
     const { client } = clientFor(org.key, { retry: { maxRetries: 0 } });
     const doc = (await client.get("/openapi.json")) as { ok: true; data: { paths: Record<string, Record<string, unknown>> } };
     expect(doc.ok).toBe(true);
-    const codes = new Set(Object.keys((await import("../../../src/http/errors.js")).ERROR_CATALOGUE));
+    const codes = new Set(Object.keys((await import("../../../src/shared/errors.js")).ERROR_CATALOGUE));
     let calls = 0;
     for (const [path, item] of Object.entries(doc.data.paths)) {
       for (const method of Object.keys(item)) {

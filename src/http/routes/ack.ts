@@ -1,5 +1,5 @@
 import type { Ack } from "../../store/protocol.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 
 /** RouteResult.recorded of a handler whose intent carried its Idempotency-Key answer: the writer committed both. */
 export const COMMITTED = { seq: null } as const;

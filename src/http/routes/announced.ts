@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { defineRoute, type Method } from "../route.js";
 
 /**

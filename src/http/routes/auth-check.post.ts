@@ -1,17 +1,17 @@
 import { magicDecision } from "../../scoring/test-mode.js";
-import { isTestPrincipal } from "../auth.js";
+import { isTestPrincipal } from "../../front/auth.js";
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { analyzeEmailWithMx } from "../../scoring/email.js";
 import { preflightVerdict } from "../../scoring/session-verdict.js";
 import { parseIp, type ParsedIp } from "../../shared/ip.js";
 import { peekCounts } from "../../store/front/bindings-view.js";
-import { uaClassifierFor } from "../beacon/hits.js";
+import { uaClassifierFor } from "../../front/beacon/hits.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { defineRoute } from "../route.js";
 import { authCheckBody, authCheckResponse } from "../schemas/auth-check.js";
-import { isCgnat, joinKeysOf } from "../sessions/identifiers.js";
-import { continuityOf, edgeVerdictOf, orgSession } from "../sessions/session.js";
+import { isCgnat, joinKeysOf } from "../../front/sessions/identifiers.js";
+import { continuityOf, edgeVerdictOf, orgSession } from "../../front/sessions/session.js";
 import { syncObservations } from "./observations.get.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */

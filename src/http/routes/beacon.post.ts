@@ -1,6 +1,6 @@
 import type { AppDeps } from "../deps.js";
-import { admitBeaconWrite, beaconProject, provenSession, recordHit } from "../beacon/hits.js";
-import { newSessionId } from "../beacon/token.js";
+import { admitBeaconWrite, beaconProject, provenSession, recordHit } from "../../front/beacon/hits.js";
+import { newSessionId } from "../../front/beacon/token.js";
 import { defineRoute, type RouteDocs } from "../route.js";
 import { handshakeBody, handshakeResponse, hitBody, hitResponse, probeResponse } from "../schemas/beacon.js";
 

@@ -1,6 +1,6 @@
-import type { ChallengeService } from "../../challenge/service.js";
+import type { ChallengeService } from "../../front/challenge/service.js";
 import type { AppDeps } from "../deps.js";
-import { beaconProject } from "../beacon/hits.js";
+import { beaconProject } from "../../front/beacon/hits.js";
 import { defineRoute } from "../route.js";
 import { challengeResponse, challengeVerifyBody, challengeVerifyResponse } from "../schemas/challenge.js";
 

@@ -9,9 +9,9 @@ import type { ObservationRecord } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
 import { defineRoute } from "../route.js";
 import { deepBody, deepMetadata, deepResponse } from "../schemas/deep.js";
-import { joinKeysOf } from "../sessions/identifiers.js";
-import { orgSession } from "../sessions/session.js";
-import { countDecision } from "../counters.js";
+import { joinKeysOf } from "../../front/sessions/identifiers.js";
+import { orgSession } from "../../front/sessions/session.js";
+import { countDecision } from "../../front/counters.js";
 import { checkSubmission, historyRecord, type CheckOutcome } from "./check.post.js";
 import { listObservations, syncObservations } from "./observations.get.js";
 

@@ -1,21 +1,21 @@
 import { magicDecision } from "../../scoring/test-mode.js";
-import { isTestPrincipal } from "../auth.js";
+import { isTestPrincipal } from "../../front/auth.js";
 import { STRONG_TELLS } from "../../scoring/observation.js";
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { fuseCheck, type CheckInput, type CheckResult } from "../../scoring/check.js";
 import { parseIp, type ParsedIp } from "../../shared/ip.js";
-import { uaClassifierFor } from "../beacon/hits.js";
+import { uaClassifierFor } from "../../front/beacon/hits.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { RawJson, jsonNumber as num } from "../respond.js";
 import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
-import { countDecision } from "../counters.js";
+import { countDecision } from "../../front/counters.js";
 import { FLAGS, formText, type ContentAnalysis, type ContentEvidence } from "../../scoring/content/index.js";
 import type { CheckHistoryRecord, ProjectRecord, SessionRecord } from "../../store/records.js";
-import type { OrgLearning } from "../feedback/org-learning.js";
+import type { OrgLearning } from "../../front/feedback/org-learning.js";
 import { analyzeEmailWithMx, toCheckEmailSignals, type CheckEmailSignals, type EmailAnalysis } from "../../scoring/email.js";
-import { verifyChallengeToken } from "../../challenge/index.js";
+import { verifyChallengeToken } from "../../front/challenge/index.js";
 import { withStore } from "../../store/store-wait.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */

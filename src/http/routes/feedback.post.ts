@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { formText } from "../../scoring/content/index.js";
 import type { OrgLearningRecord } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { defineRoute } from "../route.js";
 import { feedbackBody, feedbackResponse } from "../schemas/feedback.js";
 import { ackOrThrow } from "./ack.js";

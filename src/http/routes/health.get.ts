@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import type { AppDeps } from "../deps.js";
 import { defineRoute } from "../route.js";
 import { healthzResponse, readyzResponse } from "../schemas/health.js";

@@ -14,7 +14,7 @@ import { botPolicyGet, botPolicyPut } from "./bot-policy.js";
 import { observationsGet } from "./observations.get.js";
 import { challengeGet, challengeVerifyPost } from "./challenge.js";
 import { emailPost } from "./email.post.js";
-import { checkoutPost, portalPost, stripeWebhookPost } from "../../billing/routes.js";
+import { checkoutPost, portalPost, stripeWebhookPost } from "./billing.js";
 import { meterPost } from "./meter.post.js";
 import { sessionsResolvePost } from "./sessions-resolve.post.js";
 import { authCheckPost } from "./auth-check.post.js";

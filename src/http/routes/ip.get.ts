@@ -4,7 +4,7 @@ import { buildIpRecord, ipRecordJson } from "../../scoring/ip-record.js";
 import { isBogon } from "../../shared/bogon.js";
 import { formatIp, type ParsedIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { RawJson } from "../respond.js";
 import { defineRoute, type RouteResult } from "../route.js";
 import { ipMetadata, ipParam, ipQuery, ipRecordResponse, type IpDatasetName } from "../schemas/ip.js";

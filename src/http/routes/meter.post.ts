@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { formatIp, parseIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { RawJson, jsonNumber as num } from "../respond.js";
 import { defineRoute, type RouteDocs } from "../route.js";
 import { meterBody, meterResponse, windowMs } from "../schemas/sessions.js";

@@ -1,8 +1,8 @@
 import type { ProjectRecord } from "../../store/records.js";
-import type { KeyPrincipal } from "../auth.js";
+import type { KeyPrincipal } from "../../front/auth.js";
 import { withStore } from "../../store/store-wait.js";
-import { ApiError } from "../errors.js";
-import type { ProjectDirectory } from "../projects.js";
+import { ApiError } from "../../shared/errors.js";
+import type { ProjectDirectory } from "../../front/projects.js";
 
 /**
  * The project a secret key's org owns.

@@ -1,11 +1,11 @@
 import { verdictOf } from "../../scoring/session-verdict.js";
 import { parseIp, type ParsedIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../shared/errors.js";
 import { defineRoute } from "../route.js";
 import { resolveBody, resolveResponse } from "../schemas/sessions.js";
-import { isCgnat, joinKeysOf } from "../sessions/identifiers.js";
-import { continuityOf, edgeVerdictOf } from "../sessions/session.js";
+import { isCgnat, joinKeysOf } from "../../front/sessions/identifiers.js";
+import { continuityOf, edgeVerdictOf } from "../../front/sessions/session.js";
 import { ackOrThrow } from "./ack.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */

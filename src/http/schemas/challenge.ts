@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_TOKEN_LENGTH } from "../../challenge/pow.js";
+import { MAX_TOKEN_LENGTH } from "../../front/challenge/pow.js";
 
 /**
  * POST /v1/challenge/verify. `token` is the widget's form field value (base64 JSON); a string

@@ -1,7 +1,7 @@
 import type { StoreReader } from "../reader.js";
-import type { BindingKind } from "../writer/bindings.js";
+import type { BindingKind } from "../records.js";
 
-/** The join keys of an account event, hashed (src/http/sessions/identifiers.ts). */
+/** The join keys of an account event, hashed (src/front/sessions/identifiers.ts). */
 export interface PeekKeys {
   user?: string;
   session?: string;

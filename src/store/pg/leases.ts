@@ -47,7 +47,7 @@ export class LeaseClock {
   }
 }
 
-/** A node's leases as QuotaGate sees them (http/quota.ts LeaseSource). */
+/** A node's leases as QuotaGate sees them (front/quota.ts LeaseSource). */
 export class ClusterLeases {
   /** Credits below which a lease is topped up before it runs out. */
   readonly lowWater: number;

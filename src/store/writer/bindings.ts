@@ -1,5 +1,5 @@
 import type { KvDatabase as Database } from "../state-env.js";
-import type { MeterOutcome, MeterRequest, ResolveCounts, ResolveRequest } from "../records.js";
+import type { BindingKind, MeterOutcome, MeterRequest, ResolveCounts, ResolveRequest } from "../records.js";
 
 /**
  * Session resolution and metering state, kept by the writer thread (the only writer, so every
@@ -20,8 +20,6 @@ import type { MeterOutcome, MeterRequest, ResolveCounts, ResolveRequest } from "
  *   When two clusters merge, the smaller root's logs move into the bigger root's, so a budget
  *   already used is not lost by linking (or rotating) accounts.
  */
-export type BindingKind = "session" | "fingerprint" | "ip" | "prefix" | "email" | "session_email";
-
 export interface BindingDbs {
   bindings: Database<number, [string, string, string, string]>;
   bindingKeys: Database<{ count: number; rep: string }, [string, string, string]>;

@@ -1,5 +1,5 @@
 import type { AppDeps } from "../../deps.js";
-import { ApiError } from "../../errors.js";
+import { ApiError } from "../../../shared/errors.js";
 import { defineRoute } from "../../route.js";
 import { activateDatasetBody, datasetSwitchResponse } from "../../schemas/admin.js";
 

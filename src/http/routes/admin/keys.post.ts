@@ -1,7 +1,7 @@
 import { generateKey, redactKey } from "../../../shared/api-keys.js";
 import type { KeyRecord } from "../../../store/records.js";
 import type { AppDeps } from "../../deps.js";
-import { ApiError } from "../../errors.js";
+import { ApiError } from "../../../shared/errors.js";
 import { defineRoute } from "../../route.js";
 import { createKeyBody, createdKeyResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";

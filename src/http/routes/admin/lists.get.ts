@@ -1,5 +1,5 @@
 import type { AppDeps } from "../../deps.js";
-import { ApiError } from "../../errors.js";
+import { ApiError } from "../../../shared/errors.js";
 import { defineRoute, type InputsOf } from "../../route.js";
 import { adminListQuery, keyListResponse, orgListResponse, projectListResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";

@@ -1,5 +1,5 @@
 import type { AppDeps } from "../../deps.js";
-import type { UsageAfterAdjust } from "../../quota.js";
+import type { UsageAfterAdjust } from "../../../front/quota.js";
 import { defineRoute } from "../../route.js";
 import { adjustUsageBody, usageAdjustResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";

@@ -1,0 +1,82 @@
+import type { KeyPrincipal } from "../front/auth.js";
+import type { AppDeps } from "../http/deps.js";
+import { checkoutPost, portalPost } from "../http/routes/billing.js";
+import { botPolicyGet, botPolicyPut } from "../http/routes/bot-policy.js";
+import { adminKeyDisablePost } from "../http/routes/admin/key-disable.post.js";
+import { adminKeysPost } from "../http/routes/admin/keys.post.js";
+import { adminKeysGet, adminProjectsGet } from "../http/routes/admin/lists.get.js";
+import { adminProjectPatch } from "../http/routes/admin/project.patch.js";
+import { adminProjectsPost } from "../http/routes/admin/projects.post.js";
+import { usageGet } from "../http/routes/usage.get.js";
+import { checksGet } from "../http/routes/checks.get.js";
+import { checkHistoryPut } from "../http/routes/check-history.js";
+import { feedbackPost } from "../http/routes/feedback.post.js";
+import { orgFeedbackGet } from "../http/routes/org-feedback.get.js";
+import { invoke } from "./invoke.js";
+import type { Flash } from "./sessions.js";
+import type { Viewer } from "./layout.js";
+
+/** The API routes the dashboard runs in-process (invoke.ts), built once. */
+export function dashboardRoutes(deps: AppDeps) {
+  return {
+    usage: usageGet(deps),
+    checkout: checkoutPost(deps),
+    portal: portalPost(deps),
+    policyGet: botPolicyGet(deps),
+    policyPut: botPolicyPut(deps),
+    projects: adminProjectsGet(deps),
+    projectCreate: adminProjectsPost(deps),
+    projectPatch: adminProjectPatch(deps),
+    keys: adminKeysGet(deps),
+    keyCreate: adminKeysPost(deps),
+    keyDisable: adminKeyDisablePost(deps),
+    checks: checksGet(deps),
+    feedback: feedbackPost(deps),
+    orgFeedback: orgFeedbackGet(deps),
+    historyPut: checkHistoryPut(deps),
+  };
+}
+
+export type DashboardRoutes = ReturnType<typeof dashboardRoutes>;
+
+/** What a page or an action of a signed-in session works with. */
+export interface DashContext {
+  deps: AppDeps;
+  routes: DashboardRoutes;
+  viewer: Viewer;
+  principal: KeyPrincipal;
+  nowMs: number;
+  /** The request's query string (GET) or form fields (POST). */
+  query: URLSearchParams;
+  /** scheme://host of this service as the browser reached it (return URLs for Stripe). */
+  base: string;
+}
+
+/** What a form POST does: where the browser goes next (303), and the message it will see there. */
+export interface ActionResult {
+  redirect: string;
+  flash?: Flash;
+  /** The session ends (sign out, or the signed-in key was disabled). */
+  endSession?: boolean;
+}
+
+/** The org's projects (first 100), via the admin listing for the session's own org. */
+export async function orgProjects(ctx: DashContext): Promise<Array<{ id: string; name: string; created_at: string; allowed_origins: string[] }>> {
+  const page = await invokeOwn(ctx, ctx.routes.projects, { params: [ctx.viewer.orgId], query: "limit=100" });
+  return page.items;
+}
+
+/** invoke() of an admin route for the session's own org. */
+export function invokeOwn(ctx: DashContext, route: Parameters<typeof invoke>[0], call: { params: string[]; query?: string; body?: unknown }): Promise<any> {
+  return invoke(route, ctx.principal, { ...call, nowMs: ctx.nowMs, ownOrg: true });
+}
+
+/** invoke() of a secret-key route as the signed-in key. */
+export function invokeAsKey(ctx: DashContext, route: Parameters<typeof invoke>[0], call: { params?: string[]; query?: string; body?: unknown }): Promise<any> {
+  return invoke(route, ctx.principal, { ...call, nowMs: ctx.nowMs });
+}
+
+/** The project a page is about: `project` of the query when the org owns it, else the org's first. */
+export function chooseProject<P extends { id: string }>(projects: P[], wanted: string | null): P | null {
+  return projects.find((p) => p.id === wanted) ?? projects[0] ?? null;
+}

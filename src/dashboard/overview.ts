@@ -1,0 +1,80 @@
+import { ApiError } from "../shared/errors.js";
+import { ackOrThrow } from "../http/routes/ack.js";
+import { creditsChart } from "./chart.js";
+import { invokeAsKey, type ActionResult, type DashContext } from "./context.js";
+import { csrfField, esc, page, when } from "./layout.js";
+
+/** GET /dashboard: plan, quota, used, remaining, period end, subscription, credits per day, billing. */
+export async function overviewPage(ctx: DashContext): Promise<string> {
+  const u = await invokeAsKey(ctx, ctx.routes.usage, { params: [ctx.viewer.orgId] });
+  ctx.deps.flushLedger();
+  const daily = ackOrThrow(await ctx.deps.store.send({ op: "usage.daily", orgId: ctx.viewer.orgId, nowMs: ctx.nowMs }));
+  const card = (label: string, value: string, id: string): string => `<div class="card"><div class="muted" id="${id}-label">${label}</div><div class="v" aria-labelledby="${id}-label" data-field="${id}">${value}</div></div>`;
+  const num = (n: number | null): string => (n === null ? "unlimited" : n.toLocaleString("en-US"));
+  const cards = [
+    card("Plan", esc(u.plan), "plan"),
+    card("Monthly quota", num(u.monthly_quota), "quota"),
+    card("Used", num(u.used), "used"),
+    card("Remaining", num(u.remaining), "remaining"),
+    card("Period ends", esc(when(u.period_end)), "period-end"),
+    card("Subscription", esc(u.subscription_status) + (u.trial_end ? ` <span class="muted">(trial ends ${esc(when(u.trial_end))})</span>` : ""), "subscription"),
+  ].join("");
+  const back = ctx.query.get("billing");
+  const returned = back === "done" ? `<div class="flash ok" role="status"><p>Back from Stripe Checkout. The subscription shows here once Stripe has confirmed it (usually within seconds).</p></div>` : back === "canceled" ? `<div class="flash ok" role="status"><p>Checkout was canceled; nothing changed.</p></div>` : "";
+  const overage = u.overage > 0 ? `<p>Overage this period: ${num(u.overage)} credits (${num(u.overage_reported)} reported to Stripe, ${num(u.overage_pending)} pending).</p>` : "";
+  return page("Overview", `${returned}<section aria-labelledby="usage-h"><h2 id="usage-h">Usage, period ${esc(u.period)}</h2><div class="cards">${cards}</div>${overage}
+<h3>Credits per day</h3>${creditsChart(daily.period, daily.days, ctx.nowMs)}</section>
+${observationsSection(ctx, card, num)}
+${billingSection(ctx)}`, ctx.viewer, "/dashboard");
+}
+
+/** Beacon observations recorded and dropped today against the org's daily budget (beacon/budget.ts). */
+function observationsSection(ctx: DashContext, card: (label: string, value: string, id: string) => string, num: (n: number | null) => string): string {
+  const s = ctx.deps.beacon.budget.standing(ctx.viewer.orgId, ctx.nowMs);
+  const cards = [card("Recorded today", num(s.recorded), "obs-recorded"), card("Daily budget", num(s.budget), "obs-budget"), card("Dropped today", num(s.dropped), "obs-dropped")].join("");
+  const note =
+    s.dropped > 0
+      ? `<p role="status">The budget was used up today: beacon hits past it are answered but not recorded, so they are missing from observations and session verdicts until the day ends (UTC). The operator sets the budget (FS_OBSERVATION_BUDGET_PER_DAY).</p>`
+      : "";
+  return `<section aria-labelledby="obs-h"><h2 id="obs-h">Beacon observations, ${esc(s.day)} (UTC)</h2><div class="cards">${cards}</div>${note}</section>`;
+}
+
+function billingSection(ctx: DashContext): string {
+  if (!ctx.deps.billing) return `<section aria-labelledby="billing-h"><h2 id="billing-h">Billing</h2><p class="muted">Billing is not configured on this installation.</p></section>`;
+  const canBill = ctx.principal.key.scopes.includes("billing");
+  const note = canBill ? "" : `<p class="muted">These buttons need a secret key with the <code>billing</code> scope; you are signed in with a key without it.</p>`;
+  const dis = canBill ? "" : " disabled";
+  return `<section aria-labelledby="billing-h"><h2 id="billing-h">Billing</h2>${note}
+<form method="post" action="/dashboard/billing/checkout" class="row">${csrfField(ctx.viewer)}
+<div><label for="plan">Plan</label><select id="plan" name="plan"${dis}><option value="pro">Pro</option><option value="business">Business</option></select></div>
+<div><button type="submit"${dis}>Upgrade (Stripe Checkout)</button></div></form>
+<form method="post" action="/dashboard/billing/portal">${csrfField(ctx.viewer)}<button type="submit" class="secondary"${dis}>Open the billing portal</button></form></section>`;
+}
+
+/** Where Stripe sends the browser back: FS_PUBLIC_URL when set, else the address the browser used. */
+function returnBase(ctx: DashContext): string {
+  return ctx.deps.billing?.publicUrl ?? ctx.base;
+}
+
+/** POST /dashboard/billing/checkout: the API's checkout for the session's org, then off to Stripe. */
+export async function checkoutAction(ctx: DashContext): Promise<ActionResult> {
+  const plan = ctx.query.get("plan") ?? "";
+  const base = returnBase(ctx);
+  const data = await invokeAsKey(ctx, ctx.routes.checkout, {
+    params: [ctx.viewer.orgId],
+    body: { plan, success_url: `${base}/dashboard?billing=done`, cancel_url: `${base}/dashboard?billing=canceled` },
+  });
+  return { redirect: stripeUrl(data.url) };
+}
+
+/** POST /dashboard/billing/portal: the API's portal session, then off to Stripe. */
+export async function portalAction(ctx: DashContext): Promise<ActionResult> {
+  const data = await invokeAsKey(ctx, ctx.routes.portal, { params: [ctx.viewer.orgId], body: { return_url: `${returnBase(ctx)}/dashboard` } });
+  return { redirect: stripeUrl(data.url) };
+}
+
+/** Only an absolute http(s) URL from the payment provider is followed. */
+function stripeUrl(url: unknown): string {
+  if (typeof url === "string" && /^https?:\/\//.test(url)) return url;
+  throw new ApiError("PAYMENT_PROVIDER_ERROR", "Stripe answered without a URL to go to. Nothing was changed; retry later.");
+}

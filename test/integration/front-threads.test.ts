@@ -87,7 +87,7 @@ describe("several front threads on one port", () => {
     const answers = await Promise.all(Array.from({ length: 100 }, () => ip(key)));
     expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
     expect(answers.filter((a) => a.status === 429)).toHaveLength(90);
-    await expect.poll(async () => (await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.data.used, { timeout: 5000 }).toBe(10_000);
+    await expect.poll(async () => (await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.data.used, { timeout: scaled(5000) }).toBe(10_000);
   });
 
   it("a key disabled on one thread is refused by every thread at once", async () => {
@@ -113,7 +113,7 @@ describe("several front threads on one port", () => {
     const first = calls.filter((c) => c.status === 200 && c.headers["idempotent-replayed"] !== "true");
     expect(first).toHaveLength(1);
     const credits = first[0]!.body.metadata.credits as number;
-    await expect.poll(async () => (await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.data.used, { timeout: 5000 }).toBe(credits);
+    await expect.poll(async () => (await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.data.used, { timeout: scaled(5000) }).toBe(credits);
   });
 
   it("every thread's writer requests get their own answers (the threads' request ids overlap)", async () => {
@@ -149,7 +149,7 @@ describe("several front threads on one port", () => {
     }
     const list = async (): Promise<string[]> =>
       (await api(server, "GET", `/v1/projects/${site.projectId}/observations?limit=50`, { key: site.secretKey })).body.data.items.map((o: { id: string }) => o.id);
-    await expect.poll(list, { timeout: 5000 }).toEqual([...ids].reverse());
+    await expect.poll(list, { timeout: scaled(5000) }).toEqual([...ids].reverse());
   });
 
   // Last in this file: it leaves this address's wrong keys refused for the dashboard's sign-in window.
@@ -166,7 +166,7 @@ describe("several front threads on one port", () => {
     // Ten wrong keys from this address in all: every thread answers the next ones 429 (each thread
     // takes the others' counts within its next event-loop turn)...
     const wrong = async () => (await Promise.all(Array.from({ length: 12 }, (_, i) => signIn(`fs_live_${"z".repeat(43)}${i}`)))).map((a) => a.status);
-    await expect.poll(wrong, { timeout: 5000 }).toEqual(Array(12).fill(429));
+    await expect.poll(wrong, { timeout: scaled(5000) }).toEqual(Array(12).fill(429));
     // ...and lets the right key in.
     const right = await Promise.all(Array.from({ length: 12 }, () => signIn(key)));
     expect(right.map((a) => a.status)).toEqual(Array(12).fill(303));

@@ -5,7 +5,7 @@ import { scaled } from "./test/helpers/time.js";
 /**
  * Unit tests and the in-process app's tests three files at a time, then integration tests that
  * start the real server (uWS, LMDB, pool threads) as a child process from dist/ (built by `npm
- * test` first), two files at a time, then the browser's one at a time. Threads a test starts in its own process (the writer, the scoring pool) run the
+ * test` first), two files at a time, then the cluster's and the browser's one at a time. Threads a test starts in its own process (the writer, the scoring pool) run the
  * TypeScript sources, as the test does: each test process registers test/helpers/ts-hooks.mjs,
  * and worker threads inherit its execArgv.
  */
@@ -13,8 +13,10 @@ const execArgv = ["--import", fileURLToPath(new URL("./test/helpers/ts-register.
 /** Files in test/app/ that use no store (the scoring pool alone): run once, not again on PostgreSQL. */
 const STORE_FREE = ["test/app/content-batcher.test.ts", "test/app/pool.overload.test.ts"];
 /** Integration files about the embedded LMDB store itself, or that run their own PostgreSQL. */
+/** The cluster's files (project "cluster"). */
+const CLUSTER = "test/integration/cluster*.test.ts";
 const LMDB_ONLY = [
-  "test/integration/cluster*.test.ts",
+  CLUSTER,
   "test/integration/writer.isolation.test.ts",
   "test/integration/data-build.*.test.ts",
   "test/integration/datasets.switch.test.ts",
@@ -67,7 +69,22 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           execArgv,
           include: ["test/integration/**/*.test.ts"],
+          exclude: [CLUSTER],
           globalSetup: ["test/integration/global-setup.ts"],
+          testTimeout: scaled(60_000),
+          hookTimeout: scaled(180_000),
+        },
+      },
+      {
+        // Clusters of nodes on their own PostgreSQL, with faults injected in their links: each
+        // file loads the machine with several servers and measures latencies, so one at a time,
+        // after the others.
+        test: {
+          name: "cluster",
+          execArgv,
+          include: [CLUSTER],
+          globalSetup: ["test/integration/global-setup.ts"],
+          fileParallelism: false,
           testTimeout: scaled(60_000),
           hookTimeout: scaled(180_000),
         },
@@ -76,8 +93,8 @@ export default defineConfig({
         // The same integration suite with every test server on PostgreSQL (FS_STORE=postgres),
         // a real server started by global-setup-pg.ts. Left out: files about the embedded store
         // itself (LMDB environments, its meter-window files, its writer's size limits), the
-        // cluster tests, which start their own PostgreSQL and run in "integration", and files
-        // about the front alone.
+        // cluster tests, which start their own PostgreSQL (project "cluster"), and files about
+        // the front alone.
         test: {
           name: "integration-pg",
           maxWorkers: SPAWNING_WORKERS,

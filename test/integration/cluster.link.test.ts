@@ -33,6 +33,13 @@ afterAll(async () => {
   await db?.destroy();
 });
 
+/**
+ * The p99 that counts as "its usual latency": 100 ms on a quiet machine, more on a loaded one
+ * (test/helpers/time.ts), and always under half the node's 1 s database deadline, which every
+ * answer behind a read on the event loop would wait for (before issue 26: p99 ~1.8 s).
+ */
+const usualP99 = (): number => Math.min(scaled(100), 500);
+
 /** The answers of a load sent between `from` and `to` (performance.now()). */
 function answersBetween(load: IpLoad, from: number, to: number): Array<{ ms: number; status: number }> {
   return load.tally.samples.filter((s) => s.at >= from && s.at < to);
@@ -68,7 +75,7 @@ describe("a node's database link frozen or slow", () => {
     const during = answersBetween(load, from, to);
     expect(during.length).toBeGreaterThan(100);
     expect(during.filter((s) => s.status !== 200)).toEqual([]);
-    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(100);
+    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(usualP99());
   });
 
   it("+50 ms each way: paid /v1/ip keeps its latency, and the debits keep shipping", async () => {
@@ -88,7 +95,7 @@ describe("a node's database link frozen or slow", () => {
     const during = answersBetween(load, from, to);
     expect(during.length).toBeGreaterThan(100);
     expect(during.filter((s) => s.status !== 200)).toEqual([]);
-    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(100);
+    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(usualP99());
     // The ledger catches up with every answer within a few of its round trips.
     await expect.poll(() => usedOf(node, site.orgId, site.secretKey), { timeout: scaled(5000), interval: 200 }).toBe(load.tally.credits);
     proxy.delay(0);
@@ -137,7 +144,7 @@ describe("a node's database link frozen or slow", () => {
     }
     const during = answersBetween(load, from, to);
     // Before, each of these reads held the event loop up to its deadline (p99 ~1.8 s, 20 answers in ~2 s).
-    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(100);
+    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(usualP99());
     expect(during.filter((s) => s.status !== 200)).toEqual([]);
     expect(during.length).toBeGreaterThan(20);
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { useApp, type TestApp } from "../helpers/app.js";
 import { api, createBeaconProject } from "../integration/helpers/server.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * Issue 25, finding 7: a hit without a token was filed in whatever session it named, so one
@@ -83,7 +84,7 @@ describe("beacon session integrity", () => {
     // With its own session named, the attacker's token files hits in the attacker's session.
     expect((await hit(site, { token: claimed.token, session_id: claimed.session_id, ua: HEADLESS })).session_id).toBe(claimed.session_id);
 
-    await expect.poll(() => history(site, forged.session_id), { timeout: 5000 }).toEqual([forged.observation_id]);
+    await expect.poll(() => history(site, forged.session_id), { timeout: scaled(5000) }).toEqual([forged.observation_id]);
     expect(await history(site, victim.session_id)).toEqual([real.observation_id]);
     const after = await deepCheck(site, victim.session_id);
     expect(after).toEqual(before);

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { useApp, type TestApp } from "../helpers/app.js";
 import { ADMIN_TOKEN, admin, api } from "../integration/helpers/server.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * Property-based fuzzing of every route in the service's own OpenAPI document: random path
@@ -139,5 +140,5 @@ describe("every route under random input", () => {
     expect(calls).toBeGreaterThan(ops.length * RUNS_PER_ROUTE * 0.8);
     // The service is still whole afterwards.
     expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: server.demo.secretKey })).status).toBe(200);
-  }, 600_000);
+  }, scaled(600_000));
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildBeacon } from "../../scripts/build-beacon.js";
 import { api, startServer, type TestServer } from "../integration/helpers/server.js";
 import { scriptTag, startSite, type Site } from "./helpers/site.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * Stealth automation against the beacon, with FingerprintJS BotD (the open detector of the field)
@@ -50,7 +51,7 @@ beforeAll(async () => {
   const probe = await plainChromium.launch({ executablePath: CHROMIUM, args: [...ARGS, "--headless"] });
   DESKTOP_UA = probe.version().replace(/^(\d+).*$/, "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/$1.0.0.0 Safari/537.36");
   await probe.close();
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(async () => {
   await site?.close();
@@ -151,7 +152,7 @@ describe("stealth automation against the beacon, BotD in the same page", () => {
     expect(o.score, `${label}: ${JSON.stringify(o)}`).toBeGreaterThanOrEqual(0.45);
     expect(["review", "block"]).toContain(o.decision);
     expect(o.reasons.some((r) => STRONG_OR_CONSISTENCY.test(r)), JSON.stringify(o.reasons)).toBe(true);
-  }, 120_000);
+  }, scaled(120_000));
 
   it("catches strictly more of them than BotD", () => {
     const names = Object.keys(caught);
@@ -167,7 +168,7 @@ describe("stealth automation against the beacon, BotD in the same page", () => {
     expect(o.decision, JSON.stringify(o)).toBe("allow");
     expect(o.reasons.filter((r) => STRONG_OR_CONSISTENCY.test(r))).toEqual([]);
     expect(await botdCaught("xvfb-chromium")).toBe(false);
-  }, 120_000);
+  }, scaled(120_000));
 
   it("control: Firefox ESR nobody automates, under Xvfb, is allowed with no strong tell", async () => {
     const profile = join(tmp, "firefox-profile");
@@ -176,5 +177,5 @@ describe("stealth automation against the beacon, BotD in the same page", () => {
     const o = await observationOf("xvfb-firefox");
     expect(o.decision, JSON.stringify(o)).toBe("allow");
     expect(o.reasons.filter((r) => STRONG_OR_CONSISTENCY.test(r))).toEqual([]);
-  }, 120_000);
+  }, scaled(120_000));
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, admin, api, createBeaconProject, createOrgWithKey, useServer, type TestServer } from "./helpers/server.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * Issue 25, finding 2: a publishable key is public, and it used to record as fast as a client
@@ -122,7 +123,7 @@ describe("a flood with one publishable key", () => {
     // Storage: the org's budget, not the flood, decides what is kept.
     const answered = okOne + okMany;
     expect(answered).toBeGreaterThan(BUDGET);
-    await expect.poll(() => recordedObservations(site), { timeout: 10_000 }).toBe(BUDGET);
+    await expect.poll(() => recordedObservations(site), { timeout: scaled(10_000) }).toBe(BUDGET);
     expect(await metric("fs_beacon_observations_dropped_total")).toBe(answered - BUDGET);
     expect(await metric('fs_beacon_rate_limited_total{limit="address"}')).toBe(refused.length);
     expect(await metric('fs_beacon_rate_limited_total{limit="project"}')).toBe(byProject.length);

@@ -3,6 +3,7 @@ import { startDnsServer, type TestDnsServer } from "./helpers/dns-server.js";
 import { quantile, SlowBody, timedRequest } from "./helpers/raw-http.js";
 import { createBeaconProject, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 import { eventOf, nowSeconds, signedWebhook, startStripeServer, stripeEnv, TEST_WEBHOOK_SECRET, type TestStripeServer } from "./helpers/stripe-server.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * Issue 25, item 1: slow clients cannot hold what others need. Before, each body leased its
@@ -145,7 +146,7 @@ describe("slow request bodies", () => {
     } finally {
       slow.stop();
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it("one org's slow POST /v1/check bodies hold at most its share of the keyed pool: another org's POST /v1/email is answered", async () => {
     const attacker = await createOrgWithKey(server);
@@ -171,5 +172,5 @@ describe("slow request bodies", () => {
     } finally {
       slow.stop();
     }
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   fake = await startStripeServer();
   nodes.push(await startServer(env("a")));
   nodes.push(await startServer(env("b"), { demo: nodes[0]!.demo }));
-}, 180_000);
+}, scaled(180_000));
 
 afterAll(async () => {
   for (const n of nodes) {
@@ -75,17 +75,17 @@ describe("billing in a cluster", () => {
   it("one overage reporter in the cluster; when its node is killed another takes over", async () => {
     const org = await proOrg();
     expect((await deliver(`${nodes[1]!.url}/webhooks/stripe`, subscribed(org.orgId, org.customer), SECRET)).status).toBe(200);
-    await expect.poll(leaderNode, { timeout: 10_000 }).not.toBeNull();
+    await expect.poll(leaderNode, { timeout: scaled(10_000) }).not.toBeNull();
     const leader = (await leaderNode())!;
     const i = leader === "a" ? 0 : 1;
     // 50,003 credits: 3 past the pro quota, reported by the leader, once.
     expect((await admin(nodes[1 - i]!, "POST", `/v1/admin/orgs/${org.orgId}/usage/adjust`, { credits: 50_003, reason: "test" })).status).toBe(200);
-    await expect.poll(() => fake.meterTotals()[org.customer] ?? 0, { timeout: 10_000 }).toBe(3);
+    await expect.poll(() => fake.meterTotals()[org.customer] ?? 0, { timeout: scaled(10_000) }).toBe(3);
     await nodes[i]!.kill9();
     try {
-      await expect.poll(leaderNode, { timeout: 10_000 }).toBe(i === 0 ? "b" : "a");
+      await expect.poll(leaderNode, { timeout: scaled(10_000) }).toBe(i === 0 ? "b" : "a");
       expect((await admin(nodes[1 - i]!, "POST", `/v1/admin/orgs/${org.orgId}/usage/adjust`, { credits: 4, reason: "test" })).status).toBe(200);
-      await expect.poll(() => fake.meterTotals()[org.customer] ?? 0, { timeout: 10_000 }).toBe(7);
+      await expect.poll(() => fake.meterTotals()[org.customer] ?? 0, { timeout: scaled(10_000) }).toBe(7);
     } finally {
       await nodes[i]!.restart();
     }

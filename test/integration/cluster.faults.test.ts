@@ -4,6 +4,7 @@ import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
 import { loseSyncStandby, PgProxy, slowCommit, slowUpsert } from "./helpers/faults.js";
 import { clusterNodeEnv, IpLoad, leasesOf, usedOf } from "./helpers/cluster.js";
 import { deliver, eventOf, nowSeconds, startStripeServer, stripeEnv, subscriptionObject, TEST_WEBHOOK_SECRET, type TestStripeServer } from "./helpers/stripe-server.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * Issue 26: faults on the database link of one node (a TCP proxy between node `a` and
@@ -28,7 +29,7 @@ beforeAll(async () => {
   const env = (id: string, dbUrl: string) => stripeEnv(fake.port, clusterNodeEnv(dbUrl, id, { FS_PG_TIMEOUT_MS: "1000" }));
   nodes.push(await startServer(env("a", proxy.url(url))));
   nodes.push(await startServer(env("b", url), { demo: nodes[0]!.demo }));
-}, 180_000);
+}, scaled(180_000));
 
 afterAll(async () => {
   for (const n of nodes) {
@@ -50,7 +51,7 @@ async function stalls(times: number, ms: number, gapMs: number): Promise<void> {
 
 /** Waits until the shared ledger holds `credits` for the org, and fails if it ever holds more. */
 async function ledgerSettlesAt(orgId: string, key: string, credits: number): Promise<void> {
-  await expect.poll(() => usedOf(nodes[1]!, orgId, key), { timeout: 30_000, interval: 250 }).toBeGreaterThanOrEqual(credits);
+  await expect.poll(() => usedOf(nodes[1]!, orgId, key), { timeout: scaled(30_000), interval: 250 }).toBeGreaterThanOrEqual(credits);
   // Nothing more arrives later (a resend of a commit that had succeeded would).
   await new Promise((r) => setTimeout(r, 2500));
   expect(await usedOf(nodes[1]!, orgId, key)).toBe(credits);
@@ -77,7 +78,7 @@ describe("faults on one node's database link", () => {
     const { orgId, key } = await createOrgWithKey(nodes[1]!, "free");
     const left = 1500;
     expect((await admin(nodes[1]!, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits: FREE_QUOTA - left, reason: "test" })).status).toBe(200);
-    await expect.poll(() => usedOf(nodes[1]!, orgId, key), { timeout: 10_000 }).toBe(FREE_QUOTA - left);
+    await expect.poll(() => usedOf(nodes[1]!, orgId, key), { timeout: scaled(10_000) }).toBe(FREE_QUOTA - left);
     const undo = await slowUpsert(url, "fs_usage", 0.5);
     // The load on the node whose link fails: its shipping and its grants meet the faults.
     const load = new IpLoad(() => [nodes[0]!], key, 4, { paceMs: 10 });
@@ -124,7 +125,7 @@ describe("faults on one node's database link", () => {
     const behind = async (): Promise<{ records: number; seconds: number } | null> =>
       (await api(nodes[0]!, "GET", `/v1/orgs/${orgId}/usage`, { key })).body.data.behind;
     try {
-      await expect.poll(async () => (await behind())?.records ?? 0, { timeout: 20_000, interval: 500 }).toBeGreaterThan(0);
+      await expect.poll(async () => (await behind())?.records ?? 0, { timeout: scaled(20_000), interval: 500 }).toBeGreaterThan(0);
       expect((await behind())?.seconds).toBeGreaterThanOrEqual(1);
     } finally {
       await load.stop();
@@ -163,6 +164,6 @@ describe("faults on one node's database link", () => {
     // At most one delivery applied it (the first may have committed without hearing so); any other is a duplicate.
     expect(answers.filter((a) => a.applied).length).toBeLessThanOrEqual(1);
     expect(answers.filter((a) => !a.applied).every((a) => a.duplicate)).toBe(true);
-    for (const n of nodes) await expect.poll(async () => (await api(n, "GET", `/v1/orgs/${org.orgId}/usage`, { key: org.key })).body.data.plan, { timeout: 5000 }).toBe("pro");
+    for (const n of nodes) await expect.poll(async () => (await api(n, "GET", `/v1/orgs/${org.orgId}/usage`, { key: org.key })).body.data.plan, { timeout: scaled(5000) }).toBe("pro");
   });
 });

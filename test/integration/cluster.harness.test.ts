@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { loseSyncStandby, PgProxy, slowCommit, slowUpsert, sqlOn } from "./helpers/faults.js";
 import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { scaled } from "../helpers/time.js";
 
 /** The fault-injection harness itself (helpers/faults.ts), against a real PostgreSQL. */
 let db!: TestPostgres;
@@ -13,7 +14,7 @@ beforeAll(async () => {
   url = await db.createDatabase("fs_harness");
   proxy = await PgProxy.start(db.port);
   await sqlOn(url, "CREATE TABLE t (k int PRIMARY KEY, v int)");
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(async () => {
   await proxy?.close();

@@ -3,6 +3,7 @@ import { admin, api, createBeaconProject, createOrgWithKey, startServer, type Ap
 import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
 import { percentile, PgProxy } from "./helpers/faults.js";
 import { clusterNodeEnv, IpLoad, usedOf } from "./helpers/cluster.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * Issue 26: a node whose database link is frozen or slow (a TCP proxy between it and
@@ -21,7 +22,7 @@ beforeAll(async () => {
   url = await db.createDatabase("fs_link");
   proxy = await PgProxy.start(db.port);
   node = await startServer(clusterNodeEnv(proxy.url(url), "a", { FS_PG_TIMEOUT_MS: "1000" }));
-}, 180_000);
+}, scaled(180_000));
 
 afterAll(async () => {
   proxy?.thaw();
@@ -31,6 +32,13 @@ afterAll(async () => {
   await proxy?.close();
   await db?.destroy();
 });
+
+/**
+ * The p99 that counts as "its usual latency": 100 ms on a quiet machine, more on a loaded one
+ * (test/helpers/time.ts), and always under half the node's 1 s database deadline, which every
+ * answer behind a read on the event loop would wait for (before issue 26: p99 ~1.8 s).
+ */
+const usualP99 = (): number => Math.min(scaled(100), 500);
 
 /** The answers of a load sent between `from` and `to` (performance.now()). */
 function answersBetween(load: IpLoad, from: number, to: number): Array<{ ms: number; status: number }> {
@@ -57,7 +65,7 @@ describe("a node's database link frozen or slow", () => {
       expect(c.status).toBe(200);
       // What needs the database is refused for a while at most, then served over a new connection:
       // the frozen ones are given up at their deadline, new ones flow.
-      await expect.poll(async () => (await resolve()).status, { timeout: 15_000, interval: 250 }).toBe(200);
+      await expect.poll(async () => (await resolve()).status, { timeout: scaled(15_000), interval: 250 }).toBe(200);
       await new Promise((r) => setTimeout(r, Math.max(0, 6000 - (performance.now() - from))));
       to = performance.now();
     } finally {
@@ -67,7 +75,7 @@ describe("a node's database link frozen or slow", () => {
     const during = answersBetween(load, from, to);
     expect(during.length).toBeGreaterThan(100);
     expect(during.filter((s) => s.status !== 200)).toEqual([]);
-    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(100);
+    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(usualP99());
   });
 
   it("+50 ms each way: paid /v1/ip keeps its latency, and the debits keep shipping", async () => {
@@ -87,9 +95,9 @@ describe("a node's database link frozen or slow", () => {
     const during = answersBetween(load, from, to);
     expect(during.length).toBeGreaterThan(100);
     expect(during.filter((s) => s.status !== 200)).toEqual([]);
-    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(100);
+    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(usualP99());
     // The ledger catches up with every answer within a few of its round trips.
-    await expect.poll(() => usedOf(node, site.orgId, site.secretKey), { timeout: 5000, interval: 200 }).toBe(load.tally.credits);
+    await expect.poll(() => usedOf(node, site.orgId, site.secretKey), { timeout: scaled(5000), interval: 200 }).toBe(load.tally.credits);
     proxy.delay(0);
   });
 
@@ -136,7 +144,7 @@ describe("a node's database link frozen or slow", () => {
     }
     const during = answersBetween(load, from, to);
     // Before, each of these reads held the event loop up to its deadline (p99 ~1.8 s, 20 answers in ~2 s).
-    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(100);
+    expect(percentile(during.map((s) => s.ms), 0.99)).toBeLessThan(usualP99());
     expect(during.filter((s) => s.status !== 200)).toEqual([]);
     expect(during.length).toBeGreaterThan(20);
   });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
 import { clusterNodeEnv, IpLoad, leasesOf, usedOf } from "./helpers/cluster.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * Issue 26: a node killed under load rejoins on its first start while the others go on loading
@@ -23,7 +24,7 @@ beforeAll(async () => {
   nodes.push(await startServer(env("a")));
   const [b, c] = await Promise.all([startServer(env("b"), { demo: nodes[0]!.demo }), startServer(env("c"), { demo: nodes[0]!.demo })]);
   nodes.push(b, c);
-}, 180_000);
+}, scaled(180_000));
 
 afterAll(async () => {
   for (const n of nodes) {
@@ -38,7 +39,7 @@ async function freeOrgWith(left: number): Promise<{ orgId: string; key: string }
   const org = await createOrgWithKey(nodes[0]!, "free");
   if (left === FREE_QUOTA) return org;
   expect((await admin(nodes[0]!, "POST", `/v1/admin/orgs/${org.orgId}/usage/adjust`, { credits: FREE_QUOTA - left, reason: "test" })).status).toBe(200);
-  await expect.poll(() => usedOf(nodes[0]!, org.orgId, org.key), { timeout: 10_000 }).toBe(FREE_QUOTA - left);
+  await expect.poll(() => usedOf(nodes[0]!, org.orgId, org.key), { timeout: scaled(10_000) }).toBe(FREE_QUOTA - left);
   return org;
 }
 
@@ -64,7 +65,7 @@ describe("a node rejoining the cluster under load", () => {
     const answered = load.tally.credits + rest.tally.credits;
     const killed = load.tally.statuses.get(-1) ?? 0;
     // Calls cut off by the kill may or may not have been charged; none lost, none past the stop.
-    await expect.poll(() => usedOf(nodes[0]!, orgId, key), { timeout: 15_000 }).toBeGreaterThanOrEqual(FREE_QUOTA - left + answered);
+    await expect.poll(() => usedOf(nodes[0]!, orgId, key), { timeout: scaled(15_000) }).toBeGreaterThanOrEqual(FREE_QUOTA - left + answered);
     const used = await usedOf(nodes[0]!, orgId, key);
     expect(used).toBeLessThanOrEqual(FREE_QUOTA);
     expect(used - (FREE_QUOTA - left) - answered).toBeLessThanOrEqual(killed);
@@ -78,7 +79,7 @@ describe("a node rejoining the cluster under load", () => {
     const first = new IpLoad(() => [nodes[2]!], key, 2, { paceMs: 2 });
     await new Promise((r) => setTimeout(r, 500));
     await first.stop();
-    await expect.poll(() => usedOf(nodes[0]!, orgId, key), { timeout: 10_000 }).toBe(FREE_QUOTA - 2000 + first.tally.credits);
+    await expect.poll(() => usedOf(nodes[0]!, orgId, key), { timeout: scaled(10_000) }).toBe(FREE_QUOTA - 2000 + first.tally.credits);
     const held = (await leasesOf(url, orgId)).find((l) => l.node_id === "c")!;
     expect(held.granted).toBeGreaterThan(held.used);
     await nodes[2]!.kill9();
@@ -88,7 +89,7 @@ describe("a node rejoining the cluster under load", () => {
       const rest = new IpLoad(() => nodes.slice(0, 2), key, 4, { untilRefused: 60 });
       await rest.done;
       expect(first.tally.credits + rest.tally.credits).toBe(2000);
-      await expect.poll(() => usedOf(nodes[0]!, orgId, key), { timeout: 10_000 }).toBe(FREE_QUOTA);
+      await expect.poll(() => usedOf(nodes[0]!, orgId, key), { timeout: scaled(10_000) }).toBe(FREE_QUOTA);
     } finally {
       await nodes[2]!.restart();
     }

@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { PgProxy, sqlOn } from "./helpers/faults.js";
 import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * The synchronous PostgreSQL connection (src/store/pg/sync-client.ts) under link faults, through a
@@ -20,7 +21,7 @@ beforeAll(async () => {
   url = await db.createDatabase("fs_sync_client");
   proxy = await PgProxy.start(db.port);
   await sqlOn(url, "CREATE TABLE t (k text PRIMARY KEY)");
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(async () => {
   await proxy?.close();

@@ -30,7 +30,7 @@ beforeAll(async () => {
   // The first node printed the demo account; the others start on the same database.
   const [b, c] = await Promise.all([startServer(nodeEnv("b"), { demo: nodes[0]!.demo }), startServer(nodeEnv("c"), { demo: nodes[0]!.demo })]);
   nodes.push(b, c);
-}, 180_000);
+}, scaled(180_000));
 
 afterAll(async () => {
   for (const n of nodes) {
@@ -78,7 +78,7 @@ describe("a cluster of three nodes on PostgreSQL", () => {
     const pre = FREE_QUOTA - 600;
     expect((await admin(nodes[2]!, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits: pre, reason: "test" })).status).toBe(200);
     // An adjustment is not an admission: wait until it is shipped before the calls race.
-    await expect.poll(() => usedOf(orgId, key), { timeout: 10_000 }).toBe(pre);
+    await expect.poll(() => usedOf(orgId, key), { timeout: scaled(10_000) }).toBe(pre);
     let ok = 0;
     let refused = 0;
     let attempted = 0;
@@ -98,14 +98,14 @@ describe("a cluster of three nodes on PostgreSQL", () => {
     expect(refused).toBeGreaterThan(0);
     expect(ok).toBe(600);
     // The shipped ledger agrees (shipping trails answers by FS_LEDGER_FLUSH_MS).
-    await expect.poll(() => usedOf(orgId, key), { timeout: 10_000 }).toBe(FREE_QUOTA);
+    await expect.poll(() => usedOf(orgId, key), { timeout: scaled(10_000) }).toBe(FREE_QUOTA);
   });
 
   it("refuses a key disabled on one node on every other node within the cache bound", async () => {
     const { key, keyId } = await createOrgWithKey(nodes[0]!, "pro");
     for (let i = 0; i < 3; i++) expect(await ipCall(i, key)).toBe(200);
     expect((await admin(nodes[0]!, "POST", `/v1/admin/keys/${keyId}/disable`)).status).toBe(200);
-    for (const i of [1, 2]) await expect.poll(() => ipCall(i, key), { timeout: 5000, interval: 50 }).toBe(403);
+    for (const i of [1, 2]) await expect.poll(() => ipCall(i, key), { timeout: scaled(5000), interval: 50 }).toBe(403);
   });
 
   it("shares an org's feedback: a check answered on one node, labelled on another, moves the org's verdicts on every node and no other org's", async () => {
@@ -152,7 +152,7 @@ describe("a cluster of three nodes on PostgreSQL", () => {
     const { orgId, key } = await createOrgWithKey(nodes[0]!, "free");
     const pre = FREE_QUOTA - 900;
     expect((await admin(nodes[0]!, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits: pre, reason: "test" })).status).toBe(200);
-    await expect.poll(() => usedOf(orgId, key), { timeout: 10_000 }).toBe(pre);
+    await expect.poll(() => usedOf(orgId, key), { timeout: scaled(10_000) }).toBe(pre);
     let answered = 0;
     let attempted = 0;
     const round = async (targets: number[]): Promise<number[]> => {
@@ -176,7 +176,7 @@ describe("a cluster of three nodes on PostgreSQL", () => {
       const statuses = await round([0, 1, 2]);
       streak = statuses.every((s) => s === 429) ? streak + statuses.length : 0;
     }
-    await expect.poll(() => usedOf(orgId, key), { timeout: 10_000 }).toBe(FREE_QUOTA);
+    await expect.poll(() => usedOf(orgId, key), { timeout: scaled(10_000) }).toBe(FREE_QUOTA);
     expect(answered).toBeLessThanOrEqual(FREE_QUOTA - pre);
     expect(answered).toBeGreaterThan(0);
     expect(attempted).toBeGreaterThan(FREE_QUOTA - pre);
@@ -228,7 +228,7 @@ describe("a cluster of three nodes on PostgreSQL", () => {
       await db.start();
     }
     // Catch-up: the paid org's debits waited in the journal and are all in the ledger now.
-    await expect.poll(() => usedOf(paid.orgId, paid.secretKey), { timeout: 20_000 }).toBe(paidCredits);
+    await expect.poll(() => usedOf(paid.orgId, paid.secretKey), { timeout: scaled(20_000) }).toBe(paidCredits);
   });
 
   it("lists the observations of every node together, newest first, in pages", async () => {
@@ -251,7 +251,7 @@ describe("a cluster of three nodes on PostgreSQL", () => {
       }
       return seen;
     };
-    await expect.poll(list, { timeout: 10_000 }).toEqual([...ids].reverse());
+    await expect.poll(list, { timeout: scaled(10_000) }).toEqual([...ids].reverse());
   });
 
   it("keeps every node's progress and leases in PostgreSQL", async () => {

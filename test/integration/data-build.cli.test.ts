@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { scaled } from "../helpers/time.js";
 
 /**
  * The dataset command as users run it (`node dist/scripts/data-build.js`, which `npm start` and
@@ -15,7 +16,7 @@ const run = (...args: string[]) => {
   const r = spawnSync(process.execPath, [join(REPO, "dist/scripts/data-build.js"), ...args], {
     env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir },
     encoding: "utf8",
-    timeout: 120_000,
+    timeout: scaled(120_000),
   });
   return { status: r.status, out: `${r.stdout}${r.stderr}`, last: `${r.stdout}${r.stderr}`.trim().split("\n").at(-1) ?? "" };
 };
@@ -45,7 +46,7 @@ describe("data-build command", () => {
     const forced = run("--no-snapshot", "--force");
     expect(forced.status).toBe(0);
     expect(current()).not.toBe(before);
-  }, 120_000);
+  }, scaled(120_000));
 
   it("--if-missing replaces a build that lacks what the snapshot offers, then leaves the full one alone", () => {
     const npmOnly = current(); // made current with --force above
@@ -57,7 +58,7 @@ describe("data-build command", () => {
     const again = run("--if-missing");
     expect([again.status, current()]).toEqual([0, full]);
     expect(again.last).toMatch(/nothing to do$/);
-  }, 120_000);
+  }, scaled(120_000));
 
   it("--fetch with no network exits 1 with a summary and changes nothing", () => {
     const before = current();
@@ -68,5 +69,5 @@ describe("data-build command", () => {
     expect(r.out).toMatch(/downloads: 0 of \d+ sources fetched from upstream/);
     expect(r.last).toMatch(/none of the \d+ sources could be downloaded .*nothing was built and the current build stays/);
     expect(current()).toBe(before);
-  }, 120_000);
+  }, scaled(120_000));
 });

@@ -11,6 +11,7 @@ import { isNpmSource, loadManifest, type FileSource } from "../../scripts/source
 import { extractSnapshot, loadSnapshot } from "../../scripts/sources/snapshot.js";
 import { openIpDataset, type IpSourceMeta } from "../../src/datasets/ip-dataset.js";
 import { parseIp } from "../../src/shared/ip.js";
+import { scaled } from "../helpers/time.js";
 
 // `--fetch --fetch-mirror URL` against a local HTTP server that serves the repository's snapshot,
 // extracted, the way an operator's internal mirror would. One file is gone (404), one answers 500,
@@ -49,7 +50,7 @@ describe("data-build --fetch --fetch-mirror", () => {
     mirror = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     dataDir = mkdtempSync(join(tmpdir(), "fetch-build-"));
     ({ sources } = await buildIpDataset({ dataDir, fetch: true, fetchMirror: mirror, fetchTimeoutMs: 10_000, snapshot: false, log: (l) => lines.push(l) }));
-  }, 120_000);
+  }, scaled(120_000));
 
   afterAll(async () => {
     await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
@@ -114,7 +115,7 @@ describe("data-build --fetch --fetch-mirror", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   it("falls back to the local copy for a download that fails when --sources is also given", async () => {
     const picked = fileSources.filter((s) => [GONE, BROKEN, "cloud/jonhadfield-cloud-ips/aws.json"].includes(s.path));
@@ -156,7 +157,7 @@ describe("data-build --fetch --fetch-mirror", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   it("reuses an existing build made from identical inputs instead of writing another", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fetch-same-"));
@@ -177,7 +178,7 @@ describe("data-build --fetch --fetch-mirror", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   it("keeps the current build when a new one has fewer usable sources, unless forced", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fetch-guard-"));
@@ -198,5 +199,5 @@ describe("data-build --fetch --fetch-mirror", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, scaled(120_000));
 });

@@ -7,6 +7,7 @@ import { SyncPg } from "../../src/store/pg/sync-client.js";
 import { openPgState, type StateDbs } from "../../src/store/state-env.js";
 import { BindingIndex } from "../../src/store/writer/bindings.js";
 import { startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { scaled } from "../helpers/time.js";
 
 /** The PostgreSQL key-value tables (src/store/pg/kv.ts) against a real PostgreSQL started here. */
 let db!: TestPostgres;
@@ -20,7 +21,7 @@ beforeAll(async () => {
   sql = new SyncPg(url, 10_000, "kv-test");
   migrate(sql);
   dbs = openPgState(new KvStore(sql));
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(async () => {
   sql?.close();

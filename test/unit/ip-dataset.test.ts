@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SPECIAL_PURPOSE_RANGES, buildIpDataset, cidrRanges, readIpSources, splitCsvLine } from "../../scripts/data-build.js";
 import { currentIpDatasetDir, openIpDataset, openIpDatasetDir, type IpDataset } from "../../src/datasets/ip-dataset.js";
 import { formatIpv4, formatIpv6, ipv6WordsFromBigInt, parseIp, type ParsedIp } from "../../src/shared/ip.js";
+import { scaled } from "../helpers/time.js";
 
 // Builds the real dataset from node_modules once (a few seconds), then checks it against the
 // upstream files read independently: mmdb-lib for countries, the CSV for AS numbers.
@@ -23,7 +24,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "ip-dataset-test-"));
   await buildIpDataset({ dataDir, snapshot: false, log: (line) => lines.push(line) });
   ds = openIpDataset(dataDir);
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(() => {
   ds?.close();

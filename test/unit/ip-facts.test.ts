@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { SPECIAL_PURPOSE_RANGES, buildIpDataset, cidrRanges } from "../../scripts/data-build.js";
 import { isNpmSource, loadManifest, type FileSource, type RangeKind } from "../../scripts/sources/manifest.js";
 import { parseSourceFile, type FactRow } from "../../scripts/sources/parsers.js";
@@ -10,10 +10,11 @@ import { loadSnapshot, snapshotBytes } from "../../scripts/sources/snapshot.js";
 import { openIpDataset, type IpDataset, type IpFacts } from "../../src/datasets/ip-dataset.js";
 import { RISK_FLAGS, TYPE_FLAGS } from "../../src/datasets/ip-facts.js";
 import { ipv6WordsFromBigInt, parseIp, type ParsedIp } from "../../src/shared/ip.js";
+import { scaled } from "../helpers/time.js";
 
-// Builds the full dataset from the repository's snapshot plus npm once, as `npm start` does on a
-// fresh clone, then checks every listed range of every shipped source against it, re-reading the
-// files with the builder's parsers. Withheld sources are built from constructed files below.
+// Reads the full dataset built from the repository's snapshot plus npm, as `npm start` builds it
+// on a fresh clone (the run's shared build), and checks every listed range of every shipped source
+// against it, re-reading the files with the builder's parsers. Withheld sources are built from constructed files below.
 
 const snapshot = loadSnapshot();
 const manifest = loadManifest();
@@ -22,7 +23,6 @@ const shipped = fileSources.filter((s) => snapshot.files.has(s.path));
 const withheld = fileSources.filter((s) => !snapshot.files.has(s.path));
 const bytesOf = (s: FileSource): Buffer => snapshotBytes(snapshot, s.path);
 
-let dataDir: string;
 let ds: IpDataset;
 
 const asIp = (family: 4 | 6, addr: bigint): ParsedIp =>
@@ -49,15 +49,13 @@ const EXPECT: Record<RangeKind, (f: IpFacts) => boolean> = {
 const rangesOf = (s: FileSource): FactRow[] => parseSourceFile(bytesOf(s), s, snapshot.files.get(s.path)!.format).ranges;
 
 describe("IP facts built from the snapshot", () => {
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), "ip-facts-test-"));
-    await buildIpDataset({ dataDir });
-    ds = openIpDataset(dataDir);
-  }, 180_000);
+  // The run's shared build (test/integration/global-setup.ts): the same call, made once.
+  beforeAll(() => {
+    ds = openIpDataset(inject("datasetDataDir"));
+  });
 
   afterAll(() => {
     ds?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("uses every shipped source, reports each withheld one as such, ", () => {
@@ -259,7 +257,7 @@ describe("building from a sources directory with problems", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, scaled(120_000));
 });
 
 
@@ -291,5 +289,5 @@ describe("building the withheld sources from a --sources folder over the snapsho
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, scaled(120_000));
 });

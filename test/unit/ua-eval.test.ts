@@ -6,13 +6,14 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { UA_TARGETS, evaluateUaClassifier, formatUaEvaluation, type UaEvaluation } from "../../scripts/bots/ua-eval.js";
+import { scaled } from "../helpers/time.js";
 
 describe("UA classifier, leave-one-list-out", () => {
   let e: UaEvaluation;
   beforeAll(() => {
     e = evaluateUaClassifier();
     console.log(formatUaEvaluation(e, true));
-  }, 120_000);
+  }, scaled(120_000));
 
   it("measures on every list and enough entries (no target met on empty sets)", () => {
     expect(e.hidden.map((h) => h.list)).toEqual(["arcjet", "ai-robots-txt", "matomo", "crawler-user-agents", "automation-pattern"]);

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import fc from "fast-check";
 import { Reader, type CountryResponse } from "mmdb-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SPECIAL_PURPOSE_RANGES, buildIpDataset, cidrRanges, readIpSources, splitCsvLine } from "../../scripts/data-build.js";
@@ -33,16 +34,6 @@ afterAll(() => {
 
 const lookup = (s: string) => ds.lookup(parseIp(s)!);
 const baseOf = (f: { asn: number | null; org: string | null; country: string | null }) => ({ asn: f.asn, org: f.org, country: f.country });
-
-// Deterministic PRNG so a failure reproduces.
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 // The builder removes special-purpose space, which upstream sometimes gives a country.
 const special4 = cidrRanges(SPECIAL_PURPOSE_RANGES[4], 4);
@@ -128,8 +119,7 @@ describe("IpDataset.lookup: known answers", () => {
     for (const family of [4, 6] as const) {
       for (const r of cidrRanges(SPECIAL_PURPOSE_RANGES[family], family)) {
         for (const addr of [r.start, (r.start + r.end) / 2n, r.end]) {
-          const ip: ParsedIp =
-            family === 4 ? { version: 4, v4: Number(addr), mapped: false } : { version: 6, words: ipv6WordsFromBigInt(addr) };
+          const ip: ParsedIp = family === 4 ? { version: 4, v4: Number(addr), mapped: false } : { version: 6, words: ipv6WordsFromBigInt(addr) };
           expect(baseOf(ds.lookup(ip)), `${addr}`).toEqual({ asn: null, org: null, country: null });
         }
       }
@@ -159,18 +149,18 @@ describe("IpDataset.lookup: known answers", () => {
 describe("IpDataset.lookup agrees with the upstream files", () => {
   it("matches mmdb-lib's country for 2000 random public IPv4 addresses", () => {
     const reader = new Reader<CountryResponse>(readFileSync(join(countryDir, "geo-whois-asn-country-ipv4.mmdb")));
-    const rand = prng(1);
-    let compared = 0;
     let withCountry = 0;
-    while (compared < 2000) {
-      const n = rand();
-      if (!isPublicIpv4(n)) continue;
-      const text = formatIpv4(n);
-      const want = (reader.get(text) as { country_code?: string } | null)?.country_code ?? null;
-      expect(ds.lookup({ version: 4, v4: n, mapped: false }).country, text).toBe(want);
-      compared++;
-      if (want) withCountry++;
-    }
+    // Unbiased: addresses anywhere in the space, not fast-check's small and extreme values. Fixed seed: a failure replays.
+    const publicIpv4 = fc.noBias(fc.integer({ min: 0, max: 0xffffffff })).filter(isPublicIpv4);
+    fc.assert(
+      fc.property(publicIpv4, (n) => {
+        const text = formatIpv4(n);
+        const want = (reader.get(text) as { country_code?: string } | null)?.country_code ?? null;
+        expect(ds.lookup({ version: 4, v4: n, mapped: false }).country, text).toBe(want);
+        if (want) withCountry++;
+      }),
+      { seed: 1, numRuns: 2000 },
+    );
     expect(withCountry).toBeGreaterThan(1000);
   });
 
@@ -178,46 +168,48 @@ describe("IpDataset.lookup agrees with the upstream files", () => {
     const reader = new Reader<CountryResponse>(readFileSync(join(countryDir, "geo-whois-asn-country-ipv6.mmdb")));
     // Mostly addresses inside announced ranges (random rows of the ASN CSV), some anywhere in 2000::/3.
     const rows = readFileSync(join(asnDir, "asn-ipv6-num.csv"), "utf8").trim().split("\n");
-    const rand = prng(2);
-    const randomBits = (bits: number) => {
-      let v = 0n;
-      for (let k = 0; k < bits; k += 32) v = (v << 32n) | BigInt(rand());
-      return v & ((1n << BigInt(bits)) - 1n);
-    };
+    const inRow = fc.noBias(fc.tuple(fc.nat(rows.length - 1), fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }))).map(([i, r]) => {
+      const [start, end] = rows[i]!.split(",", 2).map((f) => BigInt(f));
+      return start! + (r % (end! - start! + 1n));
+    });
+    const anywhere = fc.noBias(fc.bigInt({ min: 0n, max: (1n << 125n) - 1n })).map((r) => (1n << 125n) | r);
     let withCountry = 0;
-    for (let k = 0; k < 500; k++) {
-      let addr: bigint;
-      if (k % 5 === 4) {
-        addr = (1n << 125n) | randomBits(125);
-      } else {
-        const [start, end] = rows[rand() % rows.length]!.split(",", 2).map((f) => BigInt(f));
-        addr = start! + (randomBits(128) % (end! - start! + 1n));
-      }
-      const words = ipv6WordsFromBigInt(addr);
-      const text = formatIpv6(words);
-      const parsed = parseIp(text);
-      expect(parsed).toEqual({ version: 6, words });
-      const want = (reader.get(text) as { country_code?: string } | null)?.country_code ?? null;
-      expect(ds.lookup(parsed!).country, text).toBe(want);
-      if (want) withCountry++;
-    }
+    fc.assert(
+      fc.property(fc.oneof({ arbitrary: inRow, weight: 4 }, { arbitrary: anywhere, weight: 1 }), (addr) => {
+        const words = ipv6WordsFromBigInt(addr);
+        const text = formatIpv6(words);
+        const parsed = parseIp(text);
+        expect(parsed).toEqual({ version: 6, words });
+        const want = (reader.get(text) as { country_code?: string } | null)?.country_code ?? null;
+        expect(ds.lookup(parsed!).country, text).toBe(want);
+        if (want) withCountry++;
+      }),
+      { seed: 2, numRuns: 500 },
+    );
     expect(withCountry).toBeGreaterThan(300);
   });
 
   it("matches the CSV's AS number inside random rows (IPv4 and IPv6)", () => {
-    const rand = prng(3);
-    for (const [file, family] of [["asn-ipv4-num.csv", 4], ["asn-ipv6-num.csv", 6]] as const) {
+    for (const [file, family] of [
+      ["asn-ipv4-num.csv", 4],
+      ["asn-ipv6-num.csv", 6],
+    ] as const) {
       const rows = readFileSync(join(asnDir, file), "utf8").trim().split("\n");
-      for (let k = 0; k < 500; k++) {
-        const row = rows[rand() % rows.length]!;
-        const [start, end, asn] = row.split(",");
-        const lo = BigInt(start!);
-        const addr = lo + (BigInt(rand()) % (BigInt(end!) - lo + 1n));
-        const ip: ParsedIp = family === 4 ? { version: 4, v4: Number(addr), mapped: false } : { version: 6, words: ipv6WordsFromBigInt(addr) };
-        // The one row that overlaps its predecessor upstream loses the shared part; skip it.
-        if (row.startsWith("3607101440,")) continue;
-        expect(ds.lookup(ip).asn, row).toBe(Number(asn));
-      }
+      // The one row that overlaps its predecessor upstream loses the shared part; skip it.
+      const row = fc
+        .noBias(fc.nat(rows.length - 1))
+        .map((i) => rows[i]!)
+        .filter((r) => !r.startsWith("3607101440,"));
+      fc.assert(
+        fc.property(row, fc.noBias(fc.bigInt({ min: 0n, max: (1n << 128n) - 1n })), (r, offset) => {
+          const [start, end, asn] = r.split(",");
+          const lo = BigInt(start!);
+          const addr = lo + (offset % (BigInt(end!) - lo + 1n));
+          const ip: ParsedIp = family === 4 ? { version: 4, v4: Number(addr), mapped: false } : { version: 6, words: ipv6WordsFromBigInt(addr) };
+          expect(ds.lookup(ip).asn, r).toBe(Number(asn));
+        }),
+        { seed: 3, numRuns: 500 },
+      );
     }
   });
 });

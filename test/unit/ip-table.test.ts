@@ -155,8 +155,13 @@ describe("findIpv6", () => {
 
   it("agrees with a linear scan where a dense /16 gets the second-level index", () => {
     // 2000 ranges crowded into 2a01::/16 (plus neighbours), with gaps, spanning /28 slots.
-    let seed = 5;
-    const rand = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
+    fc.assert(
+      fc.property(fc.gen(), (g) => denseAgrees(() => g(fc.nat, { max: 0xffffffff }))),
+      { seed: 5, numRuns: 2 },
+    );
+  });
+
+  function denseAgrees(rand: () => number): void {
     const dense: BigRange[] = [];
     let pos = big("2a010000000000000000000000000000");
     for (let i = 0; i < 2000; i++) {
@@ -173,13 +178,13 @@ describe("findIpv6", () => {
     expect(Array.from((indexed as Ipv6Table).fineAt!).filter((x) => x >= 0)).toHaveLength(1);
     const linear = (v: bigint) => all.find((r) => r.start <= v && v <= r.end)?.value ?? NOT_FOUND;
     const probes = all.flatMap((r) => [r.start - 1n, r.start, (r.start + r.end) / 2n, r.end, r.end + 1n]);
-    for (let k = 0; k < 2000; k++) probes.push(big("2a010000000000000000000000000000") + ((BigInt(rand()) << 96n) | (BigInt(rand()) << 64n)) % (1n << 112n));
+    for (let k = 0; k < 2000; k++) probes.push(big("2a010000000000000000000000000000") + (((BigInt(rand()) << 96n) | (BigInt(rand()) << 64n)) % (1n << 112n)));
     for (const v of probes) {
       const words = ipv6WordsFromBigInt(v);
       expect(findIpv6(indexed, words), v.toString(16)).toBe(linear(v));
       expect(findIpv6(plain, words)).toBe(linear(v));
     }
-  });
+  }
 });
 
 describe("validateTable", () => {
@@ -188,8 +193,22 @@ describe("validateTable", () => {
   });
 
   it.each([
-    ["overlapping", [[1, 10, 0], [10, 20, 1]], /overlaps/],
-    ["unsorted", [[20, 30, 0], [1, 10, 1]], /out of order/],
+    [
+      "overlapping",
+      [
+        [1, 10, 0],
+        [10, 20, 1],
+      ],
+      /overlaps/,
+    ],
+    [
+      "unsorted",
+      [
+        [20, 30, 0],
+        [1, 10, 1],
+      ],
+      /out of order/,
+    ],
     ["inverted", [[10, 1, 0]], /ends before it starts/],
   ] as const)("rejects %s ranges", (_name, rows, message) => {
     expect(validateTable(v4Table(rows.map((r) => [...r])), 1)).toMatch(message);
@@ -274,11 +293,19 @@ describe("overlayRanges", () => {
   });
 
   it("answers like looking up both lists separately", () => {
+    fc.assert(
+      fc.property(fc.gen(), (g) => overlayAgrees((n) => g(fc.nat, { max: n - 1 }))),
+      { seed: 7, numRuns: 5 },
+    );
+  });
+
+  function overlayAgrees(rand: (n: number) => number): void {
     const a: BigRange[] = [];
     const b: BigRange[] = [];
-    let seed = 7;
-    const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), seed % n);
-    for (const [list, count] of [[a, 60], [b, 40]] as const) {
+    for (const [list, count] of [
+      [a, 60],
+      [b, 40],
+    ] as const) {
       let at = 0;
       for (let i = 0; i < count; i++) {
         const start = at + rand(4);
@@ -295,7 +322,7 @@ describe("overlayRanges", () => {
       const ib = find(b, ip);
       expect(findIpv4(t, ip)).toBe(ia < 0 && ib < 0 ? NOT_FOUND : pairOf(ia, ib));
     }
-  });
+  }
 });
 
 describe("overlayRanges as subtraction", () => {

@@ -2,7 +2,6 @@ import type { z } from "zod";
 import { formatIp, parseIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../../shared/errors.js";
-import { RawJson, jsonNumber as num } from "../respond.js";
 import { defineRoute, type RouteDocs } from "../route.js";
 import { meterBody, meterResponse, windowMs } from "../schemas/sessions.js";
 import { ackOrThrow } from "./ack.js";
@@ -88,25 +87,13 @@ export function meterPost(deps: Deps) {
         linked_identities: o.linked_identities,
         budget: o.budget,
       };
-      return { data: new RawJson(meterAnswerJson(data)), credits: 2 };
+      return { data, credits: 2 };
     },
   });
 }
 
 /** `data` of POST /v1/meter. */
 export type MeterAnswer = z.infer<typeof meterResponse>;
-
-/**
- * JSON.stringify(answer), written by hand as the check's answer is (check.post.ts
- * checkAnswerJson): 0.3-1 µs less per answer (bench/micro/answers.bench.ts). The window is
- * the caller's text and goes through JSON.stringify. Identical output, checked against
- * JSON.stringify by test/unit/answer-json.test.ts.
- */
-export function meterAnswerJson(a: MeterAnswer): string {
-  const u = a.usage;
-  const retry = u.retry_after_seconds === null ? "null" : num(u.retry_after_seconds);
-  return `{"action":"${a.action}","verdict":"${a.verdict}","confidence":${num(a.confidence)},"usage":{"count":${num(u.count)},"limit":${num(u.limit)},"window":${JSON.stringify(u.window)},"remaining":${num(u.remaining)},"retry_after_seconds":${retry}},"linked_identities":${num(a.linked_identities)},"budget":"${a.budget}"}`;
-}
 
 const METER_DOCS: RouteDocs = {
   summary: "Meter an action (preview)",

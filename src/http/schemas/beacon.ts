@@ -17,16 +17,20 @@ export const handshakeBody = z.object({
   token: z.string().max(200).optional().describe("The last token issued for `session_id`, expired or not; without it a new session is started."),
 });
 
+/** A tell's name and the fingerprint's form, and the most tells a hit sends (shared by the schema and its fast path). */
+const TELL = /^[a-z0-9_]{1,40}$/;
+const FP = /^[0-9a-f]{8,64}$/;
+const MAX_TELLS = 32;
+
+const timing = z.object({
+  elapsed_ms: z.number().min(0).max(1e10).optional(),
+  interactions: z.number().int().min(0).max(1e9).optional(),
+  rtt_ms: z.number().min(0).max(600_000).optional(),
+});
 const signals = z.object({
-  tells: z.array(z.string().regex(/^[a-z0-9_]{1,40}$/, "tell names are [a-z0-9_]{1,40}")).max(32).optional(),
-  fp: z.string().regex(/^[0-9a-f]{8,64}$/, "a hex hash of 8-64 characters").optional(),
-  timing: z
-    .object({
-      elapsed_ms: z.number().min(0).max(1e10).optional(),
-      interactions: z.number().int().min(0).max(1e9).optional(),
-      rtt_ms: z.number().min(0).max(600_000).optional(),
-    })
-    .optional(),
+  tells: z.array(z.string().regex(TELL, "tell names are [a-z0-9_]{1,40}")).max(MAX_TELLS).optional(),
+  fp: z.string().regex(FP, "a hex hash of 8-64 characters").optional(),
+  timing: timing.optional(),
   ua: z.string().max(1024).optional(),
 });
 
@@ -43,9 +47,19 @@ export const hitBody = withFastPath(hitSchema, hitBodyFast);
 
 const HIT_KEYS = Object.keys(hitSchema.shape);
 const SIGNAL_KEYS = Object.keys(signals.shape);
-const TIMING_KEYS = ["elapsed_ms", "interactions", "rtt_ms"];
-const TELL = /^[a-z0-9_]{1,40}$/;
-const FP = /^[0-9a-f]{8,64}$/;
+const TIMING_KEYS = Object.keys(timing.shape);
+
+/** The bounds the fast path checks, read from the schemas above so that each rule is written once. */
+const hit = hitSchema.shape;
+const ACTION = { min: hit.action.unwrap().minLength!, max: hit.action.unwrap().maxLength! };
+const TOKEN_MAX = hit.token.unwrap().maxLength!;
+const SESSION_MAX = hit.session_id.unwrap().maxLength!;
+const PAGE_MAX = hit.page.unwrap().maxLength!;
+const UA_MAX = signals.shape.ua.unwrap().maxLength!;
+const rangeOf = (n: z.ZodOptional<z.ZodNumber>) => ({ min: n.unwrap().minValue!, max: n.unwrap().maxValue!, int: n.unwrap().isInt });
+const ELAPSED = rangeOf(timing.shape.elapsed_ms);
+const INTERACTIONS = rangeOf(timing.shape.interactions);
+const RTT = rangeOf(timing.shape.rtt_ms);
 
 /**
  * hitBody's fast path (validate.ts, withFastPath): what hitBody.parse returns for a valid hit, or
@@ -55,8 +69,8 @@ function hitBodyFast(v: unknown): HitBody | undefined {
   if (!isPlainObject(v) || !noUndefinedKeys(v, HIT_KEYS)) return undefined;
   const { kind, action, token, session_id, page, signals: sig } = v;
   if (kind !== undefined && kind !== "page.view" && kind !== "form.submit") return undefined;
-  if (action !== undefined && !(typeof action === "string" && action.length >= 1 && action.length <= 64 && isCleanLine(action))) return undefined;
-  if (!optString(token, 200) || !optString(session_id, 64) || !optString(page, 2048)) return undefined;
+  if (action !== undefined && !(typeof action === "string" && action.length >= ACTION.min && action.length <= ACTION.max && isCleanLine(action))) return undefined;
+  if (!optString(token, TOKEN_MAX) || !optString(session_id, SESSION_MAX) || !optString(page, PAGE_MAX)) return undefined;
   const out: HitBody = {};
   if (kind !== undefined) out.kind = kind;
   if (action !== undefined) out.action = action as string;
@@ -68,7 +82,7 @@ function hitBodyFast(v: unknown): HitBody | undefined {
     const { tells, fp, timing, ua } = sig;
     const s: NonNullable<HitBody["signals"]> = {};
     if (tells !== undefined) {
-      if (!Array.isArray(tells) || tells.length > 32) return undefined;
+      if (!Array.isArray(tells) || tells.length > MAX_TELLS) return undefined;
       for (const t of tells) if (typeof t !== "string" || !TELL.test(t)) return undefined;
       s.tells = tells.slice() as string[];
     }
@@ -79,7 +93,7 @@ function hitBodyFast(v: unknown): HitBody | undefined {
     if (timing !== undefined) {
       if (!isPlainObject(timing) || !noUndefinedKeys(timing, TIMING_KEYS)) return undefined;
       const { elapsed_ms, interactions, rtt_ms } = timing;
-      if (!optNumber(elapsed_ms, 0, 1e10, false) || !optNumber(interactions, 0, 1e9, true) || !optNumber(rtt_ms, 0, 600_000, false)) return undefined;
+      if (!optNumber(elapsed_ms, ELAPSED.min, ELAPSED.max, ELAPSED.int) || !optNumber(interactions, INTERACTIONS.min, INTERACTIONS.max, INTERACTIONS.int) || !optNumber(rtt_ms, RTT.min, RTT.max, RTT.int)) return undefined;
       const t: NonNullable<NonNullable<HitBody["signals"]>["timing"]> = {};
       if (elapsed_ms !== undefined) t.elapsed_ms = elapsed_ms as number;
       if (interactions !== undefined) t.interactions = interactions as number;
@@ -87,7 +101,7 @@ function hitBodyFast(v: unknown): HitBody | undefined {
       s.timing = t;
     }
     if (ua !== undefined) {
-      if (!optString(ua, 1024)) return undefined;
+      if (!optString(ua, UA_MAX)) return undefined;
       s.ua = ua as string;
     }
     out.signals = s;

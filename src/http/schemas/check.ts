@@ -2,27 +2,34 @@ import { z } from "zod";
 import { FLAGS } from "../../scoring/content/flags.js";
 import { isPlainObject, noUndefinedKeys, onlyKnownKeys, optNumber, optString, withFastPath } from "../validate.js";
 
+/** Most fields in form_data, and most items in one field's list (shared by the schema and its fast path). */
+const MAX_FIELDS = 200;
+const MAX_ITEMS = 100;
+
+const fieldText = z.string().max(20_000);
+const itemText = z.string().max(5_000);
 /** A form field value as sites send them: text, numbers, booleans, lists of those. */
-const fieldValue = z.union([z.string().max(20_000), z.number(), z.boolean(), z.null(), z.array(z.union([z.string().max(5_000), z.number(), z.boolean()])).max(100)]);
+const fieldValue = z.union([fieldText, z.number(), z.boolean(), z.null(), z.array(z.union([itemText, z.number(), z.boolean()])).max(MAX_ITEMS)]);
+const fieldName = z.string().max(200);
+
+const metadataSchema = z.object({
+  email: z.string().max(320).optional(),
+  ip: z.string().max(64).optional(),
+  user_agent: z.string().max(2048).optional(),
+  honeypot_field: z.string().max(5_000).optional(),
+  /** Epoch milliseconds (values below 1e11 are taken as seconds). */
+  form_loaded_at: z.number().min(0).max(1e14).optional(),
+  captcha_token: z.string().max(10_000).optional(),
+});
 
 /** POST /v1/check. Unknown metadata keys are dropped, not refused. */
 const checkSchema = z.strictObject({
   form_id: z.string().min(1).max(200),
   form_data: z
-    .record(z.string().max(200), fieldValue)
-    .refine((o) => Object.keys(o).length <= 200, { message: "at most 200 fields" })
+    .record(fieldName, fieldValue)
+    .refine((o) => Object.keys(o).length <= MAX_FIELDS, { message: `at most ${MAX_FIELDS} fields` })
     .optional(),
-  metadata: z
-    .object({
-      email: z.string().max(320).optional(),
-      ip: z.string().max(64).optional(),
-      user_agent: z.string().max(2048).optional(),
-      honeypot_field: z.string().max(5_000).optional(),
-      /** Epoch milliseconds (values below 1e11 are taken as seconds). */
-      form_loaded_at: z.number().min(0).max(1e14).optional(),
-      captcha_token: z.string().max(10_000).optional(),
-    })
-    .optional(),
+  metadata: metadataSchema.optional(),
 });
 
 export const checkBody = withFastPath(checkSchema, checkBodyFast);
@@ -32,7 +39,27 @@ export type CheckBody = z.infer<typeof checkSchema>;
 type FieldValue = NonNullable<CheckBody["form_data"]>[string];
 
 const CHECK_KEYS = new Set(Object.keys(checkSchema.shape));
-const METADATA_KEYS = ["email", "ip", "user_agent", "honeypot_field", "form_loaded_at", "captcha_token"];
+const METADATA_KEYS = Object.keys(metadataSchema.shape);
+
+/**
+ * The bounds the fast path checks, read from the schema above so that each rule is written once;
+ * only the counts of fields and list items (MAX_FIELDS, MAX_ITEMS), which zod does not expose, are
+ * constants shared with it.
+ */
+const maxOf = (s: z.ZodString): number => s.maxLength!;
+const md = metadataSchema.shape;
+const FORM_ID = { min: checkSchema.shape.form_id.minLength!, max: maxOf(checkSchema.shape.form_id) };
+const FIELD_NAME_MAX = maxOf(fieldName);
+const FIELD_TEXT_MAX = maxOf(fieldText);
+const ITEM_TEXT_MAX = maxOf(itemText);
+const META_MAX = {
+  email: maxOf(md.email.unwrap()),
+  ip: maxOf(md.ip.unwrap()),
+  user_agent: maxOf(md.user_agent.unwrap()),
+  honeypot_field: maxOf(md.honeypot_field.unwrap()),
+  captcha_token: maxOf(md.captcha_token.unwrap()),
+};
+const LOADED_AT = { min: md.form_loaded_at.unwrap().minValue!, max: md.form_loaded_at.unwrap().maxValue! };
 
 /**
  * checkBody's fast path (validate.ts, withFastPath): what checkBody.parse returns for a valid
@@ -41,7 +68,7 @@ const METADATA_KEYS = ["email", "ip", "user_agent", "honeypot_field", "form_load
 function checkBodyFast(v: unknown): CheckBody | undefined {
   if (!isPlainObject(v) || !onlyKnownKeys(v, CHECK_KEYS)) return undefined;
   const { form_id, form_data, metadata } = v;
-  if (typeof form_id !== "string" || form_id.length < 1 || form_id.length > 200) return undefined;
+  if (typeof form_id !== "string" || form_id.length < FORM_ID.min || form_id.length > FORM_ID.max) return undefined;
   const out: CheckBody = { form_id };
   if (form_data !== undefined) {
     const fields = formDataFast(form_data);
@@ -51,16 +78,16 @@ function checkBodyFast(v: unknown): CheckBody | undefined {
   if (metadata !== undefined) {
     if (!isPlainObject(metadata) || !noUndefinedKeys(metadata, METADATA_KEYS)) return undefined;
     const { email, ip, user_agent, honeypot_field, form_loaded_at, captcha_token } = metadata;
-    if (!optString(email, 320) || !optString(ip, 64) || !optString(user_agent, 2048) || !optString(honeypot_field, 5_000)) return undefined;
-    if (!optNumber(form_loaded_at, 0, 1e14, false) || !optString(captcha_token, 10_000)) return undefined;
-    const md: NonNullable<CheckBody["metadata"]> = {};
-    if (email !== undefined) md.email = email as string;
-    if (ip !== undefined) md.ip = ip as string;
-    if (user_agent !== undefined) md.user_agent = user_agent as string;
-    if (honeypot_field !== undefined) md.honeypot_field = honeypot_field as string;
-    if (form_loaded_at !== undefined) md.form_loaded_at = form_loaded_at as number;
-    if (captcha_token !== undefined) md.captcha_token = captcha_token as string;
-    out.metadata = md;
+    if (!optString(email, META_MAX.email) || !optString(ip, META_MAX.ip) || !optString(user_agent, META_MAX.user_agent) || !optString(honeypot_field, META_MAX.honeypot_field)) return undefined;
+    if (!optNumber(form_loaded_at, LOADED_AT.min, LOADED_AT.max, false) || !optString(captcha_token, META_MAX.captcha_token)) return undefined;
+    const m: NonNullable<CheckBody["metadata"]> = {};
+    if (email !== undefined) m.email = email as string;
+    if (ip !== undefined) m.ip = ip as string;
+    if (user_agent !== undefined) m.user_agent = user_agent as string;
+    if (honeypot_field !== undefined) m.honeypot_field = honeypot_field as string;
+    if (form_loaded_at !== undefined) m.form_loaded_at = form_loaded_at as number;
+    if (captcha_token !== undefined) m.captcha_token = captcha_token as string;
+    out.metadata = m;
   }
   return out;
 }
@@ -74,18 +101,18 @@ function formDataFast(v: unknown): NonNullable<CheckBody["form_data"]> | undefin
   const out: Record<string, FieldValue> = {};
   let n = 0;
   for (const k in v) {
-    if (++n > 200 || k.length > 200 || k === "__proto__") return undefined;
+    if (++n > MAX_FIELDS || k.length > FIELD_NAME_MAX || k === "__proto__") return undefined;
     const x = v[k];
     if (typeof x === "string") {
-      if (x.length > 20_000) return undefined;
+      if (x.length > FIELD_TEXT_MAX) return undefined;
       out[k] = x;
     } else if (typeof x === "number") {
       if (!Number.isFinite(x)) return undefined;
       out[k] = x;
     } else if (typeof x === "boolean" || x === null) out[k] = x;
     else if (Array.isArray(x)) {
-      if (x.length > 100) return undefined;
-      for (const e of x) if (!(typeof e === "string" ? e.length <= 5_000 : typeof e === "number" ? Number.isFinite(e) : typeof e === "boolean")) return undefined;
+      if (x.length > MAX_ITEMS) return undefined;
+      for (const e of x) if (!(typeof e === "string" ? e.length <= ITEM_TEXT_MAX : typeof e === "number" ? Number.isFinite(e) : typeof e === "boolean")) return undefined;
       out[k] = x.slice() as FieldValue;
     } else return undefined;
   }

@@ -1,12 +1,11 @@
 import { z } from "zod";
 import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
-import { isPlainObject, onlyKnownKeys, withFastPath } from "../validate.js";
 import { textLine } from "./text.js";
 
 const id = (max: number) => textLine(max);
 
 /** POST /v1/sessions/resolve. The "at least one of" rule is a 422, checked in the route. */
-const resolveSchema = z.strictObject({
+export const resolveBody = z.strictObject({
   external_user_id: id(256),
   observation_type: z.enum(["auth.signup", "auth.login"]),
   session_id: id(128).optional(),
@@ -15,55 +14,7 @@ const resolveSchema = z.strictObject({
   ip: z.string().max(64).optional(),
   email: z.string().max(320).refine(isCleanLine, UNSAFE_TEXT_MESSAGE).optional(),
 });
-export const resolveBody = withFastPath(resolveSchema, resolveBodyFast);
-export type ResolveBody = z.infer<typeof resolveSchema>;
-
-const RESOLVE_KEYS = new Set(Object.keys(resolveSchema.shape));
-
-/** textLine(max)'s output for `v` (trimmed), or undefined when it is not one. */
-function line(v: unknown, max: number): string | undefined {
-  if (typeof v !== "string") return undefined;
-  const t = v.trim();
-  return t.length >= 1 && t.length <= max && isCleanLine(t) ? t : undefined;
-}
-
-/**
- * resolveBody's fast path (validate.ts, withFastPath): what resolveBody.parse returns for a valid
- * body, or undefined when it is not plainly valid (the schema then answers, with its own messages).
- */
-function resolveBodyFast(v: unknown): ResolveBody | undefined {
-  if (!isPlainObject(v)) return undefined;
-  for (const k in v) if (!RESOLVE_KEYS.has(k) || v[k] === undefined) return undefined;
-  const { external_user_id, observation_type, session_id, fingerprint, ip, email } = v;
-  const user = line(external_user_id, 256);
-  if (user === undefined) return undefined;
-  if (observation_type !== "auth.signup" && observation_type !== "auth.login") return undefined;
-  const out: ResolveBody = { external_user_id: user, observation_type };
-  if (session_id !== undefined) {
-    const s = line(session_id, 128);
-    if (s === undefined) return undefined;
-    out.session_id = s;
-  }
-  if (fingerprint !== undefined) {
-    if (typeof fingerprint === "number") {
-      if (!Number.isFinite(fingerprint)) return undefined;
-      out.fingerprint = fingerprint;
-    } else {
-      const f = line(fingerprint, 512);
-      if (f === undefined) return undefined;
-      out.fingerprint = f;
-    }
-  }
-  if (ip !== undefined) {
-    if (typeof ip !== "string" || ip.length > 64) return undefined;
-    out.ip = ip;
-  }
-  if (email !== undefined) {
-    if (typeof email !== "string" || email.length > 320 || !isCleanLine(email)) return undefined;
-    out.email = email;
-  }
-  return out;
-}
+export type ResolveBody = z.infer<typeof resolveBody>;
 
 const WINDOW = /^([1-9]\d{0,6})(s|m|h|d)$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -81,7 +32,7 @@ export function windowMs(text: string): number | null {
 }
 
 /** POST /v1/meter (preview). */
-const meterSchema = z.strictObject({
+export const meterBody = z.strictObject({
   resource: id(200),
   identity: z
     .strictObject({ user_id: id(256).optional(), session: id(128).optional(), ip: z.string().max(64).optional() })
@@ -97,54 +48,7 @@ const meterSchema = z.strictObject({
    */
   cost: z.number().int().min(1).max(MAX_LIMIT).optional(),
 });
-export const meterBody = withFastPath(meterSchema, meterBodyFast);
-export type MeterBody = z.infer<typeof meterSchema>;
-
-const METER_KEYS = new Set(Object.keys(meterSchema.shape));
-const IDENTITY_KEYS = new Set(["user_id", "session", "ip"]);
-const LIMIT_KEYS = new Set(["max", "window"]);
-
-/** A whole number of units in [1, MAX_LIMIT], as `limit.max` and `cost` take them. */
-function isUnits(v: unknown): v is number {
-  return typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= MAX_LIMIT;
-}
-
-/**
- * meterBody's fast path (validate.ts, withFastPath): what meterBody.parse returns for a valid
- * body, or undefined when it is not plainly valid (the schema then answers, with its own messages).
- */
-function meterBodyFast(v: unknown): MeterBody | undefined {
-  if (!isPlainObject(v) || !onlyKnownKeys(v, METER_KEYS)) return undefined;
-  const { resource, identity, limit, cost } = v;
-  const res = line(resource, 200);
-  if (res === undefined || !isPlainObject(identity) || !onlyKnownKeys(identity, IDENTITY_KEYS)) return undefined;
-  const { user_id, session, ip } = identity;
-  const who: MeterBody["identity"] = {};
-  if (user_id !== undefined) {
-    const u = line(user_id, 256);
-    if (u === undefined) return undefined;
-    who.user_id = u;
-  }
-  if (session !== undefined) {
-    const s = line(session, 128);
-    if (s === undefined) return undefined;
-    who.session = s;
-  }
-  if (ip !== undefined) {
-    if (typeof ip !== "string" || ip.length > 64) return undefined;
-    who.ip = ip;
-  }
-  if (user_id === undefined && session === undefined && ip === undefined) return undefined;
-  if (!isPlainObject(limit) || !onlyKnownKeys(limit, LIMIT_KEYS)) return undefined;
-  const { max, window } = limit;
-  if (!isUnits(max) || typeof window !== "string" || windowMs(window) === null) return undefined;
-  const out: MeterBody = { resource: res, identity: who, limit: { max, window } };
-  if (cost !== undefined) {
-    if (!isUnits(cost)) return undefined;
-    out.cost = cost;
-  }
-  return out;
-}
+export type MeterBody = z.infer<typeof meterBody>;
 
 /*
  * Response schemas of POST /v1/sessions/resolve and POST /v1/meter: documentation and tests only

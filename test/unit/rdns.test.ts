@@ -297,18 +297,30 @@ describe("RdnsResolver with a fake DnsLookup", () => {
   });
 
   it("leaves no timer keeping the process alive while a lookup waits, nor after it ends", async () => {
-    const timers = (): number => process.getActiveResourcesInfo().filter((t) => t === "Timeout").length;
-    const dns = new FakeDns({ [V4]: ["h.test"] }, { "h.test": [V4] });
-    dns.hang.add(V4);
-    const { r } = make(dns, { timeoutMs: 20 });
-    const before = timers();
-    const p = r.lookup(V4);
-    expect(timers()).toBe(before);
-    await p;
-    expect(timers()).toBe(before);
-    dns.hang.clear();
-    await r.lookup("192.0.2.9");
-    expect(timers()).toBe(before);
+    // The timers the resolver starts, watched one by one: a count of the process's timers would
+    // also see those of other files sharing this worker.
+    const started: NodeJS.Timeout[] = [];
+    const realSetTimeout = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((...args: Parameters<typeof setTimeout>) => {
+      const t = realSetTimeout(...args);
+      started.push(t);
+      return t;
+    }) as typeof setTimeout);
+    try {
+      const dns = new FakeDns({ [V4]: ["h.test"] }, { "h.test": [V4] });
+      dns.hang.add(V4);
+      const { r } = make(dns, { timeoutMs: 20 });
+      const p = r.lookup(V4);
+      expect(started.length).toBeGreaterThan(0);
+      expect(started.filter((t) => t.hasRef())).toEqual([]);
+      await p;
+      dns.hang.clear();
+      await r.lookup("192.0.2.9");
+      expect(started.length).toBeGreaterThan(1);
+      expect(started.filter((t) => t.hasRef())).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("rejects text that is not an address (callers validate first)", async () => {

@@ -33,7 +33,7 @@ async function operations(): Promise<Operation[]> {
   };
   const out: Operation[] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
-    // Not envelopes: the document itself, and the Prometheus text (test/integration/metrics.test.ts).
+    // Not envelopes: the document itself, and the Prometheus text (test/app/metrics.test.ts).
     if (path === "/openapi.json" || path === "/metrics") continue;
     for (const [method, op] of Object.entries(ops)) {
       if (!["get", "post", "put", "patch", "delete"].includes(method)) continue;

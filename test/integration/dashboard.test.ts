@@ -110,7 +110,7 @@ describe("sign-in", () => {
     expect(limited.res.status).toBe(429);
     expect(Number(limited.res.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(limited.text).toMatch(/Too many wrong keys/);
-    // The right key does not (test/integration/dashboard-signin.security.test.ts has more).
+    // The right key does not (test/app/dashboard-signin.security.test.ts has more).
     await b.signIn(p.secretKey);
   });
 

@@ -1,6 +1,7 @@
 import { parseEmail } from "../../scoring/email.js";
 import type { Pseudonymizer } from "../../shared/pseudonym.js";
 import { formatIp, type ParsedIp } from "../../shared/ip.js";
+import type { PeekKeys } from "../../store/front/bindings-view.js";
 
 /**
  * The join keys of an account event as the store keeps them: each identifier normalised, then
@@ -8,17 +9,7 @@ import { formatIp, type ParsedIp } from "../../shared/ip.js";
  * with these keys and POST /v1/auth/check reads the same keys without binding, so both count the
  * same accounts for the same identifiers.
  */
-export interface JoinKeys {
-  user?: string;
-  session?: string;
-  fingerprint?: string;
-  /** The address's canonical text, hashed: ::ffff:1.2.3.4 and 1.2.3.4 are one address. */
-  ip?: string;
-  /** Its /24 (IPv4) or /48 (IPv6) network, hashed. */
-  prefix?: string;
-  /** The mailbox (see normalEmail), hashed. */
-  email?: string;
-}
+export type JoinKeys = PeekKeys;
 
 /** The identifiers of a request, raw (the IP already parsed and validated). */
 export interface RawIdentifiers {

@@ -6,8 +6,11 @@ export interface PeekKeys {
   user?: string;
   session?: string;
   fingerprint?: string;
+  /** The address's canonical text, hashed: ::ffff:1.2.3.4 and 1.2.3.4 are one address. */
   ip?: string;
+  /** Its /24 (IPv4) or /48 (IPv6) network, hashed. */
   prefix?: string;
+  /** The mailbox (see normalEmail), hashed. */
   email?: string;
 }
 

@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { eld } from "eld/medium";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { eldLanguage } from "../../src/scoring/content/eld-scores.js";
+import { eldLanguage, readEldDatabase } from "../../src/scoring/content/eld-scores.js";
 
 /** Words of many scripts and languages, with the shapes eld's processing treats apart. */
 const WORDS = [
@@ -56,6 +58,44 @@ describe("eld-scores: the same language as eld.detect", () => {
     for (let i = 0; i < 40; i++) {
       const s = long.slice(i * 37);
       expect(eldLanguage(s)).toBe(eld.detect(s).language);
+    }
+  });
+});
+
+describe("readEldDatabase: eld's n-gram database read from its module's text", () => {
+  const file = new URL("../ngrams/medium.js", import.meta.resolve("eld/medium"));
+
+  it("holds the numbers eld's module evaluates to, every n-gram and language", async () => {
+    const { ngramsData } = (await import(file.href)) as { ngramsData: { languages: Record<number, string>; ngrams: Record<string, Record<number, number>> } };
+    const db = readEldDatabase(readFileSync(fileURLToPath(file), "utf8"));
+    expect(db.languages).toEqual(Object.values(ngramsData.languages));
+    const grams = Object.keys(ngramsData.ngrams);
+    expect(db.index.size).toBe(grams.length);
+    for (const gram of grams) {
+      const e = db.index.get(gram);
+      expect(e, JSON.stringify(gram)).toBeDefined();
+      const read = new Map<number, number>();
+      for (let i = db.starts[e!]!; i < db.starts[e! + 1]!; i += 2) read.set(db.pairs[i]!, db.pairs[i + 1]!);
+      const evaluated = new Map(Object.entries(ngramsData.ngrams[gram]!).map(([l, v]) => [Number(l), v]));
+      if (read.size !== evaluated.size || [...evaluated].some(([l, v]) => read.get(l) !== v)) expect(read, JSON.stringify(gram)).toEqual(evaluated);
+    }
+  });
+
+  it("reads quoted, escaped and bare n-grams, and refuses a layout it does not know", () => {
+    const db = readEldDatabase(`export const ngramsData = {type:'M60',languages:{0:'am',1:'ar'},isSubset:false,ngrams:{' ab':{0:3,1:-2},'a\\'b':{1:7},"c'd":{0:1},Lx_Q:{1:0}}};`);
+    expect(db.languages).toEqual(["am", "ar"]);
+    expect([...db.index.keys()]).toEqual([" ab", "a'b", "c'd", "Lx_Q"]);
+    expect([...db.starts]).toEqual([0, 4, 6, 8, 10]);
+    expect([...db.pairs]).toEqual([0, 3, 1, -2, 1, 7, 0, 1, 1, 0]);
+    for (const bad of [
+      "export const ngramsData = {languages:{0:'am'},ngrams:{'ab':{0:x}}};",
+      "export const ngramsData = {languages:{0:'am'},ngrams:{'ab':{3:1}}};",
+      "export const ngramsData = {languages:{0:'am'},ngrams:{'ab':[0,1]}};",
+      "export const ngramsData = {languages:{0:'am'},ngrams:{'ab':{0:1},'ab':{0:2}}};",
+      "export const ngramsData = {languages:{0:'am'},ngrams:{'ab':{0:1}},more:{}};",
+      "export const ngramsData = {languages:{0:'am'},grams:{}};",
+    ]) {
+      expect(() => readEldDatabase(bad, "test"), bad).toThrow(/^test: expected .*; eld's layout changed/);
     }
   });
 });

@@ -11,17 +11,21 @@ import { isNpmSource, loadManifest, type FileSource } from "../../scripts/source
 import { extractSnapshot, loadSnapshot } from "../../scripts/sources/snapshot.js";
 import { openIpDataset, type IpSourceMeta } from "../../src/datasets/ip-dataset.js";
 import { parseIp } from "../../src/shared/ip.js";
+import { smallNpmInputs } from "../helpers/npm-inputs.js";
 import { scaled } from "../helpers/time.js";
 
 // `--fetch --fetch-mirror URL` against a local HTTP server that serves the repository's snapshot,
 // extracted, the way an operator's internal mirror would. One file is gone (404), one answers 500,
 // one answers an HTML page with 200: missing, failed and drifted are reported and the build still
 // succeeds; with the snapshot as fallback, each of them comes from the snapshot instead. Sources
-// the snapshot withholds for their licence are not on this mirror either (404).
+// the snapshot withholds for their licence are not on this mirror either (404). What is asserted is
+// about the listed sources, so every build reads the npm packages' ASN lists cut down.
 
 const snapshot = loadSnapshot();
 const SRC = mkdtempSync(join(tmpdir(), "fetch-mirror-src-"));
 extractSnapshot(snapshot, SRC);
+const NPM = mkdtempSync(join(tmpdir(), "fetch-npm-"));
+const npm = smallNpmInputs(NPM);
 const allSources = loadManifest().sources.filter((s): s is FileSource => !isNpmSource(s));
 const fileSources = allSources.filter((s) => snapshot.files.has(s.path));
 const GONE = "cloud/jonhadfield-cloud-ips/gcp.json";
@@ -49,13 +53,14 @@ describe("data-build --fetch --fetch-mirror", () => {
     await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
     mirror = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     dataDir = mkdtempSync(join(tmpdir(), "fetch-build-"));
-    ({ sources } = await buildIpDataset({ dataDir, fetch: true, fetchMirror: mirror, fetchTimeoutMs: 10_000, snapshot: false, log: (l) => lines.push(l) }));
+    ({ sources } = await buildIpDataset({ ...npm, dataDir, fetch: true, fetchMirror: mirror, fetchTimeoutMs: 10_000, snapshot: false, log: (l) => lines.push(l) }));
   }, scaled(120_000));
 
   afterAll(async () => {
     await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     rmSync(SRC, { recursive: true, force: true });
+    rmSync(NPM, { recursive: true, force: true });
   });
 
   const statusOf = (path: string) => sources.find((s) => s.id === fileSources.find((f) => f.path === path)!.id)!;
@@ -96,7 +101,7 @@ describe("data-build --fetch --fetch-mirror", () => {
   it("says in the build's provenance which sources came from local copies after a failed or drifted download", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fetch-fallback-"));
     try {
-      const { version } = await buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: mirror, sourcesDir: SRC, snapshot: false });
+      const { version } = await buildIpDataset({ ...npm, dataDir: dir, fetch: true, fetchMirror: mirror, sourcesDir: SRC, snapshot: false });
       const ds = openIpDataset(dir);
       try {
         expect(ds.meta.version).toBe(version);
@@ -146,7 +151,7 @@ describe("data-build --fetch --fetch-mirror", () => {
       const unreachable = `http://127.0.0.1:${port}`;
       for (const snapshot of [false, undefined] as const) {
         const lines: string[] = [];
-        await expect(buildIpDataset({ dataDir: dir, fetch: true, fetchMirror: unreachable, fetchTimeoutMs: 5_000, snapshot, force: true, log: (l) => lines.push(l) })).rejects.toThrow(
+        await expect(buildIpDataset({ ...npm, dataDir: dir, fetch: true, fetchMirror: unreachable, fetchTimeoutMs: 5_000, snapshot, force: true, log: (l) => lines.push(l) })).rejects.toThrow(
           /^--fetch: none of the \d+ sources could be downloaded .*; nothing was built and the current build stays$/,
         );
         // Each source's failure was reported, then the count.
@@ -162,18 +167,18 @@ describe("data-build --fetch --fetch-mirror", () => {
   it("reuses an existing build made from identical inputs instead of writing another", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fetch-same-"));
     try {
-      const first = await buildIpDataset({ dataDir: dir, sourcesDir: SRC, snapshot: false });
+      const first = await buildIpDataset({ ...npm, dataDir: dir, sourcesDir: SRC, snapshot: false });
       const root = join(dir, "datasets", "ip");
       const builds = readdirSync(root).sort();
       const lines: string[] = [];
-      const again = await buildIpDataset({ dataDir: dir, sourcesDir: SRC, snapshot: false, log: (l) => lines.push(l) });
+      const again = await buildIpDataset({ ...npm, dataDir: dir, sourcesDir: SRC, snapshot: false, log: (l) => lines.push(l) });
       expect(again.version).toBe(first.version);
       expect(again.madeCurrent).toBe(true);
       expect(again.summary).toMatch(new RegExp(`^reused ${first.version} in `));
       expect(lines).toContain(`inputs identical to ${first.version}: reused it, nothing written`);
       expect(readdirSync(root).sort()).toEqual(builds);
       // Other inputs (npm only) make a build of their own.
-      const other = await buildIpDataset({ dataDir: dir, snapshot: false, force: true });
+      const other = await buildIpDataset({ ...npm, dataDir: dir, snapshot: false, force: true });
       expect(other.version).not.toBe(first.version);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -186,14 +191,14 @@ describe("data-build --fetch --fetch-mirror", () => {
       cpSync(join(inject("datasetDataDir"), "datasets"), join(dir, "datasets"), { recursive: true });
       const pointer = join(dir, "datasets", "ip", "current");
       const before = readFileSync(pointer, "utf8");
-      const kept = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-folder"), snapshot: false });
+      const kept = await buildIpDataset({ ...npm, dataDir: dir, sourcesDir: join(dir, "no-such-folder"), snapshot: false });
       expect(kept.madeCurrent).toBe(false);
       expect(kept.summary).toMatch(/^kept ip-\S+ aside: 1\/\d+ usable listed sources against \d+ in the current build; /);
       expect(readFileSync(pointer, "utf8")).toBe(before);
       // The same folder over the snapshot is as good as the current build: it is made current.
-      const same = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-folder") });
+      const same = await buildIpDataset({ ...npm, dataDir: dir, sourcesDir: join(dir, "no-such-folder") });
       expect(same.madeCurrent).toBe(true);
-      const forced = await buildIpDataset({ dataDir: dir, sourcesDir: join(dir, "no-such-folder"), snapshot: false, force: true });
+      const forced = await buildIpDataset({ ...npm, dataDir: dir, sourcesDir: join(dir, "no-such-folder"), snapshot: false, force: true });
       expect(forced.madeCurrent).toBe(true);
       expect(readFileSync(pointer, "utf8").trim()).toBe(forced.version);
     } finally {

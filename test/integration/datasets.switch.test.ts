@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildIpDataset } from "../../scripts/data-build.js";
+import { smallNpmInputs } from "../helpers/npm-inputs.js";
 import { scaled } from "../helpers/time.js";
 import { ADMIN_TOKEN, admin, api, startServer, type TestServer } from "./helpers/server.js";
 
@@ -22,7 +23,10 @@ beforeAll(async () => {
   root = join(server.dataDir, "datasets", "ip");
   first = readFileSync(join(root, "current"), "utf8").trim();
   cpSync(join(root, first), join(root, second), { recursive: true });
-  npmOnly = (await buildIpDataset({ dataDir: server.dataDir, snapshot: false, force: false })).version;
+  // An npm-only build to switch to (its ASN lists cut down: what is asserted is the listed sources' absence).
+  const npm = join(server.dataDir, "npm-inputs");
+  mkdirSync(npm);
+  npmOnly = (await buildIpDataset({ dataDir: server.dataDir, snapshot: false, force: false, ...smallNpmInputs(npm) })).version;
   mkdirSync(join(root, "ip-20990101T000001Z-broken"));
   writeFileSync(join(root, "ip-20990101T000001Z-broken", "data.mdb"), "not an lmdb file");
 });

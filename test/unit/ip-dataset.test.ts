@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SPECIAL_PURPOSE_RANGES, buildIpDataset, cidrRanges, readIpSources, splitCsvLine } from "../../scripts/data-build.js";
 import { currentIpDatasetDir, openIpDataset, openIpDatasetDir, type IpDataset } from "../../src/datasets/ip-dataset.js";
 import { formatIpv4, formatIpv6, ipv6WordsFromBigInt, parseIp, type ParsedIp } from "../../src/shared/ip.js";
+import { smallNpmInputs } from "../helpers/npm-inputs.js";
 import { scaled } from "../helpers/time.js";
 
 // Builds the real dataset from node_modules once (a few seconds), then checks it against the
@@ -252,9 +253,15 @@ describe("data-build input checks", () => {
   });
 
   it("fails with a clear message when the ASN CSV changes format", () => {
-    // The same package's dotted-address CSV stands in for an upstream format change.
-    const dotted = join(asnDir, "asn-ipv4.csv");
-    expect(() => readIpSources({ files: { "asn-ipv4": dotted } })).toThrow(/asn-ipv4: .* does not look like the expected format: 0 good rows/);
+    // The same package's dotted-address CSV (its first 20,000 rows) stands in for an upstream format change.
+    const dir = mkdtempSync(join(tmpdir(), "ip-drift-"));
+    try {
+      const dotted = join(dir, "asn-ipv4.csv");
+      writeFileSync(dotted, readFileSync(join(asnDir, "asn-ipv4.csv"), "utf8").split("\n").slice(0, 20_000).join("\n"));
+      expect(() => readIpSources({ files: { "asn-ipv4": dotted } })).toThrow(/asn-ipv4: .* does not look like the expected format: 0 good rows/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("fails when an input is truncated, even if every row parses", () => {
@@ -270,6 +277,13 @@ describe("data-build input checks", () => {
 
   it("fails when a country database is not the expected kind", () => {
     const v6 = join(countryDir, "geo-whois-asn-country-ipv6.mmdb");
-    expect(() => readIpSources({ files: { "country-ipv4": v6 } })).toThrow(/expected a country database for IPv4, found "country ipv6"/);
+    // The ASN lists, read first, cut down: they are not what is checked.
+    const dir = mkdtempSync(join(tmpdir(), "ip-kind-"));
+    try {
+      const small = smallNpmInputs(dir);
+      expect(() => readIpSources({ ...small, files: { ...small.files, "country-ipv4": v6 } })).toThrow(/expected a country database for IPv4, found "country ipv6"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

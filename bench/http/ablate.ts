@@ -55,6 +55,13 @@ export const CUTS = {
   ratelimit: [{ file: "http/router.js", find: "function withRateLimit(c, headers, orgId) {", replace: "function withRateLimit(c, headers, orgId) {\n    return headers;" }],
   /** Metrics: no histogram observation and no access-log sampling per answer (GET /metrics stays). */
   metrics: [{ file: "front/metrics.js", find: "export function recordAnswer(state, status) {", replace: "export function recordAnswer(state, status) {\n    return;" }],
+  /** Credits counted per route and plan for GET /metrics (added after efaf249). */
+  counters: [{ file: "front/counters.js", find: "export function countCredits(route, plan, credits) {", replace: "export function countCredits(route, plan, credits) {\n    return;" }],
+  /** The beacon's server-side tells (added after efaf249): no client hints or header order read, no tells scored. */
+  tells: [
+    { file: "http/request.js", find: "const order = client && readsHeaderOrder(userAgent) ? [] : null;", replace: "const order = null;" },
+    { file: "http/request.js", find: "client: client ? clientHeaders(req, order ?? NO_ORDER) : null,", replace: "client: null," },
+  ],
   /** The content model in POST /v1/check: a fixed analysis instead of the pool's. */
   content: [{ file: "http/routes/check.post.js", find: "deps.content.analyze(text.text)", replace: FIXED_CONTENT }],
 } satisfies Record<string, Edit[]>;

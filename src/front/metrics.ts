@@ -67,17 +67,22 @@ class RequestLatency {
   readonly help = "Time from a request's arrival to its answer, by route pattern, method and status.";
   readonly type = "histogram";
   readonly aggregator = "sum";
-  private readonly series = new Map<string, LatencySeries>();
+  /** Series by route, then by status: two lookups on strings and numbers the request already holds, no key built per answer. */
+  private readonly series = new Map<string, Map<number, LatencySeries>>();
 
   /** `route` is `METHOD /pattern` (ResponseState.route) or "unmatched". */
   observe(route: string, status: number, seconds: number): void {
-    const key = `${route} ${status}`;
-    let s = this.series.get(key);
+    let byStatus = this.series.get(route);
+    if (!byStatus) {
+      byStatus = new Map();
+      this.series.set(route, byStatus);
+    }
+    let s = byStatus.get(status);
     if (!s) {
       const space = route.indexOf(" ");
       const labels = space > 0 ? { route: route.slice(space + 1), method: route.slice(0, space), status: String(status) } : { route, method: "", status: String(status) };
       s = { labels, buckets: new Float64Array(LATENCY_BUCKETS.length + 1), sum: 0, count: 0 };
-      this.series.set(key, s);
+      byStatus.set(status, s);
     }
     let i = 0;
     while (i < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[i]!) i++;
@@ -88,7 +93,7 @@ class RequestLatency {
 
   get(): { name: string; help: string; type: string; aggregator: string; values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> } {
     const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
-    for (const s of this.series.values()) {
+    for (const byStatus of this.series.values()) for (const s of byStatus.values()) {
       let cumulative = 0;
       for (let i = 0; i <= LATENCY_BUCKETS.length; i++) {
         cumulative += s.buckets[i]!;

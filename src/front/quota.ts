@@ -373,14 +373,13 @@ export class QuotaGate {
   }
 }
 
-/** `RateLimit-Policy` of a standing, built once per plan and period. */
-const policies = new WeakMap<OrgStanding, { key: string; value: string }>();
+/** `RateLimit-Policy` of a standing, built once per plan and period (compared field by field: no key is built per answer). */
+const policies = new WeakMap<OrgStanding, { quota: number; period: string; end: number; value: string }>();
 function policyHeader(s: OrgStanding, quota: number): string {
-  const key = `${quota}:${s.period}:${s.end}`;
   let p = policies.get(s);
-  if (!p || p.key !== key) {
+  if (!p || p.quota !== quota || p.period !== s.period || p.end !== s.end) {
     const start = usagePeriod(s.billing, s.end - 1).start;
-    p = { key, value: `"monthly";q=${quota};w=${Math.round((s.end - start) / 1000)}` };
+    p = { quota, period: s.period, end: s.end, value: `"monthly";q=${quota};w=${Math.round((s.end - start) / 1000)}` };
     policies.set(s, p);
   }
   return p.value;

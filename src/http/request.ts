@@ -48,8 +48,11 @@ export interface RequestSnapshot {
  * (each getHeader is a native call on the hot path).
  */
 export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, testClock = true, client = false, extraHeaders: readonly string[] = []): RequestSnapshot {
-  const extra: Record<string, string> = {};
-  for (const h of extraHeaders) extra[h] = req.getHeader(h);
+  let extra = NO_EXTRA;
+  if (extraHeaders.length > 0) {
+    extra = {};
+    for (const h of extraHeaders) extra[h] = req.getHeader(h);
+  }
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? "");
   const incomingId = req.getHeader("x-request-id");
@@ -77,6 +80,8 @@ export function snapshot(req: HttpRequest, paramCount: number, hasBody = true, t
 }
 
 const NO_ORDER: string[] = [];
+/** `extra` of a route that asks for no header by name: one frozen object, not one per request. */
+const NO_EXTRA: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /**
  * Client hints of a beacon call and the order of its header names (uWS lists headers in arrival

@@ -103,13 +103,40 @@ function writeBody(res: HttpResponse, state: ResponseState, status: number, body
   if (state.aborted) return;
   state.aborted = true; // a response is written once
   recordAnswer(state, status);
-  res.cork(() => {
-    if (status !== 200) res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
-    res.writeHeader("content-type", contentType);
-    res.writeHeader("x-request-id", state.requestId);
-    if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body, state.close === true);
-  });
+  pending.res = res;
+  pending.state = state;
+  pending.status = status;
+  pending.body = body;
+  pending.headers = headers;
+  pending.contentType = contentType;
+  res.cork(writeCorked);
+}
+
+/**
+ * The answer writeBody is writing, for writeCorked: uWS runs a cork's callback at once, so one
+ * module-level slot and one function serve every answer instead of a closure per answer.
+ */
+const pending: { res: HttpResponse | null; state: ResponseState | null; status: number; body: string; headers: Record<string, string> | undefined; contentType: string } = {
+  res: null,
+  state: null,
+  status: 200,
+  body: "",
+  headers: undefined,
+  contentType: "",
+};
+
+function writeCorked(): void {
+  const { res, state, status, body, headers, contentType } = pending;
+  pending.res = null;
+  pending.state = null;
+  pending.body = "";
+  pending.headers = undefined;
+  if (!res || !state) return;
+  if (status !== 200) res.writeStatus(STATUS_TEXT[status] ?? `${status}`);
+  res.writeHeader("content-type", contentType);
+  res.writeHeader("x-request-id", state.requestId);
+  if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
+  res.end(body, state.close === true);
 }
 
 /**

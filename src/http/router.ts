@@ -2,7 +2,7 @@ import type { HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Logger } from "../shared/log.js";
 import type { Authenticator, KeyPrincipal } from "../front/auth.js";
 import { isJsonContentType, parseJson, readBody, type BodyIntake, type BodyOwner } from "./body.js";
-import { mayWait, StoreWait } from "../store/store-wait.js";
+import { beginWait, endWait, mayWait, StoreWait } from "../store/store-wait.js";
 import { ApiError } from "../shared/errors.js";
 import { toApiError } from "./to-api-error.js";
 import { countCredits } from "../front/counters.js";
@@ -233,7 +233,6 @@ function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps):
  */
 function handle(c: Call): void {
   const { route, state, snap, deps } = c;
-  const fail = (err: unknown): void => failRequest(c, err);
   try {
     c.principal = null;
     c.nowMs = clockFor(snap, deps.testClock);
@@ -242,11 +241,13 @@ function handle(c: Call): void {
     else if (need.kind === "secret" || need.kind === "publishable") {
       // The key, and the org's standing, before anything is done: on a cluster node either may
       // have to be read first (StoreWait), and the request starts again then.
-      c.principal = mayWait(() => {
-        const p = deps.auth.verifyKey(snap.authorization, need, c.nowMs);
-        deps.quota.prepare(p.orgId, c.nowMs);
-        return p;
-      });
+      beginWait();
+      try {
+        c.principal = deps.auth.verifyKey(snap.authorization, need, c.nowMs);
+        deps.quota.prepare(c.principal.orgId, c.nowMs);
+      } finally {
+        endWait();
+      }
     }
     route.admit?.(snap, c.principal, c.nowMs);
     // Path and query by the route's schemas (inputs.ts), before a byte of the body is read or held.
@@ -257,32 +258,26 @@ function handle(c: Call): void {
       // Checks that need no body (is the endpoint configured, is the signature header well
       // formed) answer before a byte of it is read or held.
       route.rawBody.precheck?.(snap);
-      bodyOf(c, c.principal).then((raw) => {
-        try {
-          run(c, raw);
-        } catch (err) {
-          fail(err);
-        }
-      }, fail);
+      bodyOf(c, c.principal).then(
+        (raw) => {
+          try {
+            run(c, raw);
+          } catch (err) {
+            failRequest(c, err);
+          }
+        },
+        (err: unknown) => failRequest(c, err),
+      );
       return;
     }
-    // An Idempotency-Key's stored answer, or the handler. On a cluster node the key's answer may
-    // be read from the store first (StoreWait, before anything is claimed); then from here again.
-    const withBody = (raw: Buffer | undefined): void => {
-      try {
-        if (mayWait(() => replayed(c, raw))) return;
-        run(c, raw === undefined ? undefined : validate(route.body!, parseJson(raw), "body"));
-      } catch (err) {
-        // Not once the key is claimed: its claim would find itself running.
-        if (err instanceof StoreWait && !state.idem) return afterWait(err, state, () => withBody(raw), fail);
-        fail(err);
-      }
-    };
-    if (!route.body) return withBody(undefined);
+    if (!route.body) return withBody(c, undefined);
     if (!isJsonContentType(snap.contentType)) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with 'Content-Type: application/json'.");
     }
-    bodyOf(c, c.principal).then(withBody, fail);
+    bodyOf(c, c.principal).then(
+      (raw) => withBody(c, raw),
+      (err: unknown) => failRequest(c, err),
+    );
   } catch (err) {
     if (err instanceof StoreWait) {
       // The key's record (or its org's) is read from the store first; the body meanwhile, as uWS
@@ -293,9 +288,25 @@ function handle(c: Call): void {
         // rejection meanwhile, which would end the process (a refused body, e.g. two Content-Lengths).
         state.body.catch(() => undefined);
       }
-      return afterWait(err, state, () => handle(c), fail);
+      return afterWait(err, state, () => handle(c), (e) => failRequest(c, e));
     }
-    fail(err);
+    failRequest(c, err);
+  }
+}
+
+/**
+ * An Idempotency-Key's stored answer, or the handler, once the body (if any) is in. On a cluster
+ * node the key's answer may be read from the store first (StoreWait, before anything is
+ * claimed); then from here again. A top-level function: the common path allocates no closure.
+ */
+function withBody(c: Call, raw: Buffer | undefined): void {
+  try {
+    if (c.snap.extra["idempotency-key"] && c.deps.idempotency && mayWait(() => replayed(c, raw))) return;
+    run(c, raw === undefined ? undefined : validate(c.route.body!, parseJson(raw), "body"));
+  } catch (err) {
+    // Not once the key is claimed: its claim would find itself running.
+    if (err instanceof StoreWait && !c.state.idem) return afterWait(err, c.state, () => withBody(c, raw), (e) => failRequest(c, e));
+    failRequest(c, err);
   }
 }
 

@@ -30,6 +30,18 @@ export function mayWait<T>(action: () => T): T {
   }
 }
 
+/**
+ * mayWait without a closure, for the request path: `beginWait()`, then the action, then
+ * `endWait()` in a `finally`.
+ */
+export function beginWait(): void {
+  waitable++;
+}
+
+export function endWait(): void {
+  waitable--;
+}
+
 /** Whether a StoreWait may be thrown now (inside mayWait). */
 export function canWait(): boolean {
   return waitable > 0;

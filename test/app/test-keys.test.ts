@@ -62,6 +62,14 @@ describe("test-mode keys (fs_test_…, fs_pub_test_…)", () => {
     expect((await check(org.testKey, { email: "anyone@review.fraudscore.test" })).body.data.decision).toBe("review");
     expect((await check(org.testKey, { ip: "203.0.113.11" })).body.data.decision).toBe("allow");
     expect((await check(org.key, { ip: "203.0.113.66" })).body.data.decision).not.toBe("block");
+    const deep = (key: string, metadata: object) => api(server, "POST", "/v1/check/deep", { key, body: { form_id: "signup", metadata } });
+    const deepBlock = await deep(org.testKey, { email: "anyone@block.fraudscore.test" });
+    expect(deepBlock.status).toBe(200);
+    expect(deepBlock.body.data).toMatchObject({ decision: "block", score: 0.99, check: { decision: "block", score: 0.99 } });
+    expect(deepBlock.body.metadata.credits).toBe(0);
+    expect((await deep(org.testKey, { ip: "203.0.113.55" })).body.data.decision).toBe("review");
+    expect((await deep(org.testKey, { email: "anyone@allow.fraudscore.test" })).body.data).toMatchObject({ decision: "allow", score: 0.01 });
+    expect((await deep(org.key, { ip: "203.0.113.66" })).body.data.decision).not.toBe("block");
     const auth = await api(server, "POST", "/v1/auth/check", { key: org.testKey, body: { observation_type: "auth.signup", email: "x@block.fraudscore.test" } });
     expect(auth.status).toBe(200);
     expect(auth.body.data.verdict.decision).toBe("block");

@@ -205,7 +205,7 @@ describe("changes", () => {
     expect(hit.res.status).toBe(404);
   });
 
-  it("lists, creates (scopes no wider than the session's key) and disables keys; a new secret is shown once", async () => {
+  it("lists, creates (scopes no wider than the session's key, live or test mode) and disables keys; a new secret is shown once", async () => {
     const { orgId, key } = await createOrgWithKey(server, "free", ["sessions"]);
     const b = browser();
     const csrf = await b.signIn(key);
@@ -226,6 +226,15 @@ describe("changes", () => {
     expect((await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key: secret! })).body.error.code).toBe("KEY_DISABLED");
     // Another org's key is not found, and stays enabled.
     const other = await createOrgWithKey(server);
+    // A test-mode key from the same form: shown once with its prefix, listed as test, charging nothing.
+    await b.post("/dashboard/keys", { type: "secret", mode: "test", scopes: ["sessions"], csrf });
+    const testShown = await b.get("/dashboard/keys");
+    const testSecret = /id="new-secret" class="secret" readonly value="(fs_test_[A-Za-z0-9]+)"/.exec(testShown.text)?.[1];
+    expect(testSecret).toBeDefined();
+    expect(testShown.text).toMatch(new RegExp(`key_${testSecret!.slice(8, 20)}</td><td>secret</td><td><strong>test</strong>`));
+    const testCall = await api(server, "GET", "/v1/ip/8.8.8.8", { key: testSecret! });
+    expect(testCall.status).toBe(200);
+    expect(testCall.body.metadata.credits).toBe(0);
     const foreign = await b.post("/dashboard/keys/disable", { key: other.keyId, csrf });
     expect((await b.get(foreign.res.headers.get("location")!)).text).toMatch(/No key with id/);
     expect((await api(server, "GET", `/v1/orgs/${other.orgId}/usage`, { key: other.key })).status).toBe(200);

@@ -96,6 +96,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ip/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look up several IP addresses
+         * @description The records of 1 to 100 addresses in one call, in the order given, each as `GET /v1/ip/{ip}` answers it, with the provenance of its true flags beside it.
+         *
+         *     One credit per distinct address that is not a bogon (a repeated address is answered each time and charged once; bogons are free). All or nothing: an entry that is not an address refuses the batch (400 naming `body.ips.<n>`), and a batch that costs more credits than the org has left is refused whole (429); nothing is charged then.
+         *
+         *     `include` takes the free enrichments `region` and `company`; reverse DNS waits on DNS per address and stays with `GET /v1/ip/{ip}?include=rdns`.
+         *
+         *     Credits: 1 or 2 or 3 or 4 or 5 or 6 or 7 or 8 or 9 or 10 or 11 or 12 or 13 or 14 or 15 or 16 or 17 or 18 or 19 or 20 or 21 or 22 or 23 or 24 or 25 or 26 or 27 or 28 or 29 or 30 or 31 or 32 or 33 or 34 or 35 or 36 or 37 or 38 or 39 or 40 or 41 or 42 or 43 or 44 or 45 or 46 or 47 or 48 or 49 or 50 or 51 or 52 or 53 or 54 or 55 or 56 or 57 or 58 or 59 or 60 or 61 or 62 or 63 or 64 or 65 or 66 or 67 or 68 or 69 or 70 or 71 or 72 or 73 or 74 or 75 or 76 or 77 or 78 or 79 or 80 or 81 or 82 or 83 or 84 or 85 or 86 or 87 or 88 or 89 or 90 or 91 or 92 or 93 or 94 or 95 or 96 or 97 or 98 or 99 or 100 per successful call; a failed call costs nothing.
+         */
+        post: operations["postV1IpBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs/{orgId}/usage": {
         parameters: {
             query?: never;
@@ -1466,6 +1492,329 @@ export interface components {
                 };
             };
         };
+        /** @description `REQUEST_TIMEOUT`: The request body did not arrive in time (FS_BODY_TIMEOUT_MS, FS_BODY_MIN_BYTES_PER_SECOND); the connection is closed and nothing was run or charged. */
+        "408.REQUEST_TIMEOUT.credits": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "REQUEST_TIMEOUT",
+                 *         "message": "The request body did not arrive in time (FS_BODY_TIMEOUT_MS, FS_BODY_MIN_BYTES_PER_SECOND); the connection is closed and nothing was run or charged."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41,
+                 *         "credits": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "REQUEST_TIMEOUT";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                        /**
+                         * @description A failed call costs nothing.
+                         * @constant
+                         */
+                        credits: 0;
+                    };
+                };
+            };
+        };
+        /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same Idempotency-Key is still being processed; retry once it has been answered. */
+        "409.IDEMPOTENCY_KEY_IN_USE.credits": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_IN_USE",
+                 *         "message": "A request with the same Idempotency-Key is still being processed; retry once it has been answered."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41,
+                 *         "credits": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                        /**
+                         * @description A failed call costs nothing.
+                         * @constant
+                         */
+                        credits: 0;
+                    };
+                };
+            };
+        };
+        /** @description `PAYLOAD_TOO_LARGE`: Request body larger than FS_MAX_BODY_BYTES. */
+        "413.PAYLOAD_TOO_LARGE.credits": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "PAYLOAD_TOO_LARGE",
+                 *         "message": "Request body larger than FS_MAX_BODY_BYTES."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41,
+                 *         "credits": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                        /**
+                         * @description A failed call costs nothing.
+                         * @constant
+                         */
+                        credits: 0;
+                    };
+                };
+            };
+        };
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent without Content-Type: application/json. */
+        "415.UNSUPPORTED_MEDIA_TYPE.credits": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "UNSUPPORTED_MEDIA_TYPE",
+                 *         "message": "A body was sent without Content-Type: application/json."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41,
+                 *         "credits": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                        /**
+                         * @description A failed call costs nothing.
+                         * @constant
+                         */
+                        credits: 0;
+                    };
+                };
+            };
+        };
+        /** @description `IDEMPOTENCY_KEY_REUSED`: The Idempotency-Key was used in the last 24 hours for another request (method, path, query or body differ); use a new key. */
+        "422.IDEMPOTENCY_KEY_REUSED.credits": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_REUSED",
+                 *         "message": "The Idempotency-Key was used in the last 24 hours for another request (method, path, query or body differ); use a new key."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41,
+                 *         "credits": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                        /**
+                         * @description A failed call costs nothing.
+                         * @constant
+                         */
+                        credits: 0;
+                    };
+                };
+            };
+        };
+        /**
+         * @description `OVERLOADED`: Too much work at once: the scoring pool queue is full, or too many request bodies are being received (FS_BODY_BUFFER_*); retry after the Retry-After header.
+         *
+         *     `NOT_READY`: Cannot serve right now: datasets, writer or pool unavailable (GET /readyz), or charges cannot be recorded (stopping, storage failure); nothing was charged.
+         */
+        "503.OVERLOADED.NOT_READY.credits": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "OVERLOADED",
+                 *         "message": "Too much work at once: the scoring pool queue is full, or too many request bodies are being received (FS_BODY_BUFFER_*); retry after the Retry-After header."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41,
+                 *         "credits": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "OVERLOADED" | "NOT_READY";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                        /**
+                         * @description A failed call costs nothing.
+                         * @constant
+                         */
+                        credits: 0;
+                    };
+                };
+            };
+        };
         /** @description `VALIDATION_ERROR`: Invalid request format; the message names the failing field path. */
         "400.VALIDATION_ERROR": {
             headers: {
@@ -2221,165 +2570,6 @@ export interface components {
                 };
             };
         };
-        /** @description `REQUEST_TIMEOUT`: The request body did not arrive in time (FS_BODY_TIMEOUT_MS, FS_BODY_MIN_BYTES_PER_SECOND); the connection is closed and nothing was run or charged. */
-        "408.REQUEST_TIMEOUT.credits": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "REQUEST_TIMEOUT",
-                 *         "message": "The request body did not arrive in time (FS_BODY_TIMEOUT_MS, FS_BODY_MIN_BYTES_PER_SECOND); the connection is closed and nothing was run or charged."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41,
-                 *         "credits": 0
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "REQUEST_TIMEOUT";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                        /**
-                         * @description A failed call costs nothing.
-                         * @constant
-                         */
-                        credits: 0;
-                    };
-                };
-            };
-        };
-        /** @description `PAYLOAD_TOO_LARGE`: Request body larger than FS_MAX_BODY_BYTES. */
-        "413.PAYLOAD_TOO_LARGE.credits": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "PAYLOAD_TOO_LARGE",
-                 *         "message": "Request body larger than FS_MAX_BODY_BYTES."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41,
-                 *         "credits": 0
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "PAYLOAD_TOO_LARGE";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                        /**
-                         * @description A failed call costs nothing.
-                         * @constant
-                         */
-                        credits: 0;
-                    };
-                };
-            };
-        };
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent without Content-Type: application/json. */
-        "415.UNSUPPORTED_MEDIA_TYPE.credits": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "UNSUPPORTED_MEDIA_TYPE",
-                 *         "message": "A body was sent without Content-Type: application/json."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41,
-                 *         "credits": 0
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                        /**
-                         * @description A failed call costs nothing.
-                         * @constant
-                         */
-                        credits: 0;
-                    };
-                };
-            };
-        };
         /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback); see the RateLimit and Retry-After headers. */
         "429.RATE_LIMITED.credits": {
             headers: {
@@ -2495,64 +2685,6 @@ export interface components {
          *
          *     `NOT_READY`: Cannot serve right now: datasets, writer or pool unavailable (GET /readyz), or charges cannot be recorded (stopping, storage failure); nothing was charged.
          */
-        "503.OVERLOADED.NOT_READY.credits": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "OVERLOADED",
-                 *         "message": "Too much work at once: the scoring pool queue is full, or too many request bodies are being received (FS_BODY_BUFFER_*); retry after the Retry-After header."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41,
-                 *         "credits": 0
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "OVERLOADED" | "NOT_READY";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                        /**
-                         * @description A failed call costs nothing.
-                         * @constant
-                         */
-                        credits: 0;
-                    };
-                };
-            };
-        };
-        /**
-         * @description `OVERLOADED`: Too much work at once: the scoring pool queue is full, or too many request bodies are being received (FS_BODY_BUFFER_*); retry after the Retry-After header.
-         *
-         *     `NOT_READY`: Cannot serve right now: datasets, writer or pool unavailable (GET /readyz), or charges cannot be recorded (stopping, storage failure); nothing was charged.
-         */
         "503.OVERLOADED.NOT_READY": {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2596,59 +2728,6 @@ export interface components {
                         request_id: string;
                         /** @description Time from arrival to answer, in milliseconds. */
                         processing_time_ms: number;
-                    };
-                };
-            };
-        };
-        /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same Idempotency-Key is still being processed; retry once it has been answered. */
-        "409.IDEMPOTENCY_KEY_IN_USE.credits": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "IDEMPOTENCY_KEY_IN_USE",
-                 *         "message": "A request with the same Idempotency-Key is still being processed; retry once it has been answered."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41,
-                 *         "credits": 0
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_IN_USE";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                        /**
-                         * @description A failed call costs nothing.
-                         * @constant
-                         */
-                        credits: 0;
                     };
                 };
             };
@@ -2960,59 +3039,6 @@ export interface components {
                         request_id: string;
                         /** @description Time from arrival to answer, in milliseconds. */
                         processing_time_ms: number;
-                    };
-                };
-            };
-        };
-        /** @description `IDEMPOTENCY_KEY_REUSED`: The Idempotency-Key was used in the last 24 hours for another request (method, path, query or body differ); use a new key. */
-        "422.IDEMPOTENCY_KEY_REUSED.credits": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "IDEMPOTENCY_KEY_REUSED",
-                 *         "message": "The Idempotency-Key was used in the last 24 hours for another request (method, path, query or body differ); use a new key."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41,
-                 *         "credits": 0
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_REUSED";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                        /**
-                         * @description A failed call costs nothing.
-                         * @constant
-                         */
-                        credits: 0;
                     };
                 };
             };
@@ -3783,6 +3809,318 @@ export interface operations {
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.NOT_READY.credits"];
+        };
+    };
+    postV1IpBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ips": [
+                 *         "8.8.8.8",
+                 *         "10.0.0.1"
+                 *       ],
+                 *       "include": [
+                 *         "company"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1 to 100 IPv4 or IPv6 addresses, answered in this order. */
+                    ips: string[];
+                    /** @description Free enrichments for every address: region, company (rdns only per address, with GET /v1/ip/{ip}). */
+                    include?: ("region" | "company")[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "record": {
+                     *               "ip": "8.8.8.8",
+                     *               "ip_version": 4,
+                     *               "bogon": false,
+                     *               "network": {
+                     *                 "asn": 15169,
+                     *                 "org": "Google LLC",
+                     *                 "hostname": null,
+                     *                 "hostname_verified": null,
+                     *                 "cloud_provider": null,
+                     *                 "cloud_region": null
+                     *               },
+                     *               "company": {
+                     *                 "name": "Google LLC",
+                     *                 "website": null,
+                     *                 "country": "US",
+                     *                 "category": "hosting",
+                     *                 "confidence": "high"
+                     *               },
+                     *               "location": {
+                     *                 "country": "US"
+                     *               },
+                     *               "type": {
+                     *                 "datacenter": true,
+                     *                 "hosting": true,
+                     *                 "isp": false,
+                     *                 "mobile": false,
+                     *                 "cloud": false
+                     *               },
+                     *               "risk": {
+                     *                 "proxy": false,
+                     *                 "vpn": false,
+                     *                 "tor": false,
+                     *                 "residential_proxy": false,
+                     *                 "scanner": false
+                     *               },
+                     *               "flags": [
+                     *                 "datacenter",
+                     *                 "hosting"
+                     *               ],
+                     *               "details": {
+                     *                 "vpn_provider": null,
+                     *                 "scanner_org": null,
+                     *                 "crawler": null
+                     *               }
+                     *             },
+                     *             "provenance": {
+                     *               "datacenter": {
+                     *                 "source": "google",
+                     *                 "data_date": "2026-11-20T06:00:00Z"
+                     *               },
+                     *               "hosting": {
+                     *                 "source": "google",
+                     *                 "data_date": "2026-11-20T06:00:00Z"
+                     *               }
+                     *             }
+                     *           },
+                     *           {
+                     *             "record": {
+                     *               "ip": "10.0.0.1",
+                     *               "ip_version": 4,
+                     *               "bogon": true,
+                     *               "network": {
+                     *                 "asn": null,
+                     *                 "org": null,
+                     *                 "hostname": null,
+                     *                 "hostname_verified": null,
+                     *                 "cloud_provider": null,
+                     *                 "cloud_region": null
+                     *               },
+                     *               "company": null,
+                     *               "location": {
+                     *                 "country": null
+                     *               },
+                     *               "type": {
+                     *                 "datacenter": false,
+                     *                 "hosting": false,
+                     *                 "isp": false,
+                     *                 "mobile": false,
+                     *                 "cloud": false
+                     *               },
+                     *               "risk": {
+                     *                 "proxy": false,
+                     *                 "vpn": false,
+                     *                 "tor": false,
+                     *                 "residential_proxy": false,
+                     *                 "scanner": false
+                     *               },
+                     *               "flags": [],
+                     *               "details": {
+                     *                 "vpn_provider": null,
+                     *                 "scanner_org": null,
+                     *                 "crawler": null
+                     *               }
+                     *             },
+                     *             "provenance": {}
+                     *           }
+                     *         ]
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 1,
+                     *         "source": "ip-location-db:asn+geo-whois-asn-country@2.3.2026061719 + 271/284 listed sources",
+                     *         "built_at": "2026-11-20T22:15:00.000Z",
+                     *         "coverage": {
+                     *           "usable": 271,
+                     *           "listed": 284,
+                     *           "families": {
+                     *             "asn": "2026-06-17",
+                     *             "cloud": "2026-11-18",
+                     *             "tor": "2026-11-20"
+                     *           },
+                     *           "partial": [
+                     *             "cloud"
+                     *           ],
+                     *           "absent": []
+                     *         },
+                     *         "enrichment": {
+                     *           "requested": [
+                     *             "company"
+                     *           ],
+                     *           "resolved": [
+                     *             "company"
+                     *           ],
+                     *           "credits": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /** @description One per address asked, in the order asked: its record as GET /v1/ip/{ip} gives it, and where each of its true flags came from. */
+                            items: {
+                                record: {
+                                    /** @description The address as given in the path. */
+                                    ip: string;
+                                    /**
+                                     * @description 6 also for IPv4-mapped IPv6 addresses.
+                                     * @enum {number}
+                                     */
+                                    ip_version: 4 | 6;
+                                    /** @description The address is in IANA special-purpose space that is not globally reachable (private, loopback, link-local, shared, documentation, benchmarking, multicast, reserved): nothing is found for it, and the lookup costs no credit. */
+                                    bogon: boolean;
+                                    network: {
+                                        /** @description Autonomous system number; null when the address is in no announced range. */
+                                        asn: number | null;
+                                        /** @description AS organisation name as published upstream. */
+                                        org: string | null;
+                                        /** @description Reverse DNS name; null unless include has rdns and a name was found. */
+                                        hostname: string | null;
+                                        /** @description The name resolves back to the address (forward-confirmed); null unless include has rdns. */
+                                        hostname_verified: boolean | null;
+                                        /** @description Lower-case cloud operator id (aws, gcp, azure, ...); null unless include has region. */
+                                        cloud_provider: string | null;
+                                        /** @description The operator's region name (us-east-1, ...); null unless include has region, or when its feed has none. */
+                                        cloud_region: string | null;
+                                    };
+                                    /** @description The network's operator, derived from its ASN; present only with include=company (null without an ASN). */
+                                    company?: {
+                                        name: string;
+                                        website: string | null;
+                                        country: string | null;
+                                        /** @enum {string} */
+                                        category: "hosting" | "isp" | "mobile" | "education" | "government" | "business";
+                                        /** @enum {string} */
+                                        confidence: "high" | "medium" | "low";
+                                    } | null;
+                                    location: {
+                                        /** @description ISO 3166-1 alpha-2 country code. */
+                                        country: string | null;
+                                    };
+                                    type: {
+                                        datacenter: boolean;
+                                        hosting: boolean;
+                                        isp: boolean;
+                                        mobile: boolean;
+                                        cloud: boolean;
+                                    };
+                                    risk: {
+                                        proxy: boolean;
+                                        vpn: boolean;
+                                        tor: boolean;
+                                        residential_proxy: boolean;
+                                        scanner: boolean;
+                                    };
+                                    /** @description Names of the true type and risk attributes, type first. */
+                                    flags: ("datacenter" | "hosting" | "isp" | "mobile" | "cloud" | "proxy" | "vpn" | "tor" | "residential_proxy" | "scanner")[];
+                                    details: {
+                                        /** @description VPN provider, when a source names it. */
+                                        vpn_provider: string | null;
+                                        /** @description Scanning organisation, when a source names it. */
+                                        scanner_org: string | null;
+                                        /** @description The most specific published crawler or monitor range covering the address. */
+                                        crawler: {
+                                            id: string;
+                                            operator: string;
+                                        } | null;
+                                    };
+                                };
+                                /** @description For each true flag (and crawler), the source that set it and that source's own date. */
+                                provenance: {
+                                    [key: string]: {
+                                        source: string;
+                                        data_date: string | null;
+                                    };
+                                };
+                            }[];
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @enum {number}
+                             */
+                            credits: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 | 18 | 19 | 20 | 21 | 22 | 23 | 24 | 25 | 26 | 27 | 28 | 29 | 30 | 31 | 32 | 33 | 34 | 35 | 36 | 37 | 38 | 39 | 40 | 41 | 42 | 43 | 44 | 45 | 46 | 47 | 48 | 49 | 50 | 51 | 52 | 53 | 54 | 55 | 56 | 57 | 58 | 59 | 60 | 61 | 62 | 63 | 64 | 65 | 66 | 67 | 68 | 69 | 70 | 71 | 72 | 73 | 74 | 75 | 76 | 77 | 78 | 79 | 80 | 81 | 82 | 83 | 84 | 85 | 86 | 87 | 88 | 89 | 90 | 91 | 92 | 93 | 94 | 95 | 96 | 97 | 98 | 99 | 100 | 0;
+                            /** @description What the dataset build used. */
+                            source: string;
+                            /** @description When the build ran, ISO 8601 UTC. */
+                            built_at: string;
+                            coverage: {
+                                usable: number;
+                                listed: number;
+                                /** @description Per source family: the date its oldest dated usable source was taken, or null. */
+                                families: {
+                                    [key: string]: string | null;
+                                };
+                                partial: string[];
+                                absent: string[];
+                            };
+                            enrichment: {
+                                requested: ("region" | "company")[];
+                                resolved: ("region" | "company")[];
+                                /** @description Requested datasets this build cannot answer (region without a cloud feed). */
+                                skipped?: ("region" | "company")[];
+                                /** @description Credits charged: one per distinct address that is not a bogon. */
+                                credits: number;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR.credits"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.credits"];
+            408: components["responses"]["408.REQUEST_TIMEOUT.credits"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.credits"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            500: components["responses"]["500.INTERNAL_ERROR.credits"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
         };
     };
     getV1OrgsOrgIdUsage: {

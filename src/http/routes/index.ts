@@ -29,6 +29,7 @@ import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { announcedRoutes } from "./announced.js";
 import { healthz, readyz } from "./health.get.js";
 import { ipGet, ipMeGet } from "./ip.get.js";
+import { ipBatchPost } from "./ip-batch.post.js";
 import { metricsGet } from "./metrics.get.js";
 import { openApiOptions } from "../openapi.js";
 import { openapiGet } from "./openapi.get.js";
@@ -46,6 +47,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     readyz(deps),
     ipMeGet(deps),
     ipGet(deps),
+    ipBatchPost(deps),
     usageGet(deps),
     orgGet(deps),
     projectsGet(deps),

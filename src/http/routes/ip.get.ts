@@ -165,7 +165,7 @@ async function withRdns(
  * metadata.source, built_at, coverage and enrichment ({requested, resolved, skipped?, cache?,
  * credits}); docs/api.md, "GET /v1/ip/{ip}".
  */
-function provenanceFields(meta: IpDatasetMeta, include: IpDatasetName[], skipped: IpDatasetName[], credits: number, cache?: Record<string, string>) {
+export function provenanceFields(meta: IpDatasetMeta, include: IpDatasetName[], skipped: IpDatasetName[], credits: number, cache?: Record<string, string>) {
   return {
     source: meta.source,
     built_at: meta.built_at,
@@ -189,7 +189,7 @@ function skippedOf(meta: IpDatasetMeta, include: IpDatasetName[], facts: IpFacts
 }
 
 const coverageCache = new WeakMap<IpDatasetMeta, IpCoverage>();
-function coverageFor(meta: IpDatasetMeta): IpCoverage {
+export function coverageFor(meta: IpDatasetMeta): IpCoverage {
   let coverage = coverageCache.get(meta);
   if (coverage === undefined) {
     coverage = coverageOf(meta);
@@ -199,7 +199,7 @@ function coverageFor(meta: IpDatasetMeta): IpCoverage {
 }
 
 const regionFeedCache = new WeakMap<IpDatasetMeta, boolean>();
-function hasRegionFeeds(meta: IpDatasetMeta): boolean {
+export function hasRegionFeeds(meta: IpDatasetMeta): boolean {
   let has = regionFeedCache.get(meta);
   if (has === undefined) {
     has = meta.sources.some((s) => s.kind === "cloud" && (s.status ?? "ok") === "ok");

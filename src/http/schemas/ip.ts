@@ -152,3 +152,42 @@ export const ipQuery = {
     .transform(includeOf)
     .describe(`Comma-separated enrichments: ${IP_DATASETS.join(", ")}, or all. region and company are free; rdns costs 1 more credit when it queries DNS.`),
 };
+
+/** Most addresses in one POST /v1/ip/batch. */
+export const IP_BATCH_MAX = 100;
+/** Enrichments a batch may ask for: the free ones (rdns waits on DNS per address: GET /v1/ip/{ip}). */
+export const IP_BATCH_DATASETS = ["region", "company"] as const;
+
+/** Body of POST /v1/ip/batch. */
+export const ipBatchBody = z.strictObject({
+  ips: z
+    .array(ipParam)
+    .min(1, "give at least one address")
+    .max(IP_BATCH_MAX, `at most ${IP_BATCH_MAX} addresses`)
+    .describe(`1 to ${IP_BATCH_MAX} IPv4 or IPv6 addresses, answered in this order.`),
+  include: z
+    .array(z.enum(IP_BATCH_DATASETS))
+    .max(IP_BATCH_DATASETS.length)
+    .optional()
+    .describe("Free enrichments for every address: region, company (rdns only per address, with GET /v1/ip/{ip})."),
+});
+
+/** `data` of POST /v1/ip/batch. */
+export const ipBatchResponse = z.object({
+  items: z
+    .array(z.object({ record: ipRecordResponse, provenance: ipProvenance }))
+    .describe("One per address asked, in the order asked: its record as GET /v1/ip/{ip} gives it, and where each of its true flags came from."),
+});
+
+/** Metadata of POST /v1/ip/batch. */
+export const ipBatchMetadata = {
+  source: ipMetadata.source,
+  built_at: ipMetadata.built_at,
+  coverage: ipMetadata.coverage,
+  enrichment: z.object({
+    requested: z.array(z.enum(IP_BATCH_DATASETS)),
+    resolved: z.array(z.enum(IP_BATCH_DATASETS)),
+    skipped: z.array(z.enum(IP_BATCH_DATASETS)).optional().describe("Requested datasets this build cannot answer (region without a cloud feed)."),
+    credits: z.number().int().min(0).describe("Credits charged: one per distinct address that is not a bogon."),
+  }),
+};

@@ -77,11 +77,11 @@ export async function observationsPage(ctx: DashContext): Promise<string> {
     .map((o) => `<tr><td><a href="/dashboard/observations/hit?project=${esc(project.id)}&amp;seq=${o.seq}">${esc(when(o.ts))}</a></td><td>${esc(o.kind)}<br><span class="muted">${esc(o.action)}</span></td>
 <td>${decisionCell(o.decision)}${o.policy ? `<br><span class="muted">policy ${esc(o.policy.rule)}</span>` : ""}</td><td>${o.score.toFixed(4)}</td>
 <td>${o.bot_id ? esc(o.bot_id) : "—"}${o.ua.bot_kind ? `<br><span class="muted">${esc(o.ua.bot_kind)}${o.bot_verified === true ? ", verified" : o.bot_verified === false ? ", spoofed" : ""}</span>` : ""}</td>
-<td class="mono">${o.reasons.map(esc).join("<br>") || "—"}</td><td class="mono">${esc(o.session_id)}</td></tr>`)
+<td class="mono">${o.reasons.map(esc).join("<br>") || "—"}</td><td>${o.page ? `<span class="mono">${esc(o.page)}</span>` : "—"}</td><td class="mono">${o.ip ? esc(o.ip) : "—"}</td><td>${o.country ? esc(o.country) : "—"}</td><td class="mono">${esc(o.session_id)}</td></tr>`)
     .join("");
   const table = items.length === 0
     ? `<p>No hits match${f.decision || f.botKind || f.reason || f.session ? " these filters" : " yet: the beacon has not reported any for this project"}.</p>`
-    : `<table><caption class="muted">Latest hits of ${esc(project.name)}, newest first</caption><thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Decision</th><th scope="col">Score</th><th scope="col">Bot</th><th scope="col">Reasons</th><th scope="col">Session</th></tr></thead><tbody>${rows}</tbody></table>`;
+    : `<table><caption class="muted">Latest hits of ${esc(project.name)}, newest first</caption><thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Decision</th><th scope="col">Score</th><th scope="col">Bot</th><th scope="col">Reasons</th><th scope="col">Page</th><th scope="col">Address</th><th scope="col">Country</th><th scope="col">Session</th></tr></thead><tbody>${rows}</tbody></table>`;
   const q = new URLSearchParams({ project: project.id, decision: f.decision, bot_kind: f.botKind, reason: f.reason, session: f.session });
   const more = next !== null ? `<p><a href="/dashboard/observations?${esc(q.toString())}&amp;before=${next}">Older hits</a></p>` : "";
   return page("Observations", form + table + more, ctx.viewer, "/dashboard/observations");

@@ -22,10 +22,24 @@ export async function overviewPage(ctx: DashContext): Promise<string> {
   const back = ctx.query.get("billing");
   const returned = back === "done" ? `<div class="flash ok" role="status"><p>Back from Stripe Checkout. The subscription shows here once Stripe has confirmed it (usually within seconds).</p></div>` : back === "canceled" ? `<div class="flash ok" role="status"><p>Checkout was canceled; nothing changed.</p></div>` : "";
   const overage = u.overage > 0 ? `<p>Overage this period: ${num(u.overage)} credits (${num(u.overage_reported)} reported to Stripe, ${num(u.overage_pending)} pending).</p>` : "";
-  return page("Overview", `${returned}<section aria-labelledby="usage-h"><h2 id="usage-h">Usage, period ${esc(u.period)}</h2><div class="cards">${cards}</div>${overage}
+  return page("Overview", `${returned}<section aria-labelledby="usage-h"><h2 id="usage-h">Usage, ${esc(periodName(u.period, u.period_end))}</h2><div class="cards">${cards}</div>${overage}
 <h3>Credits per day</h3>${creditsChart(daily.period, daily.days, ctx.nowMs)}</section>
 ${observationsSection(ctx, card, num)}
 ${billingSection(ctx)}`, ctx.viewer, "/dashboard");
+}
+
+/**
+ * The usage period in words: "November 2026" for a calendar month, "from 15 November 2026" for a
+ * billing period that starts on another day (`period` is the YYYYMM of its start).
+ */
+export function periodName(period: string, periodEnd: string): string {
+  const year = Number(period.slice(0, 4));
+  const month = Number(period.slice(4, 6)) - 1;
+  const end = new Date(periodEnd);
+  const monthName = (d: Date) => d.toLocaleString("en-GB", { month: "long", year: "numeric", timeZone: "UTC" });
+  const start = new Date(Date.UTC(year, month, 1));
+  const calendar = end.getUTCDate() === 1 && end.getUTCHours() === 0 && end.getUTCMinutes() === 0 && end.getTime() === Date.UTC(year, month + 1, 1);
+  return calendar ? monthName(start) : `period ending ${end.toLocaleString("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" })}`;
 }
 
 /** Beacon observations recorded and dropped today against the org's daily budget (beacon/budget.ts). */

@@ -27,7 +27,7 @@ export async function policyPage(ctx: DashContext): Promise<string> {
   const body = `${picker}<p>${updated} Rules apply in this order, the first that applies wins: spoofed bots, then rules for one bot, then rules for a kind. A change applies to the next hit.</p>
 <form method="post" action="/dashboard/policy">${csrfField(ctx.viewer)}<input type="hidden" name="project" value="${esc(project.id)}">
 <fieldset><legend>Bots by id</legend>${bots.length ? `<table><thead><tr><th scope="col">Bot id</th><th scope="col">Action</th></tr></thead><tbody>${botRows}</tbody></table>` : "<p>No rule for a single bot.</p>"}
-<div class="row"><div><label for="new-bot">Add a rule for bot id</label><input id="new-bot" name="new_bot_id" placeholder="gptbot" pattern="[a-z0-9][a-z0-9._\\-]{0,63}" size="20"></div>
+<div class="row"><div><label for="new-bot">Add a rule for bot id</label><input id="new-bot" name="new_bot_id" list="known-bots" placeholder="gptbot" pattern="[a-z0-9][a-z0-9._\\-]{0,63}" size="20">${knownBots(ctx)}</div>
 <div><label for="new-bot-action">Action</label><select id="new-bot-action" name="new_bot_action"><option value="block">block</option><option value="allow">allow</option></select></div></div></fieldset>
 <fieldset><legend>Bots by kind</legend><table><thead><tr><th scope="col">Kind</th><th scope="col">Setting</th><th scope="col">In effect</th></tr></thead><tbody>${kindRows}</tbody></table>
 <p class="muted">allow lets verified bots of the kind through (and unverifiable ones when allowed below); block blocks every hit of the kind; score leaves the decision to the score.</p></fieldset>
@@ -37,6 +37,16 @@ export async function policyPage(ctx: DashContext): Promise<string> {
 </div></fieldset>
 <button type="submit">Save the policy</button></form>`;
   return page(`Bot policy of ${project.name}`, body, ctx.viewer, "/dashboard/policy");
+}
+
+/**
+ * The bots the dataset in service knows, as suggestions for the bot id field (a datalist: the
+ * browser filters it as one types): id, with name and kind as the label.
+ */
+function knownBots(ctx: DashContext): string {
+  const known = ctx.deps.ipDatasets.get().bots.known;
+  const options = known.map((b) => `<option value="${esc(b.bot_id)}">${esc(b.name)} (${esc(b.kind)})</option>`).join("");
+  return `<datalist id="known-bots">${options}</datalist><div class="muted">${known.length.toLocaleString("en-US")} known bots: type to pick one.</div>`;
 }
 
 /** The stored document the form describes (settings left at "default" are left out). */

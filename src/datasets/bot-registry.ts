@@ -105,6 +105,8 @@ export interface BotClassifier {
    */
   explain(ua: string, opts?: { tokenStart?: boolean }): { match: BotMatch; literal: string } | null;
   readonly stats: BotClassifierStats;
+  /** Every registered bot's id, name and kind, sorted by id (the dashboard's bot policy lists them). */
+  readonly known: ReadonlyArray<{ bot_id: string; name: string; kind: BotKind }>;
 }
 
 interface CompiledPattern {
@@ -328,8 +330,10 @@ export function compileBotRegistry(bots: BotEntry[], cacheSize = DEFAULT_CACHE_S
     return best as CompiledPattern | null;
   };
 
+  const known = bots.map((b) => ({ bot_id: b.bot_id, name: b.name, kind: b.kind })).sort((a, b) => (a.bot_id < b.bot_id ? -1 : a.bot_id > b.bot_id ? 1 : 0));
   return {
     stats,
+    known,
     explain(ua: string, opts?: { tokenStart?: boolean }): { match: BotMatch; literal: string } | null {
       const p = evaluate(ua, opts?.tokenStart === true);
       return p === null ? null : { match: p.match, literal: p.literal };

@@ -172,6 +172,13 @@ describe("changes", () => {
     const page = await b.get(`/dashboard/policy?project=${p.projectId}`);
     expect(page.text).toMatch(/The bot policy is saved; the next hit follows it/);
     expect(page.text).toMatch(/<select id="kind-ai_crawler" name="kind.ai_crawler">.*?<option value="block" selected>/);
+    // The bot id field suggests every bot the dataset in service knows.
+    expect(page.text).toMatch(/<input id="new-bot" name="new_bot_id" list="known-bots"/);
+    const datalist = /<datalist id="known-bots">(.*?)<\/datalist>/.exec(page.text)?.[1] ?? "";
+    const suggested = [...datalist.matchAll(/<option value="([a-z0-9][a-z0-9._-]*)">[^<]+ \((\w+)\)<\/option>/g)].map((m) => m[1]);
+    expect(suggested).toContain("gptbot");
+    expect(suggested).toContain("googlebot");
+    expect(page.text).toContain(`${suggested.length.toLocaleString("en-US")} known bots`);
     // A Referer of this service is enough when a browser sends no Origin.
     const viaReferer = await b.post("/dashboard/policy", { project: p.projectId, "bot_id": [], new_bot_id: "gptbot", new_bot_action: "allow", csrf }, { referer: `${server.url}/dashboard/policy` });
     expect(viaReferer.res.status).toBe(303);
@@ -264,11 +271,25 @@ describe("overview and session end", () => {
     const page = await b.get("/dashboard");
     expect(page.text).toMatch(new RegExp(`data-field="used">${used}<`));
     expect(page.text).toMatch(/data-field="plan">free</);
+    // The period in words, not its YYYYMM id.
+    expect(page.text).toMatch(/<h2 id="usage-h">Usage, (January|February|March|April|May|June|July|August|September|October|November|December) \d{4}<\/h2>/);
     const today = new Date().toISOString().slice(0, 10);
     expect(page.text).toContain(`<title>${today}: ${used} credits</title>`);
     expect(page.text).toMatch(new RegExp(`${used} credits used this period`));
     expect(page.text).toMatch(/<svg role="img"/);
     expect(page.text).toMatch(/Billing is not configured/);
+  });
+
+  it("lists a project's hits with their page, address and country", async () => {
+    const p = await createBeaconProject(server);
+    const hit = await api(server, "POST", "/v1/collect", { key: p.publishableKey, body: { action: "pageview", page: "/pricing?plan=pro" }, headers: { "user-agent": "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0" } });
+    expect(hit.status).toBe(200);
+    const b = browser();
+    await b.signIn(p.secretKey);
+    // The page is kept without its query string; the address is the connection's (a loopback: no country).
+    await expect
+      .poll(async () => (await b.get(`/dashboard/observations?project=${p.projectId}`)).text)
+      .toMatch(/<th scope="col">Page<\/th><th scope="col">Address<\/th><th scope="col">Country<\/th>[^]*<td><span class="mono">\/pricing<\/span><\/td><td class="mono">127\.0\.0\.1<\/td><td>—<\/td>/);
   });
 
   it("signs out: the session is gone and its cookie no longer works", async () => {

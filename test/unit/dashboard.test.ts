@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { creditsChart, daysBetween, niceMax } from "../../src/dashboard/chart.js";
+import { periodName } from "../../src/dashboard/overview.js";
 import { policyFromForm } from "../../src/dashboard/policy.js";
 import { explainReason } from "../../src/dashboard/reasons.js";
 import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, signInAddress, SessionStore, type DashboardSession, type SessionLink } from "../../src/dashboard/sessions.js";
@@ -283,5 +284,13 @@ describe("usage.daily (writer, real LMDB)", () => {
     });
     expect(tx(() => applier.apply({ op: "usage.daily", orgId: "org_d", nowMs: Date.UTC(2026, 11, 2) }))).toMatchObject({ ok: true, days: [] });
     expect(tx(() => applier.apply({ op: "usage.daily", orgId: "org_nope", nowMs: nov(20) }))).toMatchObject({ ok: false, error: "NOT_FOUND" });
+  });
+});
+
+describe("dashboard period names", () => {
+  it("names a calendar month, and a billing period by its end", () => {
+    expect(periodName("202611", "2026-12-01T00:00:00.000Z")).toBe("November 2026");
+    expect(periodName("202612", "2027-01-01T00:00:00.000Z")).toBe("December 2026");
+    expect(periodName("202611", "2026-12-15T10:30:00.000Z")).toBe("period ending 15 December 2026");
   });
 });

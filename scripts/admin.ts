@@ -14,7 +14,7 @@ Commands:
   projects list ORG_ID [--limit N] [--cursor C]
   projects create ORG_ID --name NAME
   keys list ORG_ID [--limit N] [--cursor C]
-  keys create ORG_ID --type secret|publishable [--project PROJECT_ID]
+  keys create ORG_ID --type secret|publishable [--mode live|test] [--project PROJECT_ID]
               [--scopes sessions,billing] [--expires-at 2027-01-01T00:00:00Z]
   keys disable KEY_ID
   usage adjust ORG_ID --credits N --reason TEXT     (N may be negative)
@@ -23,9 +23,12 @@ Commands:
 Options:
   --url URL       service address (env FS_URL, default http://127.0.0.1:8080)
   --token TOKEN   admin token (env FS_ADMIN_TOKEN)
+  --json          print the response envelope as JSON instead of a table
   -h, --help      this text
 
-Prints the response envelope as JSON; exits 1 when the service answers with an error.`;
+Prints a list as a table and one record as "field  value" lines (--json: the envelope as the API
+sent it). Exits 1 when the service answers with an error (its code and message on stderr), 2 for
+bad usage (no command included).`;
 
 interface Call {
   method: string;
@@ -60,6 +63,7 @@ export function planCall(argv: string[]): Call | "help" {
       name: { type: "string" },
       plan: { type: "string" },
       type: { type: "string" },
+      mode: { type: "string" },
       project: { type: "string" },
       scopes: { type: "string" },
       "expires-at": { type: "string" },
@@ -70,10 +74,12 @@ export function planCall(argv: string[]): Call | "help" {
       cursor: { type: "string" },
       url: { type: "string" },
       token: { type: "string" },
+      json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
-  if (values.help || positionals.length === 0) return "help";
+  if (values.help) return "help";
+  if (positionals.length === 0) throw new Error(`no command given\n\n${HELP}`);
   const [group, action, id] = positionals;
   const need = (v: string | undefined, what: string): string => {
     if (!v) throw new Error(`missing ${what}; see --help`);
@@ -104,6 +110,7 @@ export function planCall(argv: string[]): Call | "help" {
         path: `/v1/admin/orgs/${need(id, "ORG_ID")}/keys`,
         body: clean({
           type: need(values.type, "--type"),
+          mode: values.mode,
           project_id: values.project,
           scopes: values.scopes?.split(",").map((s) => s.trim()).filter(Boolean),
           expires_at: values["expires-at"],
@@ -153,8 +160,55 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     return 1;
   }
   const text = await res.text();
-  process.stdout.write(text + "\n");
-  return res.ok ? 0 : 1;
+  if (values.json) {
+    process.stdout.write(text + "\n");
+    return res.ok ? 0 : 1;
+  }
+  let envelope: { data?: unknown; error?: { code: string; message: string } | null };
+  try {
+    envelope = JSON.parse(text) as typeof envelope;
+  } catch {
+    process.stderr.write(`the service answered ${res.status} with something that is not JSON:\n${text}\n`);
+    return 1;
+  }
+  if (!res.ok || envelope.error) {
+    process.stderr.write(`error ${envelope.error?.code ?? res.status}: ${envelope.error?.message ?? text}\n`);
+    return 1;
+  }
+  process.stdout.write(render(envelope.data) + "\n");
+  return 0;
+}
+
+/** A cell or value as text: scalars as they are, lists joined, objects as JSON. */
+function cell(v: unknown): string {
+  if (v === null || v === undefined) return "-";
+  if (Array.isArray(v) && v.every((x) => typeof x !== "object" || x === null)) return v.length ? v.join(",") : "-";
+  return typeof v === "object" ? JSON.stringify(v) : String(v);
+}
+
+/**
+ * What the command prints without --json: a page of a list (`{ items, next_cursor }`) as a table
+ * of its scalar fields, with the cursor of the next page under it; one record as aligned
+ * "field  value" lines.
+ */
+export function render(data: unknown): string {
+  if (data && typeof data === "object" && Array.isArray((data as { items?: unknown }).items)) {
+    const { items, next_cursor } = data as { items: Array<Record<string, unknown>>; next_cursor?: string | null };
+    if (items.length === 0) return "(none)";
+    const columns = Object.keys(items[0]!).filter((k) => items.some((it) => typeof it[k] !== "object" || it[k] === null || Array.isArray(it[k])));
+    const rows = [columns, ...items.map((it) => columns.map((c) => cell(it[c])))];
+    const widths = columns.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+    const lines = rows.map((r) => r.map((v, i) => v.padEnd(widths[i]!)).join("  ").trimEnd());
+    lines.splice(1, 0, widths.map((w) => "-".repeat(w)).join("  "));
+    if (next_cursor) lines.push("", `more: --cursor ${next_cursor}`);
+    return lines.join("\n");
+  }
+  if (data && typeof data === "object") {
+    const entries = Object.entries(data as Record<string, unknown>);
+    const width = Math.max(...entries.map(([k]) => k.length));
+    return entries.map(([k, v]) => `${k.padEnd(width)}  ${cell(v)}`).join("\n");
+  }
+  return cell(data);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -9,7 +9,13 @@ const CLI = resolve(import.meta.dirname, "../../dist/scripts/admin.js");
 let server!: TestServer;
 useServer((s) => (server = s));
 
+/** The CLI with --json (the envelope as the API sent it), as scripts use it. */
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return cliText(...args, "--json");
+}
+
+/** The CLI as a person reads it: tables and "field  value" lines. */
+async function cliText(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", FS_URL: server.url, FS_ADMIN_TOKEN: ADMIN_TOKEN } });
     return { code: 0, out: stdout, err: stderr };
@@ -39,6 +45,28 @@ describe("npm run admin", () => {
     expect(usage.data.used).toBe(1);
     expect((await cli("keys", "disable", key.data.id)).code).toBe(0);
     expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: key.data.key })).status).toBe(403);
+  });
+
+  it("prints lists as tables and a record as field lines; errors on stderr; no command is bad usage", async () => {
+    const org = JSON.parse((await cli("orgs", "create", "--name", "Tabled", "--plan", "pro")).out).data;
+    const created = await cliText("keys", "create", org.id, "--type", "secret", "--mode", "test");
+    expect(created.code, created.err).toBe(0);
+    expect(created.out).toMatch(/^mode +test$/m);
+    expect(created.out).toMatch(/^key +fs_test_[0-9A-Za-z]{44}$/m);
+    const listed = await cliText("keys", "list", org.id);
+    expect(listed.code).toBe(0);
+    const [header, rule, row] = listed.out.trimEnd().split("\n");
+    expect(header).toMatch(/^id +type +org_id +project_id +scopes +created_at +expires_at +disabled +mode/);
+    expect(rule).toMatch(/^-+ +-+/);
+    expect(row).toMatch(/^key_\w+ +secret +org_\w+ +- +- +\S+ +- +false +test/);
+    const refused = await cliText("orgs", "create", "--name", "x", "--plan", "gold");
+    expect(refused.code).toBe(1);
+    expect(refused.out).toBe("");
+    expect(refused.err).toMatch(/^error VALIDATION_ERROR: body\.plan/);
+    const none = await cliText();
+    expect(none.code).toBe(2);
+    expect(none.err).toMatch(/no command given/);
+    expect(none.err).toMatch(/orgs create/);
   });
 
   it("exits non-zero with the error envelope for a refused call, and 2 for bad usage", async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin, api, createBeaconProject, createOrgWithKey, startServer, useServer, type TestServer } from "./helpers/server.js";
 import { startStripeServer, type TestStripeServer } from "./helpers/stripe-server.js";
+import { scaled } from "../helpers/time.js";
 
 /**
  * The dashboard over HTTP: sign-in, the session cookie, CSRF and Origin checks, HTML errors, and
@@ -288,7 +289,7 @@ describe("overview and session end", () => {
     await b.signIn(p.secretKey);
     // The page is kept without its query string; the address is the connection's (a loopback: no country).
     await expect
-      .poll(async () => (await b.get(`/dashboard/observations?project=${p.projectId}`)).text)
+      .poll(async () => (await b.get(`/dashboard/observations?project=${p.projectId}`)).text, { timeout: scaled(10_000) })
       .toMatch(/<th scope="col">Page<\/th><th scope="col">Address<\/th><th scope="col">Country<\/th>[^]*<td><span class="mono">\/pricing<\/span><\/td><td class="mono">127\.0\.0\.1<\/td><td>—<\/td>/);
   });
 

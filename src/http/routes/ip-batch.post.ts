@@ -4,8 +4,8 @@ import { formatIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
 import { RawJson } from "../respond.js";
 import { defineRoute } from "../route.js";
-import { ipBatchBody, ipBatchMetadata, ipBatchResponse, IP_BATCH_MAX } from "../schemas/ip.js";
-import { coverageFor, hasRegionFeeds, ipGet } from "./ip.get.js";
+import { ipBatchBody, ipBatchMetadata, ipBatchResponse, IP_BATCH_MAX, type IpDatasetName } from "../schemas/ip.js";
+import { hasRegionFeeds, ipGet, provenanceFields } from "./ip.get.js";
 
 /** The services this file's route uses (of AppDeps). */
 type Deps = Pick<AppDeps, "beacon" | "ipDatasets" | "rdns">;
@@ -87,16 +87,12 @@ export function ipBatchPost(deps: Deps) {
         items.push(`{"record":${ipRecordJson(text, ipVersion, bogon, facts, { region, company })},"provenance":${JSON.stringify(facts.provenance)}}`);
       }
       const credits = charged.size * CREDITS_PER_ADDRESS;
-      const skipped = region && !hasRegionFeeds(dataset.meta) ? (["region"] as const) : [];
+      // Per build, not per address: region needs a cloud feed (a company-less address shows company: null).
+      const skipped: IpDatasetName[] = region && !hasRegionFeeds(dataset.meta) ? ["region"] : [];
       return {
         data: new RawJson(`{"items":[${items.join(",")}]}`),
         credits,
-        metadata: {
-          source: dataset.meta.source,
-          built_at: dataset.meta.built_at,
-          coverage: coverageFor(dataset.meta),
-          enrichment: { requested: include, resolved: include.filter((d) => !(skipped as readonly string[]).includes(d)), ...(skipped.length ? { skipped: [...skipped] } : {}), credits },
-        },
+        metadata: provenanceFields(dataset.meta, include, skipped, credits),
       };
     },
   });

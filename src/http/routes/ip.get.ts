@@ -189,7 +189,7 @@ function skippedOf(meta: IpDatasetMeta, include: IpDatasetName[], facts: IpFacts
 }
 
 const coverageCache = new WeakMap<IpDatasetMeta, IpCoverage>();
-export function coverageFor(meta: IpDatasetMeta): IpCoverage {
+function coverageFor(meta: IpDatasetMeta): IpCoverage {
   let coverage = coverageCache.get(meta);
   if (coverage === undefined) {
     coverage = coverageOf(meta);

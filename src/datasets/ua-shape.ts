@@ -15,9 +15,13 @@
  *   version 28 (Blink; off iOS and Mac) whose AppleWebKit is not 537.36, a browser UA glued
  *   after another product (`Thumbor/6.7, Mozilla/5.0 …`), or quotes and angle brackets (injection
  *   probes).
- * - then the UA passes when it is browser-shaped (a known browser with its engine and a platform,
- *   an OS or device ua-parser-js found or a platform word in the first parenthesis; old IE and
- *   Opera, which ua-parser-js gives no engine, count with theirs implied), or
+ * - then the UA passes when it is browser-shaped: a browser or an engine named on a platform (an
+ *   OS or device ua-parser-js found, or a platform word in the first parenthesis). The browser's
+ *   name may be one ua-parser-js does not know when an engine is named (`LibWeb`, `Webkit 1.3`,
+ *   old IE's and Opera's implied Trident and Presto); the engine may be missing when the browser
+ *   is one whose real UAs carry none (iCab), never when the UA claims Chrome, Firefox, Safari,
+ *   Edge or Opera; and on a platform no program fetching the web runs on (BeOS, Haiku, the Amiga
+ *   family, RISC OS, OS/2, DOS) neither is needed. Or
  *   device-shaped (a phone, tablet, TV, console, wearable or car that ua-parser-js identifies by
  *   type together with its vendor or OS, as feature phones and in-app stacks on a device are), or
  *   an app on Apple's or Android's own HTTP stack (`CFNetwork/… Darwin/…`, `Dalvik/… (Linux; U;
@@ -56,6 +60,14 @@ export interface UaShape {
    * (Pinterest, Viber) name the app's own crawler, which never sends a webview UA.
    */
   webview: boolean;
+  /**
+   * A browser-shaped UA of a desktop app built on Electron, which carries the app's own name
+   * beside the engine's (`Slack/4.36`, `WhatsApp/2.2348`). Such an app can be an agent that fetches
+   * pages (an AI editor such as Cursor, a transaction monitor) but never a crawler or a
+   * link-preview fetcher run from a server, which a registry may name after the same word
+   * (WhatsApp's previews, the SEO crawler "Sonic" and Slack's `Sonic` token).
+   */
+  embedded: boolean;
   /** Null when the UA looks like a browser or a person's device or app; else why not. */
   tell: ClientTell | null;
 }
@@ -106,8 +118,30 @@ const APP_STACK_RE = /\bCFNetwork\/[\d.]+ Darwin\/[\d.]+|^[^()]*\bDalvik\/[\d.]+
 /** In-app webviews: Android System WebView's `wv` flag, or iOS WKWebView (Mobile/ with no Safari/ after it). */
 const WEBVIEW_RE = /; wv\)|\((?:iPhone|iPad|iPod)[^)]*\) AppleWebKit\/[\d.]+ \(KHTML, like Gecko\)(?![^]*Safari\/)[^]*Mobile\/\w+/;
 
+/** A desktop app on Electron (its default UA: the app's token, then Chrome/…, Electron/…). */
+const EMBEDDED_RE = /\bChrome\/[\d.]+ Electron\/\d/;
+
 /** A platform named in the UA's first parenthesis that ua-parser-js may not turn into an OS ("(Windows; rv:81.0)"). */
-const PLATFORM_RE = /^[^(]*\((?:[^)]*;\s*)?(?:Windows|Macintosh|X11|Linux|Android|iPhone|iPad|iPod|CrOS|BlackBerry|BB10|SMART-TV|PlayStation|Nintendo|Xbox)\b/;
+const PLATFORM_RE =
+  /^[^(]*\((?:[^)]*;\s*)?(?:Windows|Macintosh|X11|Linux|Android|iPhone|iPad|iPod|CrOS|BlackBerry|BB10|SMART-TV|PlayStation|Nintendo|Xbox|(?:Free|Open|Net|DragonFly)BSD|SunOS|Haiku|BeOS|AmigaOS|MorphOS|AROS|RISC OS|OS\/2|SerenityOS|DOS|Inferno|Fuchsia)\b/;
+
+/**
+ * Desktop platforms that programs fetching the web do not run on (BeOS, Haiku, the Amiga family,
+ * RISC OS, OS/2, SerenityOS, DOS, Inferno): a UA that names one in its first parenthesis is a person's browser
+ * even when neither its name nor its engine is one ua-parser-js knows (`IBrowse/2.4 (AmigaOS 3.9;
+ * 68K)`, `Mozilla/3.0 (compatible; NetPositive/2.2.2; BeOS)`).
+ */
+const HOBBY_PLATFORM_RE = /^[^(]*\((?:[^)]*[;/]\s*)?(?:Haiku|BeOS|AmigaOS|MorphOS|AROS|RISC OS|OS\/2|SerenityOS|DOS|Inferno)\b/;
+
+/** A rendering engine named with its version, as rare browsers send it (`Uzbl (Webkit 1.3)`, `LibWeb+LibJS/1.0`). */
+const ENGINE_TOKEN_RE = /\b(?:Apple)?Web[Kk]it[/ ]\d|\bGecko\/\d|\bKHTML\/\d|\bPresto\/\d|\bTrident\/\d|\bGoanna\/\d|\bLibWeb\b|\bServo\/\d/;
+
+/**
+ * Browsers whose every real UA carries its engine's token: a UA claiming one of them without the
+ * engine is hand-written or truncated (`incomplete`). A browser ua-parser-js knows that sends no
+ * such token (iCab, Dillo, NetSurf) needs only its platform.
+ */
+const ENGINE_CLAIMED_RE = /\b(?:Chrome|Chromium|CriOS|Firefox|FxiOS|Safari|Edg(?:e|A|iOS)?|OPR|Version)\/\d/;
 
 /** ua-parser-js device types of a person's device (not "desktop", which it never reports). */
 const DEVICE_TYPES: ReadonlySet<string> = new Set(["mobile", "tablet", "smarttv", "console", "wearable", "embedded"]);
@@ -123,17 +157,21 @@ const ENGINE_IMPLIED_RE = /\bMSIE \d|^Opera\/\d/;
  */
 export function uaShape(ua: string, parsed: ParsedUa): UaShape {
   const text = ua.trim();
-  if (text === "") return { browser: false, webview: false, tell: "empty" };
-  if (BOT_TOKEN_RE.test(text.replace(BOT_WORD_EXCEPTIONS_RE, ""))) return { browser: false, webview: false, tell: "bot_token" };
-  if (RUNTIME_RE.test(text)) return { browser: false, webview: false, tell: "runtime" };
-  if (inconsistent(text, parsed)) return { browser: false, webview: false, tell: "inconsistent" };
-  const engine = parsed.engine !== undefined || ENGINE_IMPLIED_RE.test(text);
+  if (text === "") return { browser: false, webview: false, embedded: false, tell: "empty" };
+  if (BOT_TOKEN_RE.test(text.replace(BOT_WORD_EXCEPTIONS_RE, ""))) return { browser: false, webview: false, embedded: false, tell: "bot_token" };
+  if (RUNTIME_RE.test(text)) return { browser: false, webview: false, embedded: false, tell: "runtime" };
+  if (inconsistent(text, parsed)) return { browser: false, webview: false, embedded: false, tell: "inconsistent" };
+  const engine = parsed.engine !== undefined || ENGINE_IMPLIED_RE.test(text) || ENGINE_TOKEN_RE.test(text);
   // A text-mode browser (Lynx, w3m, Links: ua-parser-js names it its own engine) sends no platform.
   const platform =
     parsed.os !== undefined || parsed.deviceType !== undefined || (parsed.engine !== undefined && parsed.engine === parsed.browser) || PLATFORM_RE.test(text);
-  if (parsed.browser !== undefined && engine && platform) return { browser: true, webview: WEBVIEW_RE.test(text), tell: null };
+  // A browser is a named browser or a named engine on a platform: the browser's own name is not
+  // needed (an engine ua-parser-js knows, on Haiku or SerenityOS), nor the engine where the
+  // browser's real UAs never send one (iCab), nor either on a platform no program runs on.
+  const named = parsed.browser !== undefined ? engine || !ENGINE_CLAIMED_RE.test(text) : engine;
+  if ((named && platform) || HOBBY_PLATFORM_RE.test(text)) return { browser: true, webview: WEBVIEW_RE.test(text), embedded: EMBEDDED_RE.test(text), tell: null };
   const device = parsed.deviceType !== undefined && DEVICE_TYPES.has(parsed.deviceType) && (parsed.deviceVendor !== undefined || parsed.os !== undefined);
-  if (device || FEATURE_PHONE_RE.test(text) || APP_STACK_RE.test(text)) return { browser: false, webview: false, tell: null };
-  if (parsed.browser !== undefined) return { browser: false, webview: false, tell: "incomplete" };
-  return { browser: false, webview: false, tell: /^Mozilla\//i.test(text) ? "no_browser" : "library" };
+  if (device || FEATURE_PHONE_RE.test(text) || APP_STACK_RE.test(text)) return { browser: false, webview: false, embedded: false, tell: null };
+  if (parsed.browser !== undefined) return { browser: false, webview: false, embedded: false, tell: "incomplete" };
+  return { browser: false, webview: false, embedded: false, tell: /^Mozilla\//i.test(text) ? "no_browser" : "library" };
 }

@@ -6,7 +6,7 @@
  * is reused and results are cached by UA string, because real traffic repeats a small set of UAs.
  */
 import UAParser from "ua-parser-js";
-import { detectAutomation, type BotClassifier, type BotMatch } from "./bot-registry.js";
+import { detectAutomation, type BotClassifier, type BotKind, type BotMatch } from "./bot-registry.js";
 import { uaShape, type ClientTell } from "./ua-shape.js";
 
 export type { ClientTell } from "./ua-shape.js";
@@ -57,6 +57,9 @@ const DEVICE_TYPES: ReadonlySet<string> = new Set<DeviceClass>(["mobile", "table
 const EMPTY: UaInfo = Object.freeze({ browser: null, os: null, device: null, bot: null, automation: false, client: "empty" });
 
 /** "name version" with whichever parts are known; null when the name is unknown. */
+/** Bot kinds that can run as a desktop app (an agent fetching for its user); crawlers and preview fetchers run on servers. */
+const APP_KINDS: ReadonlySet<BotKind> = new Set<BotKind>(["tool", "ai_assistant", "monitor", "other"]);
+
 function label(name: string | undefined, version: string | undefined): string | null {
   if (!name) return null;
   return version ? `${name} ${version}` : name;
@@ -92,8 +95,10 @@ export function createUaClassifier(bots: BotClassifier, cacheSize = 10_000, opti
     if (type !== undefined) device = DEVICE_TYPES.has(type) ? (type as DeviceClass) : null;
     else if (browser.name && engine.name) device = "desktop";
     const shape = uaShape(ua, { browser: browser.name, engine: engine.name, os: os.name, deviceType: type, deviceVendor: dev.vendor });
-    // A browser-shaped UA names a bot only by a whole token, and an in-app webview names none (ua-shape.ts).
-    const bot = !shape.browser ? bots.classify(ua) : shape.webview ? null : (bots.explain(ua, { tokenStart: true })?.match ?? null);
+    // A UA shaped like a person's browser or device names a bot only by a whole token, an in-app
+    // webview names none, and an Electron app only an agent, never a crawler (ua-shape.ts).
+    const named = shape.tell !== null ? bots.classify(ua) : shape.webview ? null : (bots.explain(ua, { tokenStart: true })?.match ?? null);
+    const bot = named !== null && shape.embedded && !APP_KINDS.has(named.bot_kind) ? null : named;
     const automation = automationPattern && detectAutomation(ua);
     return Object.freeze({
       browser: label(browser.name, browser.major),

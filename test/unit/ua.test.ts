@@ -12,6 +12,10 @@ const BOTS: BotEntry[] = [
   { bot_id: "lcc", name: "LCC", operator: null, kind: "search_crawler", patterns: ["LCC"], verification, sources: ["ai-robots-txt"] },
   { bot_id: "pinterestbot", name: "Pinterestbot", operator: "Pinterest", kind: "preview", patterns: ["Pinterest(bot)?\\/"], verification, sources: ["arcjet"] },
   { bot_id: "gtmetrix", name: "GTmetrix", operator: null, kind: "monitor", patterns: ["GTmetrix"], verification, sources: ["crawler-user-agents"] },
+  // Words a registry names that desktop apps on Electron also carry: a preview fetcher, an SEO crawler, an AI editor.
+  { bot_id: "whatsappbot", name: "WhatsAppBot", operator: "Meta", kind: "preview", patterns: ["WhatsApp"], verification, sources: ["arcjet"] },
+  { bot_id: "sonic", name: "Sonic", operator: null, kind: "seo", patterns: ["Sonic"], verification, sources: ["arcjet"] },
+  { bot_id: "cursor", name: "Cursor", operator: null, kind: "ai_assistant", patterns: ["Cursor"], verification, sources: ["ai-robots-txt"] },
 ];
 
 const CHROME_WIN = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
@@ -93,6 +97,41 @@ describe("createUaClassifier", () => {
     expect(ua.classify("Pinterest/0.2 (+http://www.pinterest.com/bot.html)").bot?.bot_id).toBe("pinterestbot");
     // A whole token on a browser-shaped UA still names its bot.
     expect(ua.classify(`${CHROME_WIN} GTmetrix`).bot?.bot_id).toBe("gtmetrix");
+  });
+
+  it("takes an Electron desktop app for a person's browser unless the bot its name matches is an agent", () => {
+    const electron = (app: string): string =>
+      `Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) ${app} Chrome/120.0.6099.291 Electron/28.2.10 Safari/537.36`;
+    expect(ua.classify(electron("WhatsApp/2.2348.50"))).toMatchObject({ bot: null, client: null, browser: "Electron 28" });
+    expect(ua.classify(`${electron("Slack/4.35.131")} Sonic Slack_SSB/4.35.131`)).toMatchObject({ bot: null, client: null });
+    expect(ua.classify(electron("Cursor/3.0.12")).bot?.bot_id).toBe("cursor");
+    // Outside an Electron app the same words still name their bots.
+    expect(ua.classify("WhatsApp/2.23.20.0 A").bot?.bot_id).toBe("whatsappbot");
+    expect(ua.classify(`${CHROME_WIN} Sonic/1.0`).bot?.bot_id).toBe("sonic");
+  });
+
+  it("takes a browser from its engine or its platform when ua-parser-js does not know its name", () => {
+    for (const u of [
+      // An engine on a platform, no known browser name.
+      "Mozilla/5.0 (SerenityOS; x86_64) LibWeb+LibJS/1.0 Browser/1.0",
+      "Mozilla/5.0 (Haiku; x86_64) AppleWebKit/609.1 (KHTML, like Gecko) WebPositive/1.3 Version/11.1 Safari/609.1",
+      "Uzbl (Webkit 1.3) (Linux i686 [i686])",
+      "ELinks/0.13.2 (textmode; Linux 5.10.0-8-amd64 x86_64; 200x50-2)",
+      // A known browser whose UAs carry no engine token, on its platform.
+      "iCab/4.8 (Macintosh; U; Intel Mac OS X)",
+      // A platform no program fetching the web runs on.
+      "IBrowse/2.4 (AmigaOS 3.9; 68K)",
+      "AmigaVoyager/3.4.4 (MorphOS/PPC native)",
+      "Mozilla/3.0 (compatible; NetPositive/2.2.2; BeOS)",
+      "Mozilla/5.0 (compatible; Arachne/1.97; DOS)",
+    ]) {
+      expect(ua.classify(u), u).toMatchObject({ bot: null, automation: false, client: null });
+    }
+    // A browser whose real UAs always carry their engine is still incomplete without it.
+    expect(ua.classify("Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0.0.0 Safari/537.36").client).toBe("incomplete");
+    expect(ua.classify("Mozilla/5.0 (X11; Linux x86_64) Firefox/121.0").client).toBe("incomplete");
+    // A platform alone makes no browser on an ordinary OS.
+    expect(ua.classify("Mozilla/4.0 (compatible; Win32; WinHttp.WinHttpRequest.5)").client).toBe("no_browser");
   });
 
   it("reports clients without the automation pattern when asked to (leave-one-list-out evaluation)", () => {

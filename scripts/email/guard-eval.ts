@@ -73,6 +73,11 @@ export function isBrandShaped(domain: string): boolean {
   return /^[a-z]+(?:-[a-z]+)?$/.test(label) && (LEGACY_TLDS.has(tld) || tld.length === 2);
 }
 
+/** A letters-only name of at most 10 letters directly under .com, .net or .org (`hush.com`, `tom.com`). */
+export function isShortLegacyName(domain: string): boolean {
+  return /^[a-z]{1,10}\.(?:com|net|org)$/.test(domain);
+}
+
 const once = (e: EntryFacts): boolean => e.lists.length === 1;
 
 export const CANDIDATES: readonly CandidateRule[] = [
@@ -81,6 +86,7 @@ export const CANDIDATES: readonly CandidateRule[] = [
   { name: "named by mailchecker only", weak: (e) => once(e) && e.lists[0] === "mailchecker" },
   { name: "named by one list only, brand-shaped name", weak: (e) => once(e) && isBrandShaped(e.domain) },
   { name: "named by mailchecker only, brand-shaped name", weak: (e) => once(e) && e.lists[0] === "mailchecker" && isBrandShaped(e.domain) },
+  { name: "named by mailchecker only, short .com/.net/.org name", weak: (e) => once(e) && e.lists[0] === "mailchecker" && isShortLegacyName(e.domain) },
 ];
 
 /** A share with its counts. */

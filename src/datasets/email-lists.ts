@@ -32,6 +32,9 @@
  * Dynamic-DNS and free-subdomain parents (`ddns.net`, `dynv6.net`, `cloudns.asia`, the PSL's private
  * section) are deliberately not suffixes here: throw-away hosts under them are what the parent
  * match is for.
+ * A domain named by one list only counts as much as one named by all six: leaving lists out
+ * (scripts/email-guard-eval.ts; docs/data.md, "Free providers that no list names") shows that
+ * trusting such a domain less saves fewer free providers than it loses throw-away domains.
  *
  * The guard is applied lazily, only when a lookup hits a listed domain (a few Set probes and one
  * public-suffix check), so loading stays a matter of filling Sets. auditEmailLists applies it to

@@ -51,6 +51,8 @@ export interface EntryFacts {
   domain: string;
   /** The lists naming it, among those in play. */
   lists: readonly GuardList[];
+  /** Listed domains (itself included) with the same stem (see stemOf): a family of throw-away names. Computed on call. */
+  siblings(): number;
 }
 
 /** A candidate rule: an entry it calls weak no longer makes a domain disposable. */
@@ -78,6 +80,11 @@ export function isShortLegacyName(domain: string): boolean {
   return /^[a-z]{1,10}\.(?:com|net|org)$/.test(domain);
 }
 
+/** The registered label without digits and hyphens: `mailinator5.com` and `mailinator.net` share `mailinator`. */
+export function stemOf(domain: string): string {
+  return (getDomainWithoutSuffix(domain) ?? domain).replace(/[0-9-]+/g, "");
+}
+
 const once = (e: EntryFacts): boolean => e.lists.length === 1;
 
 export const CANDIDATES: readonly CandidateRule[] = [
@@ -87,6 +94,7 @@ export const CANDIDATES: readonly CandidateRule[] = [
   { name: "named by one list only, brand-shaped name", weak: (e) => once(e) && isBrandShaped(e.domain) },
   { name: "named by mailchecker only, brand-shaped name", weak: (e) => once(e) && e.lists[0] === "mailchecker" && isBrandShaped(e.domain) },
   { name: "named by mailchecker only, short .com/.net/.org name", weak: (e) => once(e) && e.lists[0] === "mailchecker" && isShortLegacyName(e.domain) },
+  { name: "named by one list only, no sibling name listed", weak: (e) => once(e) && e.siblings() === 1 },
 ];
 
 /** A share with its counts. */
@@ -150,13 +158,18 @@ export function evaluateEmailGuard(candidates: readonly CandidateRule[] = CANDID
     }
   }
   const excluded = new Set([...src.excludedSuffixes].map((s) => s.replace(/^\.+/, "")));
+  const stems = new Map<string, number>();
+  for (const d of named.keys()) {
+    const stem = stemOf(d);
+    stems.set(stem, (stems.get(stem) ?? 0) + 1);
+  }
 
   /** Whether the rule demotes a domain: every entry it matches, among `inPlay` lists, is weak. */
   const demotes = (rule: CandidateRule, domain: string, inPlay: ReadonlySet<GuardList>): boolean => {
     for (let name = domain, first = true; name.indexOf(".") > 0; first = false) {
       const listed = named.get(name) ?? [];
       const lists = inPlay.size === names.length ? listed : listed.filter((l) => inPlay.has(l));
-      if (lists.length > 0 && (first || !excluded.has(name)) && !rule.weak({ domain: name, lists })) return false;
+      if (lists.length > 0 && (first || !excluded.has(name)) && !rule.weak({ domain: name, lists, siblings: () => stems.get(stemOf(name)) ?? 0 })) return false;
       name = name.slice(name.indexOf(".") + 1);
     }
     return true;

@@ -13,6 +13,7 @@ import {
   formatEmailGuardEvaluation,
   isBrandShaped,
   isShortLegacyName,
+  stemOf,
   type EmailGuardEvaluation,
 } from "../../scripts/email/guard-eval.js";
 import { scaled } from "../helpers/time.js";
@@ -60,6 +61,17 @@ describe("e-mail guard, leave-one-list-out", () => {
 describe("isShortLegacyName", () => {
   it.each(["hush.com", "tom.com", "contractor.net"])("%s is", (d) => expect(isShortLegacyName(d)).toBe(true));
   it.each(["hush.ai", "photographer.net", "mail15.com", "deal-maker.com", "a.b.com"])("%s is not", (d) => expect(isShortLegacyName(d)).toBe(false));
+});
+
+describe("stemOf", () => {
+  it("is the registered label without digits and hyphens", () => {
+    expect(["mailinator5.com", "mailinator.net", "mail-inator.co.uk", "x.mailinator.org"].map(stemOf)).toEqual([
+      "mailinator",
+      "mailinator",
+      "mailinator",
+      "mailinator",
+    ]);
+  });
 });
 
 describe("isBrandShaped", () => {

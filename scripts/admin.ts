@@ -15,10 +15,14 @@ Commands:
   projects create ORG_ID --name NAME
   keys list ORG_ID [--limit N] [--cursor C]
   keys create ORG_ID --type secret|publishable [--mode live|test] [--project PROJECT_ID]
-              [--scopes sessions,billing] [--expires-at 2027-01-01T00:00:00Z]
+              [--scopes sessions,billing] [--expires-at 2027-01-01T00:00:00Z] [--name NAME]
+  keys rename KEY_ID --name NAME
   keys disable KEY_ID
+  keys enable KEY_ID
+  keys roll KEY_ID [--grace SECONDS]                (the old key works SECONDS more; default 86400)
+  keys delete KEY_ID --yes                          (for good: the key cannot be enabled again)
   usage adjust ORG_ID --credits N --reason TEXT     (N may be negative)
-  usage show ORG_ID --key SECRET_KEY                (uses the org's own key)
+  usage show ORG_ID [--key SECRET_KEY]              (the admin token, or the org's own key)
 
 Options:
   --url URL       service address (env FS_URL, default http://127.0.0.1:8080)
@@ -67,6 +71,8 @@ export function planCall(argv: string[]): Call | "help" {
       project: { type: "string" },
       scopes: { type: "string" },
       "expires-at": { type: "string" },
+      grace: { type: "string" },
+      yes: { type: "boolean" },
       credits: { type: "string" },
       reason: { type: "string" },
       key: { type: "string" },
@@ -114,18 +120,34 @@ export function planCall(argv: string[]): Call | "help" {
           project_id: values.project,
           scopes: values.scopes?.split(",").map((s) => s.trim()).filter(Boolean),
           expires_at: values["expires-at"],
+          name: values.name,
         }),
         bearer: "admin",
       };
+    case "keys rename":
+      return { method: "PATCH", path: `/v1/admin/keys/${need(id, "KEY_ID")}`, body: { name: need(values.name, "--name") }, bearer: "admin" };
     case "keys disable":
       return { method: "POST", path: `/v1/admin/keys/${need(id, "KEY_ID")}/disable`, bearer: "admin" };
+    case "keys enable":
+      return { method: "POST", path: `/v1/admin/keys/${need(id, "KEY_ID")}/enable`, bearer: "admin" };
+    case "keys roll": {
+      const grace = values.grace === undefined ? undefined : Number(values.grace);
+      if (grace !== undefined && !Number.isInteger(grace)) throw new Error("--grace must be a whole number of seconds");
+      return { method: "POST", path: `/v1/admin/keys/${need(id, "KEY_ID")}/roll`, body: clean({ grace_seconds: grace }), bearer: "admin" };
+    }
+    case "keys delete":
+      if (!values.yes) throw new Error(`deleting a key cannot be undone (disable it to stop it for now): add --yes to delete ${id ?? "KEY_ID"}`);
+      return { method: "DELETE", path: `/v1/admin/keys/${need(id, "KEY_ID")}`, bearer: "admin" };
     case "usage adjust": {
       const credits = Number(need(values.credits, "--credits"));
       if (!Number.isInteger(credits)) throw new Error("--credits must be an integer");
       return { method: "POST", path: `/v1/admin/orgs/${need(id, "ORG_ID")}/usage/adjust`, body: { credits, reason: need(values.reason, "--reason") }, bearer: "admin" };
     }
     case "usage show":
-      return { method: "GET", path: `/v1/orgs/${need(id, "ORG_ID")}/usage`, bearer: need(values.key, "--key") };
+      // With the org's own key (--key) or, without it, the admin token.
+      return values.key
+        ? { method: "GET", path: `/v1/orgs/${need(id, "ORG_ID")}/usage`, bearer: values.key }
+        : { method: "GET", path: `/v1/admin/orgs/${need(id, "ORG_ID")}/usage`, bearer: "admin" };
     default:
       throw new Error(`unknown command '${positionals.join(" ")}'; see --help`);
   }

@@ -3,6 +3,9 @@ import type { AppDeps } from "../http/deps.js";
 import { checkoutPost, portalPost } from "../http/routes/billing.js";
 import { botPolicyGet, botPolicyPut } from "../http/routes/bot-policy.js";
 import { adminKeyDisablePost } from "../http/routes/admin/key-disable.post.js";
+import { adminKeyEnablePost } from "../http/routes/admin/key-enable.post.js";
+import { adminKeyRollPost } from "../http/routes/admin/key-roll.post.js";
+import { adminKeyDelete } from "../http/routes/admin/key.delete.js";
 import { adminKeysPost } from "../http/routes/admin/keys.post.js";
 import { adminKeysGet, adminProjectsGet } from "../http/routes/admin/lists.get.js";
 import { adminProjectPatch } from "../http/routes/admin/project.patch.js";
@@ -30,6 +33,9 @@ export function dashboardRoutes(deps: AppDeps) {
     keys: adminKeysGet(deps),
     keyCreate: adminKeysPost(deps),
     keyDisable: adminKeyDisablePost(deps),
+    keyEnable: adminKeyEnablePost(deps),
+    keyRoll: adminKeyRollPost(deps),
+    keyDelete: adminKeyDelete(deps),
     checks: checksGet(deps),
     feedback: feedbackPost(deps),
     orgFeedback: orgFeedbackGet(deps),

@@ -10,7 +10,7 @@ import { withStore } from "../store/store-wait.js";
 import { acceptRequestId, declaredLength, forwardedFor, peerAddress } from "../http/request.js";
 import type { ResponseState } from "../http/respond.js";
 import { dashboardRoutes, type ActionResult, type DashContext, type DashboardRoutes } from "./context.js";
-import { keyCreateAction, keyDisableAction, keysPage } from "./keys.js";
+import { keyConfirmPage, keyCreateAction, keyDeleteAction, keyDisableAction, keyEnableAction, keyRollAction, keysPage } from "./keys.js";
 import { errorPage, STYLESHEET, type Viewer } from "./layout.js";
 import { loginPage, loginMessage } from "./login.js";
 import { hitPage, observationsPage } from "./observations.js";
@@ -98,7 +98,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     if (!session) return null;
     // On a cluster node the key and the org may be read from PostgreSQL first, off the event loop.
     const key = await withStore(() => deps.auth.keyById(session.keyId));
-    if (!key || key.org_id !== session.orgId || key.type !== "secret" || key.disabled_at !== null || (key.expires_at !== null && nowMs >= key.expires_at)) {
+    if (!key || key.deleted_at !== undefined || key.org_id !== session.orgId || key.type !== "secret" || key.disabled_at !== null || (key.expires_at !== null && nowMs >= key.expires_at)) {
       sessions.destroy(id);
       return null;
     }
@@ -288,6 +288,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   getPage("/dashboard/policy", policyPage);
   getPage("/dashboard/projects", projectsPage);
   getPage("/dashboard/keys", keysPage);
+  getPage("/dashboard/keys/confirm", keyConfirmPage);
   postAction("/dashboard/billing/checkout", checkoutAction, () => "/dashboard");
   postAction("/dashboard/billing/portal", portalAction, () => "/dashboard");
   postAction("/dashboard/checks/feedback", checkFeedbackAction, backOf);
@@ -297,6 +298,9 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   postAction("/dashboard/projects/origins", projectOriginsAction, () => "/dashboard/projects");
   postAction("/dashboard/keys", keyCreateAction, () => "/dashboard/keys");
   postAction("/dashboard/keys/disable", keyDisableAction, () => "/dashboard/keys");
+  postAction("/dashboard/keys/enable", keyEnableAction, () => "/dashboard/keys");
+  postAction("/dashboard/keys/delete", keyDeleteAction, () => "/dashboard/keys");
+  postAction("/dashboard/keys/roll", keyRollAction, () => "/dashboard/keys");
 
   // Anything else under /dashboard is an HTML 404 (the API's catch-all would answer JSON).
   const notFound = (res: HttpResponse, req: HttpRequest): void => {

@@ -89,7 +89,7 @@ a{color:#0b57d0}a:hover{color:#083c91}
 :focus-visible{outline:3px solid #b45309;outline-offset:2px}
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:.5rem;background:#fff;padding:.5rem;z-index:1}
 button,.button{font:inherit;background:#0b57d0;color:#fff;border:0;border-radius:4px;padding:.45rem 1rem;cursor:pointer;text-decoration:none;display:inline-block}
-button.secondary{background:#fff;color:#0b57d0;border:2px solid #0b57d0}button.danger{background:#b91c1c}
+button.secondary{background:#fff;color:#0b57d0;border:2px solid #0b57d0}button.danger,.button.danger{background:#b91c1c}
 button:hover{filter:brightness(1.1)}
 input,select,textarea{font:inherit;padding:.35rem;border:1px solid #6b7280;border-radius:4px;color:#1b1f24;background:#fff}
 label{font-weight:600;margin-right:.4rem}

@@ -45,6 +45,8 @@ export class Authenticator {
      * what the call will need of the store first (a publishable key's project), so that may wait.
      */
     private readonly onVerified?: (key: KeyRecord) => void,
+    /** Runs for each key that passed (keyUseRecorder: the key's last_used_at). */
+    private readonly onUsed?: (keyId: string, nowMs: number) => void,
   ) {}
 
   /**
@@ -55,7 +57,8 @@ export class Authenticator {
     const plain = bearer(header);
     const known = this.verified.get(plain);
     const key = known !== undefined ? this.lookup(known) : this.verifyNew(plain);
-    if (!key) throw new ApiError("INVALID_KEY", "Invalid API key.");
+    // A deleted key is answered exactly as one that never existed.
+    if (!key || key.deleted_at !== undefined) throw new ApiError("INVALID_KEY", "Invalid API key.");
     if (key.expires_at !== null && nowMs >= key.expires_at) throw new ApiError("EXPIRED_KEY", "API key expired.");
     if (key.disabled_at !== null) throw new ApiError("KEY_DISABLED", "API key disabled.");
     if (need.kind === "secret") {
@@ -68,6 +71,7 @@ export class Authenticator {
     } else if (key.type !== "publishable") {
       throw new ApiError("KEY_TYPE_NOT_ALLOWED", "Beacon endpoints take a publishable key (fs_pub_live_); keep secret keys server-side.");
     }
+    this.onUsed?.(key.id, nowMs);
     this.onVerified?.(key);
     return { key, orgId: key.org_id };
   }
@@ -138,4 +142,26 @@ function bearer(header: string): string {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw new ApiError("INVALID_KEY", "Malformed Authorization header; expected 'Bearer <API key>'.");
   return m[1]!;
+}
+
+/** How often one front thread records a key's use (its last_used_at is as fresh as this). */
+export const KEY_USED_EVERY_MS = 60_000;
+/** Keys whose last recorded use a thread remembers before it starts again (each then records once more). */
+const KEY_USED_MAX = 100_000;
+
+/**
+ * The Authenticator's `onUsed` for one front thread: sends `key.used` to the writer on a key's
+ * first call and then at most once per KEY_USED_EVERY_MS, without waiting for it (a call never
+ * waits on this write; a lost one is made good by the next minute's).
+ * @example new Authenticator(dbs, hash, undefined, keyUseRecorder((keyId, atMs) => store.send({ op: "key.used", keyId, atMs })))
+ */
+export function keyUseRecorder(send: (keyId: string, atMs: number) => Promise<unknown>): (keyId: string, nowMs: number) => void {
+  const sent = new Map<string, number>();
+  return (keyId, nowMs) => {
+    const last = sent.get(keyId);
+    if (last !== undefined && nowMs - last < KEY_USED_EVERY_MS) return;
+    if (sent.size >= KEY_USED_MAX) sent.clear();
+    sent.set(keyId, nowMs);
+    send(keyId, nowMs).catch(() => {});
+  };
 }

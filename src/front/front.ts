@@ -27,7 +27,7 @@ import { ContentBatcher } from "./content-batcher.js";
 import { ScoringPool } from "./scoring-pool.js";
 import type { QuotaCells } from "./admission/cells.js";
 import type { ClaimTable } from "./admission/claims.js";
-import { Authenticator } from "./auth.js";
+import { Authenticator, keyUseRecorder } from "./auth.js";
 import { BeaconTokens } from "./beacon/token.js";
 import type { BodyIntake } from "../http/body.js";
 import { BeaconRateLimits } from "./beacon/limits.js";
@@ -159,7 +159,8 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   activateMetrics(metrics);
   // On a cluster node a beacon call's project is read (if need be) before the call starts.
   const beforeCall = records ? (k: KeyRecord) => void (k.type === "publishable" && k.project_id !== null && projects.get(k.project_id)) : undefined;
-  const auth = new Authenticator(records ? { keys: records.table("keys") } : local!, setup.adminTokenHash, beforeCall);
+  const recordUse = keyUseRecorder((keyId, atMs) => store.send({ op: "key.used", keyId, atMs }));
+  const auth = new Authenticator(records ? { keys: records.table("keys") } : local!, setup.adminTokenHash, beforeCall, recordUse);
   // A change this node made (a key disabled, a plan) wins over a refresh read before it.
   const peerDbs = {
     root: {

@@ -90,6 +90,20 @@ export interface StoreOps {
   "history.set": { req: { orgId: string; setting: CheckHistorySetting; nowMs: number }; ack: { learning: OrgLearningRecord } };
   "key.create": { req: { key: KeyRecord }; ack: { key: KeyRecord } };
   "key.disable": { req: { keyId: string; nowMs: number }; ack: { key: KeyRecord } };
+  /** Re-enables a disabled key (a deleted one is NOT_FOUND). */
+  "key.enable": { req: { keyId: string }; ack: { key: KeyRecord } };
+  /** Sets or clears a key's name. */
+  "key.rename": { req: { keyId: string; name: string | null }; ack: { key: KeyRecord } };
+  /** Marks a key deleted (a tombstone: refused as unknown, listed nowhere); deleting it again changes nothing. */
+  "key.delete": { req: { keyId: string; nowMs: number }; ack: { key: KeyRecord } };
+  /**
+   * Rolls a key: stores `key` (a new secret with the old key's org, project, type, scopes, mode and
+   * name) and makes the old one expire at `oldExpiresAt` unless it expires sooner. NOT_FOUND for a
+   * deleted or unknown key, CONFLICT for a disabled or expired one.
+   */
+  "key.roll": { req: { keyId: string; key: KeyRecord; oldExpiresAt: number; nowMs: number }; ack: { key: KeyRecord; old: KeyRecord } };
+  /** A call with the key at `atMs` (last_used_at only moves forward; an unknown key is ignored). */
+  "key.used": { req: { keyId: string; atMs: number }; ack: {} };
   /**
    * First start: if the store has never been initialised, write the demo org, its project and
    * keys, the demo page's settings and the admin token hash. Otherwise change nothing and report

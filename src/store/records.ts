@@ -73,6 +73,14 @@ export interface KeyRecord {
   disabled_at: number | null;
   /** "test" for a test-mode key (fs_test_…, fs_pub_test_…); absent for a live key. */
   mode?: "test";
+  /** A name to tell keys apart ("checkout backend"); absent when none was given. */
+  name?: string;
+  /** Epoch ms of a recent call with the key: recorded at most once a minute per front thread. */
+  last_used_at?: number;
+  /** Epoch ms when deleted: the key is refused as unknown and listed nowhere; the record stays as a tombstone. */
+  deleted_at?: number;
+  /** The id of the key this one replaced by a roll. */
+  rolled_from?: string;
 }
 
 /** Usage of one org in one period, as stored by the writer. */

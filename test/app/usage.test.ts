@@ -5,6 +5,19 @@ import { admin, api, createOrgWithKey } from "../integration/helpers/server.js";
 let server!: TestApp;
 useApp((s) => (server = s));
 
+describe("GET /v1/admin/orgs/{orgId}/usage", () => {
+  it("answers any org's usage to the admin token as the org's own key gets it, and nothing to a key", async () => {
+    const { orgId, key } = await createOrgWithKey(server);
+    await api(server, "GET", "/v1/ip/8.8.8.8", { key });
+    const own = await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key });
+    const operator = await admin(server, "GET", `/v1/admin/orgs/${orgId}/usage`);
+    expect(operator.status).toBe(200);
+    expect(operator.body.data).toEqual(own.body.data);
+    expect((await admin(server, "GET", "/v1/admin/orgs/org_doesnotexist/usage")).status).toBe(404);
+    expect((await api(server, "GET", `/v1/admin/orgs/${orgId}/usage`, { key })).status).toBe(401);
+  });
+});
+
 describe("GET /v1/orgs/{orgId}/usage", () => {
   it("returns every usage field for a free org", async () => {
     const { orgId, key } = await createOrgWithKey(server);

@@ -69,6 +69,33 @@ describe("npm run admin", () => {
     expect(none.err).toMatch(/orgs create/);
   });
 
+  it("names, rolls, disables, enables and deletes a key; deleting asks for --yes; usage with the admin token", async () => {
+    const org = JSON.parse((await cli("orgs", "create", "--name", "Lifecycle")).out).data;
+    const key = JSON.parse((await cli("keys", "create", org.id, "--type", "secret", "--name", "worker")).out).data;
+    expect(key.name).toBe("worker");
+    expect(JSON.parse((await cli("keys", "rename", key.id, "--name", "worker (eu)")).out).data.name).toBe("worker (eu)");
+    const rolled = await cliText("keys", "roll", key.id, "--grace", "600");
+    expect(rolled.code, rolled.err).toBe(0);
+    const fresh = /^key +(fs_live_\w+)$/m.exec(rolled.out)?.[1];
+    expect(fresh).toBeDefined();
+    expect(rolled.out).toMatch(new RegExp(`^rolled_from +${key.id}$`, "m"));
+    expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: key.key })).status).toBe(200);
+    expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: fresh! })).status).toBe(200);
+    expect((await cli("keys", "disable", key.id)).code).toBe(0);
+    expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: key.key })).status).toBe(403);
+    expect((await cli("keys", "enable", key.id)).code).toBe(0);
+    expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: key.key })).status).toBe(200);
+    const unconfirmed = await cliText("keys", "delete", key.id);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.err).toMatch(/--yes/);
+    expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: key.key })).status).toBe(200);
+    expect(JSON.parse((await cli("keys", "delete", key.id, "--yes")).out).data).toEqual({ id: key.id, deleted: true });
+    expect((await api(server, "GET", "/v1/ip/8.8.8.8", { key: key.key })).body.error.code).toBe("INVALID_KEY");
+    const usage = await cliText("usage", "show", org.id);
+    expect(usage.code, usage.err).toBe(0);
+    expect(usage.out).toMatch(/^used +4$/m); // four calls answered 200; the disabled and deleted ones charged nothing
+  });
+
   it("exits non-zero with the error envelope for a refused call, and 2 for bad usage", async () => {
     const bad = await cli("orgs", "create", "--name", "x", "--plan", "gold");
     expect(bad.code).toBe(1);

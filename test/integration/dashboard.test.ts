@@ -229,7 +229,12 @@ describe("changes", () => {
     expect(usage.status).toBe(200);
     const newId = `key_${secret!.slice(8, 20)}`;
     expect(shown.text).toContain(newId);
-    const off = await b.post("/dashboard/keys/disable", { key: newId, csrf });
+    // Without its confirmation the form leads to the confirmation page, and nothing changes.
+    const asked = await b.post("/dashboard/keys/disable", { key: newId, csrf });
+    expect(asked.res.headers.get("location")).toBe(`/dashboard/keys/confirm?do=disable&key=${newId}`);
+    expect((await b.get(asked.res.headers.get("location")!)).text).toMatch(/refused \(403 KEY_DISABLED\) from the next request on/);
+    expect((await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key: secret! })).status).toBe(200);
+    const off = await b.post("/dashboard/keys/disable", { key: newId, csrf, confirm: "yes" });
     expect(off.res.headers.get("location")).toBe("/dashboard/keys");
     expect((await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key: secret! })).body.error.code).toBe("KEY_DISABLED");
     // Another org's key is not found, and stays enabled.
@@ -239,13 +244,53 @@ describe("changes", () => {
     const testShown = await b.get("/dashboard/keys");
     const testSecret = /id="new-secret" class="secret" readonly value="(fs_test_[A-Za-z0-9]+)"/.exec(testShown.text)?.[1];
     expect(testSecret).toBeDefined();
-    expect(testShown.text).toMatch(new RegExp(`key_${testSecret!.slice(8, 20)}</td><td>secret</td><td><strong>test</strong>`));
+    expect(testShown.text).toMatch(new RegExp(`key_${testSecret!.slice(8, 20)}</td><td>—</td><td>secret</td><td><strong>test</strong>`));
     const testCall = await api(server, "GET", "/v1/ip/8.8.8.8", { key: testSecret! });
     expect(testCall.status).toBe(200);
     expect(testCall.body.metadata.credits).toBe(0);
-    const foreign = await b.post("/dashboard/keys/disable", { key: other.keyId, csrf });
+    const foreign = await b.post("/dashboard/keys/disable", { key: other.keyId, csrf, confirm: "yes" });
     expect((await b.get(foreign.res.headers.get("location")!)).text).toMatch(/No key with id/);
     expect((await api(server, "GET", `/v1/orgs/${other.orgId}/usage`, { key: other.key })).status).toBe(200);
+  });
+
+  it("names, rolls (with a grace period), enables and deletes keys, each change confirmed first", async () => {
+    const { orgId, key } = await createOrgWithKey(server, "free", ["sessions"]);
+    const b = browser();
+    const csrf = await b.signIn(key);
+    await b.post("/dashboard/keys", { type: "secret", name: "nightly job", scopes: ["sessions"], csrf });
+    const made = await b.get("/dashboard/keys");
+    const secret = /id="new-secret" class="secret" readonly value="(fs_live_[A-Za-z0-9]+)"/.exec(made.text)![1]!;
+    const id = `key_${secret.slice(8, 20)}`;
+    expect(made.text).toMatch(new RegExp(`${id}</td><td>nightly job</td>`));
+    // Rolling: the confirmation page offers the grace period; the new secret is shown once; both work until it ends.
+    const rollPage = await b.get(`/dashboard/keys/confirm?do=roll&key=${id}`);
+    expect(rollPage.text).toMatch(/<select id="grace" name="grace_seconds">/);
+    expect((await b.post("/dashboard/keys/roll", { key: id, csrf })).res.headers.get("location")).toBe(`/dashboard/keys/confirm?do=roll&key=${id}`);
+    const rolled = await b.post("/dashboard/keys/roll", { key: id, csrf, confirm: "yes", grace_seconds: "3600" });
+    expect(rolled.res.headers.get("location")).toBe("/dashboard/keys");
+    const after = await b.get("/dashboard/keys");
+    const fresh = /id="new-secret" class="secret" readonly value="(fs_live_[A-Za-z0-9]+)"/.exec(after.text)![1]!;
+    expect(fresh).not.toBe(secret);
+    expect(after.text).toMatch(/replaces key_\w+, which keeps working until/);
+    for (const k of [secret, fresh]) expect((await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key: k })).status).toBe(200);
+    const listed = (await admin(server, "GET", `/v1/admin/orgs/${orgId}/keys`)).body.data.items as Array<{ id: string; name: string | null; expires_at: string | null }>;
+    const old = listed.find((k) => k.id === id)!;
+    expect(Date.parse(old.expires_at!) - Date.now()).toBeGreaterThan(3_000_000);
+    // Disabled, then enabled again (enabling needs no confirmation).
+    await b.post("/dashboard/keys/disable", { key: id, csrf, confirm: "yes" });
+    expect((await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key: secret })).body.error.code).toBe("KEY_DISABLED");
+    expect((await b.get("/dashboard/keys")).text).toMatch(new RegExp(`aria-label="Enable ${id}"`));
+    await b.post("/dashboard/keys/enable", { key: id, csrf });
+    expect((await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key: secret })).status).toBe(200);
+    // Deleted: confirmed first, then refused as an unknown key and gone from the page.
+    expect((await b.get(`/dashboard/keys/confirm?do=delete&key=${id}`)).text).toMatch(/deleted for good/);
+    expect((await b.post("/dashboard/keys/delete", { key: id, csrf })).res.headers.get("location")).toBe(`/dashboard/keys/confirm?do=delete&key=${id}`);
+    expect((await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key: secret })).status).toBe(200);
+    await b.post("/dashboard/keys/delete", { key: id, csrf, confirm: "yes" });
+    expect((await api(server, "GET", `/v1/orgs/${orgId}/usage`, { key: secret })).body.error.code).toBe("INVALID_KEY");
+    expect((await b.get("/dashboard/keys")).text).not.toContain(`${id}</td>`);
+    const gone = await b.get(`/dashboard/keys/confirm?do=delete&key=${id}`);
+    expect(gone.text).toMatch(/No key with id/);
   });
 
   it("sets a project's allowed origins and creates a project", async () => {
@@ -320,11 +365,13 @@ describe("overview and session end", () => {
 });
 
 describe("own key", () => {
-  it("disabling the key the session signed in with signs out", async () => {
+  it("disabling the key the session signed in with warns first, then signs out", async () => {
     const { key, keyId, orgId } = await createOrgWithKey(server);
     const b = browser();
     const csrf = await b.signIn(key);
-    const r = await b.post("/dashboard/keys/disable", { key: keyId, csrf });
+    const confirm = await b.get(`/dashboard/keys/confirm?do=disable&key=${keyId}`);
+    expect(confirm.text).toMatch(/You are signed in with this key: disabling it signs you out/);
+    const r = await b.post("/dashboard/keys/disable", { key: keyId, csrf, confirm: "yes" });
     expect(r.res.status).toBe(303);
     expect(r.res.headers.get("location")).toBe("/dashboard/login?m=key-disabled");
     expect(r.res.headers.get("set-cookie")).toMatch(/Max-Age=0/);

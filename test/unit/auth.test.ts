@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Authenticator } from "../../src/front/auth.js";
+import { Authenticator, KEY_USED_EVERY_MS, keyUseRecorder } from "../../src/front/auth.js";
 import { ApiError } from "../../src/shared/errors.js";
 import { generateKey, hashKey } from "../../src/shared/api-keys.js";
 import type { KeyRecord } from "../../src/store/records.js";
@@ -90,5 +90,39 @@ describe("Authenticator verified-key cache", () => {
     keys.set(id, { ...rec, expires_at: null, disabled_at: NOW });
     auth.forgetKey(id);
     expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "secret" }, NOW))).toBe("KEY_DISABLED");
+  });
+});
+
+describe("deleted keys and key use", () => {
+  it("answers a deleted key exactly as an unknown one", () => {
+    const { auth, add } = setup();
+    const gone = add("secret", { deleted_at: NOW - 1 });
+    const unknown = generateKey("secret").plain;
+    expect(codeOf(() => auth.verifyKey(`Bearer ${gone}`, { kind: "secret" }, NOW))).toBe("INVALID_KEY");
+    expect(codeOf(() => auth.verifyKey(`Bearer ${unknown}`, { kind: "secret" }, NOW))).toBe("INVALID_KEY");
+  });
+
+  it("records a key's use on its first call, then at most once a minute, and only for keys that passed", () => {
+    const sent: Array<[string, number]> = [];
+    const record = keyUseRecorder(async (keyId, atMs) => void sent.push([keyId, atMs]));
+    const keys = new Map<string, KeyRecord>();
+    const k = generateKey("secret");
+    keys.set(k.id, { id: k.id, org_id: "org_a", project_id: null, type: "secret", scopes: [], hash: k.hash, created_at: "", expires_at: null, disabled_at: null });
+    const auth = new Authenticator({ keys: { get: (id: string) => keys.get(id) } } as never, hashKey("admin-token-0123456789"), undefined, record);
+    for (const t of [0, 1_000, KEY_USED_EVERY_MS - 1, KEY_USED_EVERY_MS, KEY_USED_EVERY_MS + 5]) auth.verifyKey(`Bearer ${k.plain}`, { kind: "secret" }, NOW + t);
+    expect(sent).toEqual([
+      [k.id, NOW],
+      [k.id, NOW + KEY_USED_EVERY_MS],
+    ]);
+    // A refused call records nothing.
+    auth.rememberKey({ ...keys.get(k.id)!, disabled_at: NOW });
+    expect(codeOf(() => auth.verifyKey(`Bearer ${k.plain}`, { kind: "secret" }, NOW + 10 * KEY_USED_EVERY_MS))).toBe("KEY_DISABLED");
+    expect(sent).toHaveLength(2);
+  });
+
+  it("never lets a failed send reach the call", async () => {
+    const record = keyUseRecorder(() => Promise.reject(new Error("store away")));
+    expect(() => record("key_a", NOW)).not.toThrow();
+    await new Promise((r) => setImmediate(r));
   });
 });

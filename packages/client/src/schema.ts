@@ -769,7 +769,7 @@ export interface paths {
         };
         /**
          * List an org's API keys
-         * @description The org's keys (secret and publishable, disabled ones included) without their secrets, in id order, `limit` per page; `next_cursor` continues (null at the end). A page examines at most 10000 keys of all orgs.
+         * @description The org's keys (secret and publishable, disabled and expired ones included, deleted ones not) without their secrets, in id order, `limit` per page; `next_cursor` continues (null at the end). A page examines at most 10000 keys of all orgs.
          */
         get: operations["getV1AdminOrgsOrgIdKeys"];
         put?: never;
@@ -838,6 +838,90 @@ export interface paths {
          * @description The key is refused (403 KEY_DISABLED) from the next request on. Disabling a disabled key changes nothing.
          */
         post: operations["postV1AdminKeysKeyIdDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/keys/{keyId}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-enable an API key
+         * @description A disabled key is accepted again from the next request on (unless it has expired). Enabling an enabled key changes nothing; a deleted key is 404.
+         */
+        post: operations["postV1AdminKeysKeyIdEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/keys/{keyId}/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll an API key
+         * @description Creates a new key with the old one's org, project, type, scopes, mode and name, and makes the old key expire at the end of the grace period (`grace_seconds`, default a day; 0 ends it at once; an earlier expiry of its own is kept). Both keys work until then, so a deployment can switch without an outage. The new plain key (`key`) is in this answer only. A disabled or expired key cannot be rolled (400); a deleted one is 404.
+         */
+        post: operations["postV1AdminKeysKeyIdRoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an API key
+         * @description From the next request on the key is answered 401 INVALID_KEY, exactly as a key that never existed, and it leaves the key lists; it cannot be enabled again (create a new key). Deleting a deleted key answers the same. What the key was used for (usage, observations, checks) stays with its org.
+         */
+        delete: operations["deleteV1AdminKeysKeyId"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an API key
+         * @description Sets the key's name (null removes it). The name is only for people: it changes nothing the key may do.
+         */
+        patch: operations["patchV1AdminKeysKeyId"];
+        trace?: never;
+    };
+    "/v1/admin/orgs/{orgId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage of any org
+         * @description What GET /v1/orgs/{orgId}/usage answers the org's own key, for any org, with the admin token.
+         */
+        get: operations["getV1AdminOrgsOrgIdUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -7996,7 +8080,10 @@ export interface operations {
                      *             "created_at": "2026-11-20T22:15:00.000Z",
                      *             "expires_at": null,
                      *             "disabled": false,
-                     *             "mode": "live"
+                     *             "mode": "live",
+                     *             "name": "checkout backend",
+                     *             "last_used_at": "2026-11-21T09:42:00.000Z",
+                     *             "rolled_from": null
                      *           }
                      *         ],
                      *         "next_cursor": null
@@ -8028,6 +8115,12 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 mode: "live" | "test";
+                                /** @description The key's name, null when it has none. */
+                                name: string | null;
+                                /** @description A recent call with the key (recorded at most once a minute per front thread, so up to a minute behind); null if never used. */
+                                last_used_at: string | null;
+                                /** @description The id of the key this one replaced by a roll, or null. */
+                                rolled_from: string | null;
                             }[];
                             /** @description Pass as `cursor` for the next page; null at the end. */
                             next_cursor: string | null;
@@ -8074,7 +8167,8 @@ export interface operations {
                  *       "type": "secret",
                  *       "scopes": [
                  *         "sessions"
-                 *       ]
+                 *       ],
+                 *       "name": "checkout backend"
                  *     }
                  */
                 "application/json": {
@@ -8089,6 +8183,8 @@ export interface operations {
                      * @enum {string}
                      */
                     mode?: "live" | "test";
+                    /** @description A name to tell keys apart ("checkout backend"), at most 80 characters on one line. */
+                    name?: string;
                 };
             };
         };
@@ -8116,6 +8212,9 @@ export interface operations {
                      *         "expires_at": null,
                      *         "disabled": false,
                      *         "mode": "live",
+                     *         "name": "checkout backend",
+                     *         "last_used_at": null,
+                     *         "rolled_from": null,
                      *         "key_redacted": "fs_live_…Uv2X",
                      *         "key": "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X",
                      *         "key_already_shown": false
@@ -8146,6 +8245,12 @@ export interface operations {
                              * @enum {string}
                              */
                             mode: "live" | "test";
+                            /** @description The key's name, null when it has none. */
+                            name: string | null;
+                            /** @description A recent call with the key (recorded at most once a minute per front thread, so up to a minute behind); null if never used. */
+                            last_used_at: string | null;
+                            /** @description The id of the key this one replaced by a roll, or null. */
+                            rolled_from: string | null;
                             /** @description The key's prefix and last 4 characters (fs_live_…Uv2X), to tell keys apart; kept for replays. */
                             key_redacted: string;
                             /** @description The plain key (fs_live_... or fs_pub_live_...), only in the first answer; null in a replay (Idempotency-Key): it was shown once and is stored nowhere. */
@@ -8397,7 +8502,10 @@ export interface operations {
                      *         "created_at": "2026-11-20T22:15:00.000Z",
                      *         "expires_at": null,
                      *         "disabled": true,
-                     *         "mode": "live"
+                     *         "mode": "live",
+                     *         "name": "checkout backend",
+                     *         "last_used_at": "2026-11-21T09:42:00.000Z",
+                     *         "rolled_from": null
                      *       },
                      *       "error": null,
                      *       "metadata": {
@@ -8425,6 +8533,12 @@ export interface operations {
                              * @enum {string}
                              */
                             mode: "live" | "test";
+                            /** @description The key's name, null when it has none. */
+                            name: string | null;
+                            /** @description A recent call with the key (recorded at most once a minute per front thread, so up to a minute behind); null if never used. */
+                            last_used_at: string | null;
+                            /** @description The id of the key this one replaced by a roll, or null. */
+                            rolled_from: string | null;
                         };
                         error: null;
                         metadata: {
@@ -8441,6 +8555,544 @@ export interface operations {
             404: components["responses"]["404.NOT_FOUND"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+        };
+    };
+    postV1AdminKeysKeyIdEnable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key's id (key_...), as POST /v1/admin/orgs/{orgId}/keys answered it.
+                 * @example key_Zk3pQ9xL2mT7
+                 */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "key_Zk3pQ9xL2mT7",
+                     *         "type": "secret",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "project_id": null,
+                     *         "scopes": [
+                     *           "sessions"
+                     *         ],
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "expires_at": null,
+                     *         "disabled": false,
+                     *         "mode": "live",
+                     *         "name": "checkout backend",
+                     *         "last_used_at": "2026-11-21T09:42:00.000Z",
+                     *         "rolled_from": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "secret" | "publishable";
+                            org_id: string;
+                            project_id: string | null;
+                            scopes: ("sessions" | "billing")[];
+                            /** Format: date-time */
+                            created_at: string;
+                            expires_at: string | null;
+                            disabled: boolean;
+                            /**
+                             * @description `test`: a test-mode key, which charges nothing.
+                             * @enum {string}
+                             */
+                            mode: "live" | "test";
+                            /** @description The key's name, null when it has none. */
+                            name: string | null;
+                            /** @description A recent call with the key (recorded at most once a minute per front thread, so up to a minute behind); null if never used. */
+                            last_used_at: string | null;
+                            /** @description The id of the key this one replaced by a roll, or null. */
+                            rolled_from: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+        };
+    };
+    postV1AdminKeysKeyIdRoll: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key's id (key_...), as POST /v1/admin/orgs/{orgId}/keys answered it.
+                 * @example key_Zk3pQ9xL2mT7
+                 */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "grace_seconds": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /** @description How long the old key keeps working, in seconds (0: it stops at once; at most 2592000, 30 days). Default 86400 (a day). */
+                    grace_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "key_Hq8vN2cR5wLp",
+                     *         "type": "secret",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "project_id": null,
+                     *         "scopes": [
+                     *           "sessions"
+                     *         ],
+                     *         "created_at": "2026-11-21T10:00:00.000Z",
+                     *         "expires_at": null,
+                     *         "disabled": false,
+                     *         "mode": "live",
+                     *         "name": "checkout backend",
+                     *         "last_used_at": null,
+                     *         "rolled_from": "key_Zk3pQ9xL2mT7",
+                     *         "key_redacted": "fs_live_…8cQe",
+                     *         "key": "fs_live_Hq8vN2cR5wLpT4bX9mZ1aK6dF3gJ7sV0nP2rW5yU8cQe",
+                     *         "key_already_shown": false,
+                     *         "previous": {
+                     *           "id": "key_Zk3pQ9xL2mT7",
+                     *           "type": "secret",
+                     *           "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *           "project_id": null,
+                     *           "scopes": [
+                     *             "sessions"
+                     *           ],
+                     *           "created_at": "2026-11-20T22:15:00.000Z",
+                     *           "expires_at": "2026-11-21T11:00:00.000Z",
+                     *           "disabled": false,
+                     *           "mode": "live",
+                     *           "name": "checkout backend",
+                     *           "last_used_at": "2026-11-21T09:42:00.000Z",
+                     *           "rolled_from": null
+                     *         }
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "secret" | "publishable";
+                            org_id: string;
+                            project_id: string | null;
+                            scopes: ("sessions" | "billing")[];
+                            /** Format: date-time */
+                            created_at: string;
+                            expires_at: string | null;
+                            disabled: boolean;
+                            /**
+                             * @description `test`: a test-mode key, which charges nothing.
+                             * @enum {string}
+                             */
+                            mode: "live" | "test";
+                            /** @description The key's name, null when it has none. */
+                            name: string | null;
+                            /** @description A recent call with the key (recorded at most once a minute per front thread, so up to a minute behind); null if never used. */
+                            last_used_at: string | null;
+                            /** @description The id of the key this one replaced by a roll, or null. */
+                            rolled_from: string | null;
+                            /** @description The key's prefix and last 4 characters (fs_live_…Uv2X), to tell keys apart; kept for replays. */
+                            key_redacted: string;
+                            /** @description The plain key (fs_live_... or fs_pub_live_...), only in the first answer; null in a replay (Idempotency-Key): it was shown once and is stored nowhere. */
+                            key: string | null;
+                            /** @description true in a replay of this call: the plain key was shown in the first answer and cannot be shown again; create a new key if it was lost. */
+                            key_already_shown: boolean;
+                            /** @description The rolled key, with its new `expires_at` (the end of the grace period). */
+                            previous: {
+                                id: string;
+                                /** @enum {string} */
+                                type: "secret" | "publishable";
+                                org_id: string;
+                                project_id: string | null;
+                                scopes: ("sessions" | "billing")[];
+                                /** Format: date-time */
+                                created_at: string;
+                                expires_at: string | null;
+                                disabled: boolean;
+                                /**
+                                 * @description `test`: a test-mode key, which charges nothing.
+                                 * @enum {string}
+                                 */
+                                mode: "live" | "test";
+                                /** @description The key's name, null when it has none. */
+                                name: string | null;
+                                /** @description A recent call with the key (recorded at most once a minute per front thread, so up to a minute behind); null if never used. */
+                                last_used_at: string | null;
+                                /** @description The id of the key this one replaced by a roll, or null. */
+                                rolled_from: string | null;
+                            };
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+        };
+    };
+    deleteV1AdminKeysKeyId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The key's id (key_...), as POST /v1/admin/orgs/{orgId}/keys answered it.
+                 * @example key_Zk3pQ9xL2mT7
+                 */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "key_Zk3pQ9xL2mT7",
+                     *         "deleted": true
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            /** @constant */
+                            deleted: true;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+        };
+    };
+    patchV1AdminKeysKeyId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The key's id (key_...), as POST /v1/admin/orgs/{orgId}/keys answered it.
+                 * @example key_Zk3pQ9xL2mT7
+                 */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "checkout backend (eu)"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The key's new name; null removes it. */
+                    name: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "key_Zk3pQ9xL2mT7",
+                     *         "type": "secret",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "project_id": null,
+                     *         "scopes": [
+                     *           "sessions"
+                     *         ],
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "expires_at": null,
+                     *         "disabled": false,
+                     *         "mode": "live",
+                     *         "name": "checkout backend (eu)",
+                     *         "last_used_at": "2026-11-21T09:42:00.000Z",
+                     *         "rolled_from": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "secret" | "publishable";
+                            org_id: string;
+                            project_id: string | null;
+                            scopes: ("sessions" | "billing")[];
+                            /** Format: date-time */
+                            created_at: string;
+                            expires_at: string | null;
+                            disabled: boolean;
+                            /**
+                             * @description `test`: a test-mode key, which charges nothing.
+                             * @enum {string}
+                             */
+                            mode: "live" | "test";
+                            /** @description The key's name, null when it has none. */
+                            name: string | null;
+                            /** @description A recent call with the key (recorded at most once a minute per front thread, so up to a minute behind); null if never used. */
+                            last_used_at: string | null;
+                            /** @description The id of the key this one replaced by a roll, or null. */
+                            rolled_from: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+        };
+    };
+    getV1AdminOrgsOrgIdUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "plan": "pro",
+                     *         "monthly_quota": 50000,
+                     *         "used": 12408,
+                     *         "remaining": 37592,
+                     *         "period": "202611",
+                     *         "period_end": "2026-12-01T00:00:00.000Z",
+                     *         "overage": 0,
+                     *         "overage_reported": 0,
+                     *         "overage_pending": 0,
+                     *         "subscription_status": "active",
+                     *         "trial_end": null,
+                     *         "behind": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            /** @description Included credits per period; null for unmetered plans. */
+                            monthly_quota: number | null;
+                            /** @description Credits used in this period. */
+                            used: number;
+                            /** @description Included credits left; null for unmetered plans. */
+                            remaining: number | null;
+                            /** @description YYYYMM of the period's start. */
+                            period: string;
+                            /**
+                             * Format: date-time
+                             * @description When usage resets.
+                             */
+                            period_end: string;
+                            /** @description Credits beyond the quota this period. */
+                            overage: number;
+                            /** @description Of the overage: acknowledged by Stripe's meter. */
+                            overage_reported: number;
+                            /** @description Of the overage: sent or still to be sent to Stripe. */
+                            overage_pending: number;
+                            /** @enum {string} */
+                            subscription_status: "active" | "trialing" | "past_due" | "canceled" | "incomplete";
+                            /** @description End of a Stripe trial; null without one. */
+                            trial_end: string | null;
+                            /** @description In a cluster, when this node's debits take a second or more to reach PostgreSQL (slow or away): how far `used` is behind what it answered. Null otherwise. */
+                            behind: {
+                                /** @description Debits answered by the node that answered this call and not in the shared ledger yet. */
+                                records: number;
+                                /** @description Age of the oldest of them, in seconds. */
+                                seconds: number;
+                            } | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
         };

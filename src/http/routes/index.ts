@@ -3,6 +3,11 @@ import type { Route } from "../route.js";
 import { adminDatasetsGet } from "./admin/datasets.get.js";
 import { adminDatasetsActivatePost, adminDatasetsReloadPost } from "./admin/datasets-reload.post.js";
 import { adminKeyDisablePost } from "./admin/key-disable.post.js";
+import { adminKeyEnablePost } from "./admin/key-enable.post.js";
+import { adminKeyRollPost } from "./admin/key-roll.post.js";
+import { adminKeyDelete } from "./admin/key.delete.js";
+import { adminKeyPatch } from "./admin/key.patch.js";
+import { adminUsageGet } from "./admin/usage.get.js";
 import { adminKeysPost } from "./admin/keys.post.js";
 import { adminKeysGet, adminOrgsGet, adminProjectsGet } from "./admin/lists.get.js";
 import { adminOrgPatch } from "./admin/org.patch.js";
@@ -84,6 +89,11 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     adminProjectPatch(deps),
     adminKeysPost(deps),
     adminKeyDisablePost(deps),
+    adminKeyEnablePost(deps),
+    adminKeyRollPost(deps),
+    adminKeyDelete(deps),
+    adminKeyPatch(deps),
+    adminUsageGet(deps),
     adminUsageAdjustPost(deps),
     adminDatasetsGet(deps),
     adminDatasetsReloadPost(deps),

@@ -17,6 +17,27 @@ export const patchOrgBody = z
 /** POST /v1/admin/orgs/{orgId}/projects */
 export const createProjectBody = z.strictObject({ name });
 
+/** A key's name: what the operator calls it. */
+const keyName = textLine(80).describe("A name to tell keys apart (\"checkout backend\"), at most 80 characters on one line.");
+
+/** PATCH /v1/admin/keys/{keyId} */
+export const patchKeyBody = z.strictObject({ name: keyName.nullable().describe("The key's new name; null removes it.") });
+
+/** Most and default seconds the old key of a roll keeps working. */
+export const ROLL_GRACE_MAX_SECONDS = 30 * 86_400;
+export const ROLL_GRACE_DEFAULT_SECONDS = 86_400;
+
+/** POST /v1/admin/keys/{keyId}/roll */
+export const rollKeyBody = z.strictObject({
+  grace_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(ROLL_GRACE_MAX_SECONDS)
+    .optional()
+    .describe(`How long the old key keeps working, in seconds (0: it stops at once; at most ${ROLL_GRACE_MAX_SECONDS}, 30 days). Default ${ROLL_GRACE_DEFAULT_SECONDS} (a day).`),
+});
+
 /** POST /v1/admin/orgs/{orgId}/keys */
 export const createKeyBody = z
   .strictObject({
@@ -25,6 +46,7 @@ export const createKeyBody = z
     scopes: z.array(z.enum(SCOPES)).max(SCOPES.length).optional(),
     expires_at: z.iso.datetime({ offset: true }).optional(),
     mode: z.enum(["live", "test"]).optional().describe("`test` for a test-mode key (fs_test_…, fs_pub_test_…): charges nothing, touches no quota, real scoring and the magic inputs. Default `live`."),
+    name: keyName.optional(),
   })
   .refine((b) => b.type !== "publishable" || b.project_id !== undefined, {
     message: "a publishable key is bound to a project: give project_id",
@@ -91,6 +113,9 @@ const keyFields = {
   expires_at: z.iso.datetime().nullable(),
   disabled: z.boolean(),
   mode: z.enum(["live", "test"]).describe("`test`: a test-mode key, which charges nothing."),
+  name: z.string().nullable().describe("The key's name, null when it has none."),
+  last_used_at: z.iso.datetime().nullable().describe("A recent call with the key (recorded at most once a minute per front thread, so up to a minute behind); null if never used."),
+  rolled_from: z.string().nullable().describe("The id of the key this one replaced by a roll, or null."),
 };
 
 /** `data` of POST /v1/admin/keys/{keyId}/disable: a key without its secret. */
@@ -120,6 +145,9 @@ export const projectListResponse = z.object({
 /** `data` of GET /v1/admin/orgs/{orgId}/keys: keys without their secrets. */
 export const keyListResponse = z.object({ items: z.array(keyResponse), next_cursor: nextCursor });
 
+/** `data` of DELETE /v1/admin/keys/{keyId}. */
+export const deletedKeyResponse = z.object({ id: z.string(), deleted: z.literal(true) });
+
 /** `data` of POST /v1/admin/orgs/{orgId}/keys: the key, with the plain key shown this once. */
 export const createdKeyResponse = z.object({
   ...keyFields,
@@ -127,6 +155,9 @@ export const createdKeyResponse = z.object({
   key: z.string().nullable().describe("The plain key (fs_live_... or fs_pub_live_...), only in the first answer; null in a replay (Idempotency-Key): it was shown once and is stored nowhere."),
   key_already_shown: z.boolean().describe("true in a replay of this call: the plain key was shown in the first answer and cannot be shown again; create a new key if it was lost."),
 });
+
+/** `data` of POST /v1/admin/keys/{keyId}/roll: the new key (its secret shown this once) and the old one, now expiring. */
+export const rolledKeyResponse = createdKeyResponse.extend({ previous: keyResponse.describe("The rolled key, with its new `expires_at` (the end of the grace period).") });
 
 /** `data` of POST /v1/admin/orgs/{orgId}/usage/adjust. */
 export const usageAdjustResponse = z.object({

@@ -1,6 +1,6 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
+import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type KeyRecord, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
 import type { AckFailure, AckOf, IntentOf, Op } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
@@ -205,17 +205,50 @@ export class IntentApplier {
       this.dbs.keys.putSync(key.id, key);
       return { ok: true, key };
     },
-    "key.disable": (i) => {
+    "key.disable": (i) => this.changeKey(i.keyId, (key) => (key.disabled_at === null ? { ...key, disabled_at: i.nowMs } : key)),
+    "key.enable": (i) => this.changeKey(i.keyId, (key) => (key.disabled_at === null ? key : { ...key, disabled_at: null })),
+    "key.rename": (i) =>
+      this.changeKey(i.keyId, (key) => {
+        const { name: _old, ...rest } = key;
+        return i.name === null ? rest : { ...rest, name: i.name };
+      }),
+    "key.delete": (i) => {
       const key = this.dbs.keys.get(i.keyId);
       if (!key) return notFound("key", i.keyId);
-      const next = key.disabled_at === null ? { ...key, disabled_at: i.nowMs } : key;
+      if (key.deleted_at !== undefined) return { ok: true, key };
+      const next = { ...key, deleted_at: i.nowMs };
       this.dbs.keys.putSync(key.id, next);
       return { ok: true, key: next };
+    },
+    "key.roll": (i) => {
+      const old = this.dbs.keys.get(i.keyId);
+      if (!old || old.deleted_at !== undefined) return notFound("key", i.keyId);
+      if (old.disabled_at !== null) return conflict("a disabled key cannot be rolled: enable it first, or create a new key");
+      if (old.expires_at !== null && old.expires_at <= i.nowMs) return conflict("an expired key cannot be rolled: create a new key");
+      if (this.dbs.keys.get(i.key.id)) return conflict("key id already exists");
+      const ending = { ...old, expires_at: old.expires_at === null ? i.oldExpiresAt : Math.min(old.expires_at, i.oldExpiresAt) };
+      this.dbs.keys.putSync(i.key.id, i.key);
+      this.dbs.keys.putSync(old.id, ending);
+      return { ok: true, key: i.key, old: ending };
+    },
+    "key.used": (i) => {
+      const key = this.dbs.keys.get(i.keyId);
+      if (key && key.deleted_at === undefined && (key.last_used_at ?? 0) < i.atMs) this.dbs.keys.putSync(key.id, { ...key, last_used_at: i.atMs });
+      return OK;
     },
     init: (i) => this.init(i),
     "feedback.apply": (i) => this.feedback.feedback(i),
     "history.set": (i) => (this.org(i.orgId) ? this.feedback.setHistory(i) : notFound("org", i.orgId)),
   };
+
+  /** Applies `change` to a key that exists and is not deleted (NOT_FOUND otherwise) and stores the result. */
+  private changeKey(keyId: string, change: (key: KeyRecord) => KeyRecord): { ok: true; key: KeyRecord } | AckFailure {
+    const key = this.dbs.keys.get(keyId);
+    if (!key || key.deleted_at !== undefined) return notFound("key", keyId);
+    const next = change(key);
+    if (next !== key) this.dbs.keys.putSync(key.id, next);
+    return { ok: true, key: next };
+  }
 
   /**
    * Records a challenge as spent; false if it was spent before. The writer is the only thread

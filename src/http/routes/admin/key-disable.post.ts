@@ -3,7 +3,7 @@ import { defineRoute } from "../../route.js";
 import { ackOrThrow, COMMITTED } from "../ack.js";
 import { keyResponse } from "../../schemas/admin.js";
 import { keyIdParam } from "../../schemas/params.js";
-import { publicKey } from "./keys.post.js";
+import { KEY_EXAMPLE, publicKey } from "./keys.post.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
 type Deps = Pick<AppDeps, "peers" | "reads" | "store">;
@@ -21,7 +21,7 @@ export function adminKeyDisablePost(deps: Deps) {
       tag: "admin",
       response: keyResponse,
       errors: ["NOT_FOUND", "NOT_READY"],
-      example: { params: { keyId: "key_Zk3pQ9xL2mT7" }, response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: true, mode: "live" } },
+      example: { params: { keyId: "key_Zk3pQ9xL2mT7" }, response: { ...KEY_EXAMPLE, disabled: true } },
     },
     async handle({ params, nowMs, recordAnswer }) {
       const keyId = params.keyId;

@@ -3,7 +3,8 @@ import type { KeyRecord } from "../../../store/records.js";
 import type { AppDeps } from "../../deps.js";
 import { ApiError } from "../../../shared/errors.js";
 import { defineRoute } from "../../route.js";
-import { createKeyBody, createdKeyResponse } from "../../schemas/admin.js";
+import type { z } from "zod";
+import { createKeyBody, createdKeyResponse, type keyResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
 import { ackOrThrow, COMMITTED } from "../ack.js";
 
@@ -11,7 +12,7 @@ import { ackOrThrow, COMMITTED } from "../ack.js";
 type Deps = Pick<AppDeps, "peers" | "store">;
 
 /**
- * POST /v1/admin/orgs/{orgId}/keys {type, project_id?, scopes?, expires_at?}
+ * POST /v1/admin/orgs/{orgId}/keys {type, project_id?, scopes?, expires_at?, mode?, name?}
  * -> {id, key, key_redacted, key_already_shown, type, scopes, ...}. The plain key is in this
  * answer only; the store keeps its hash, and a replay (Idempotency-Key) has `key: null`.
  */
@@ -31,8 +32,8 @@ export function adminKeysPost(deps: Deps) {
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
-        body: { type: "secret", scopes: ["sessions"] },
-        response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, mode: "live", key_redacted: "fs_live_…Uv2X", key: "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X", key_already_shown: false },
+        body: { type: "secret", scopes: ["sessions"], name: "checkout backend" },
+        response: { id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: "org_3kT9xQ2mLbVfZ8aW", project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, mode: "live", name: "checkout backend", last_used_at: null, rolled_from: null, key_redacted: "fs_live_…Uv2X", key: "fs_live_Zk3pQ9xL2mT7aW4bR8nC1dE6fG0hJ5kL9mN3pQ7sTUv2X", key_already_shown: false },
       },
     },
     async handle({ body, params, nowMs, recordAnswer }) {
@@ -50,6 +51,7 @@ export function adminKeysPost(deps: Deps) {
         expires_at: expiresAt,
         disabled_at: null,
         ...(body.mode === "test" ? { mode: "test" as const } : {}),
+        ...(body.name !== undefined ? { name: body.name } : {}),
       };
       const shown = { ...publicKey(key), key_redacted: redactKey(plain) };
       const data = { ...shown, key: plain, key_already_shown: false };
@@ -61,6 +63,22 @@ export function adminKeysPost(deps: Deps) {
     },
   });
 }
+
+/** The key the OpenAPI document's examples show (the key routes' answers are variations of it). */
+export const KEY_EXAMPLE: z.infer<typeof keyResponse> = {
+  id: "key_Zk3pQ9xL2mT7",
+  type: "secret",
+  org_id: "org_3kT9xQ2mLbVfZ8aW",
+  project_id: null,
+  scopes: ["sessions"],
+  created_at: "2026-11-20T22:15:00.000Z",
+  expires_at: null,
+  disabled: false,
+  mode: "live",
+  name: "checkout backend",
+  last_used_at: "2026-11-21T09:42:00.000Z",
+  rolled_from: null,
+};
 
 /** Key fields an operator may see: never the hash. */
 export function publicKey(key: KeyRecord) {
@@ -74,5 +92,8 @@ export function publicKey(key: KeyRecord) {
     expires_at: key.expires_at === null ? null : new Date(key.expires_at).toISOString(),
     disabled: key.disabled_at !== null,
     mode: key.mode ?? "live",
+    name: key.name ?? null,
+    last_used_at: key.last_used_at === undefined ? null : new Date(key.last_used_at).toISOString(),
+    rolled_from: key.rolled_from ?? null,
   };
 }

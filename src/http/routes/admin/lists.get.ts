@@ -5,7 +5,7 @@ import { adminListQuery, keyListResponse, orgListResponse, projectListResponse }
 import { orgIdParam } from "../../schemas/params.js";
 import type { ValueOf } from "../../../store/reader.js";
 import { ackOrThrow } from "../ack.js";
-import { publicKey } from "./keys.post.js";
+import { KEY_EXAMPLE, publicKey } from "./keys.post.js";
 import { publicOrg } from "./orgs.post.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
@@ -131,14 +131,14 @@ export function adminKeysGet(deps: Deps) {
     query: adminListQuery,
     docs: {
       summary: "List an org's API keys",
-      description: `The org's keys (secret and publishable, disabled ones included) without their secrets, in id order, \`limit\` per page; \`next_cursor\` continues (null at the end). A page examines at most ${SCAN_LIMIT} keys of all orgs.`,
+      description: `The org's keys (secret and publishable, disabled and expired ones included, deleted ones not) without their secrets, in id order, \`limit\` per page; \`next_cursor\` continues (null at the end). A page examines at most ${SCAN_LIMIT} keys of all orgs.`,
       tag: "admin",
       response: keyListResponse,
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
       example: {
         params: { orgId: ORG.id },
         response: {
-          items: [{ id: "key_Zk3pQ9xL2mT7", type: "secret", org_id: ORG.id, project_id: null, scopes: ["sessions"], created_at: "2026-11-20T22:15:00.000Z", expires_at: null, disabled: false, mode: "live" }],
+          items: [{ ...KEY_EXAMPLE, org_id: ORG.id }],
           next_cursor: null,
         },
       },
@@ -147,7 +147,7 @@ export function adminKeysGet(deps: Deps) {
       const orgId = params.orgId;
       await synced(deps);
       await orgOrThrow(deps, orgId);
-      return { data: await pageOf(deps, "keys", query, (k) => k.org_id === orgId, publicKey) };
+      return { data: await pageOf(deps, "keys", query, (k) => k.org_id === orgId && k.deleted_at === undefined, publicKey) };
     },
   });
 }

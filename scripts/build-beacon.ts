@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { REPO_ROOT } from "../src/config/index.js";
+import { createLogger, setLogFormat } from "../src/shared/log.js";
 
 /** The beacon's size budget, gzipped (bytes). The unit test fails past it. */
 export const BEACON_GZIP_BUDGET = 5120;
@@ -95,17 +96,28 @@ function writeAtomic(path: string, data: string | Buffer): void {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const outDir = process.argv[2] ? resolve(process.argv[2]) : undefined;
+  // --log-records (npm start): lines as log records of the service (FS_LOG_FORMAT; `auto`: pretty on a terminal).
+  const args = process.argv.slice(2);
+  const records = args.includes("--log-records");
+  const positional = args.filter((a) => a !== "--log-records");
+  if (records) {
+    const chosen = process.env.FS_LOG_FORMAT;
+    setLogFormat(chosen === "json" || chosen === "pretty" ? chosen : "auto");
+  }
+  const log = records ? createLogger("info", "build-beacon") : null;
+  const info = (line: string, fields: Record<string, unknown>): void => (log ? log.info(line, fields) : console.log(`[build-beacon] ${line}`));
+  const fail = (line: string): void => (log ? log.error(line) : console.error(`[build-beacon] ${line}`));
+  const outDir = positional[0] ? resolve(positional[0]) : undefined;
   Promise.all([buildBeacon(outDir), buildBeaconPackage()]).then(
     ([b, pkg]) => {
-      console.log(`[build-beacon] ${pkg.path}: ${pkg.bytes} bytes, ${pkg.gzipBytes} gzipped`);
-      console.log(`[build-beacon] ${b.path}: ${b.bytes} bytes, ${b.gzipBytes} gzipped (budget ${BEACON_GZIP_BUDGET})`);
+      info(`${pkg.path}: ${pkg.bytes} bytes, ${pkg.gzipBytes} gzipped`, { path: pkg.path, bytes: pkg.bytes, gzip_bytes: pkg.gzipBytes });
+      info(`${b.path}: ${b.bytes} bytes, ${b.gzipBytes} gzipped (budget ${BEACON_GZIP_BUDGET})`, { path: b.path, bytes: b.bytes, gzip_bytes: b.gzipBytes, budget: BEACON_GZIP_BUDGET });
       // The unit test is the gate; a build past the budget still serves, loudly.
-      if (b.gzipBytes > BEACON_GZIP_BUDGET) console.error(`[build-beacon] over the ${BEACON_GZIP_BUDGET}-byte gzip budget`);
+      if (b.gzipBytes > BEACON_GZIP_BUDGET) fail(`over the ${BEACON_GZIP_BUDGET}-byte gzip budget`);
       process.exit(0);
     },
     (err: unknown) => {
-      console.error(`[build-beacon] failed: ${err instanceof Error ? err.message : String(err)}`);
+      fail(`failed: ${err instanceof Error ? err.message : String(err)}`);
       process.exit(1);
     },
   );

@@ -55,6 +55,7 @@ import { combineFacts, type AsnFacts } from "./sources/facts.js";
 import { isAsnListKind, isNpmSource, loadManifest, type FileSource, type Manifest, type RangeKind } from "./sources/manifest.js";
 import { Dictionary, SPECIAL_PURPOSE_RANGES, cidrRanges, readNpmInput, type Log, type NpmInput } from "./sources/npm.js";
 import { scannerOrgFromComment, vpnProviderFromComment } from "./sources/names.js";
+import { createLogger, setLogFormat } from "../src/shared/log.js";
 import { overlayClaims, type Claim, type ClaimRange, type RangeFacts } from "./sources/overlay.js";
 import { FormatDriftError, parseSourceFile, type ParsedFile } from "./sources/parsers.js";
 
@@ -821,6 +822,8 @@ const USAGE = `usage: node dist/scripts/data-build.js [--if-missing | --check] [
                       has every source the snapshot offers
   --check             parse every input and exit 1 when one has drifted; writes nothing
   --force             make the build current even with fewer usable sources than the current one
+  --log-records       print each line as a log record of the service (JSON, or pino-pretty on a terminal;
+                      FS_LOG_FORMAT), as npm start does
 exit status: 0 built and current (or nothing to do); 1 failed, or built but kept aside; 2 usage error`;
 
 /** What the command line asks for. */
@@ -833,6 +836,8 @@ export interface Cli {
   force: boolean;
   /** Read data/snapshot/ (default true; --no-snapshot). */
   snapshot: boolean;
+  /** Lines as the service's log records (--log-records). */
+  logRecords: boolean;
 }
 
 /** Parses the command line; returns a message for anything it does not understand. */
@@ -849,6 +854,7 @@ export function parseArgs(argv: string[]): Cli | string {
     fetch: values.fetch ?? false,
     force: values.force ?? false,
     snapshot: !(values["no-snapshot"] ?? false),
+    logRecords: values["log-records"] ?? false,
   };
   if (values.sources !== undefined) cli.sourcesDir = values.sources;
   if (values["fetch-mirror"] !== undefined) cli.fetchMirror = values["fetch-mirror"];
@@ -872,6 +878,7 @@ function parseCliArgs(argv: string[]) {
       "no-snapshot": { type: "boolean" },
       sources: { type: "string" },
       "fetch-mirror": { type: "string" },
+      "log-records": { type: "boolean" },
     },
   });
 }
@@ -903,6 +910,14 @@ function snapshotWrittenAt(dir: string): string | null {
   }
 }
 
+/** Lines as log records of the component `data-build`, in the format FS_LOG_FORMAT asks (`auto`: pretty on a terminal). */
+function recordLog(): Log {
+  const chosen = process.env.FS_LOG_FORMAT;
+  setLogFormat(chosen === "json" || chosen === "pretty" ? chosen : "auto");
+  const records = createLogger("info", "data-build");
+  return (line) => records.info(line);
+}
+
 async function main(argv: string[]): Promise<number> {
   const cli = parseArgs(argv);
   if (typeof cli === "string") {
@@ -914,7 +929,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const dataDir = dataDirFromEnv(process.env);
-  const log: Log = (line) => console.log(`[data-build] ${line}`);
+  const log: Log = cli.logRecords ? recordLog() : (line) => console.log(`[data-build] ${line}`);
   const manifest = loadManifest();
   const snapshot = cli.snapshot ? loadSnapshot() : undefined;
   const opts: BuildOptions = {

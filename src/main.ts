@@ -15,7 +15,7 @@ import { ClaimTable } from "./front/admission/claims.js";
 import { LocalQuotaCells, SharedQuotaCells } from "./front/admission/cells.js";
 import { startFront } from "./front/front.js";
 import type { FrontOrder, FrontReport, FrontThreadData } from "./front/front-thread.js";
-import { createLogger } from "./shared/log.js";
+import { createLogger, resolveLogFormat, setLogFormat, type Logger } from "./shared/log.js";
 import { threadEntry } from "./shared/thread-entry.js";
 import { journalDirOf } from "./store/charge-journal.js";
 import { bootstrap } from "./store/front/bootstrap.js";
@@ -48,7 +48,9 @@ async function main(): Promise<void> {
     process.stderr.write(`Configuration invalid (${loaded.problems.length} problem(s)):\n${loaded.problems.map((p) => `  - ${p}`).join("\n")}\n`);
     process.exit(2);
   }
-  const config = loaded.config;
+  // `auto` is decided here, where stdout is the process's own: the threads print as this one does.
+  const config = { ...loaded.config, FS_LOG_FORMAT: resolveLogFormat(loaded.config.FS_LOG_FORMAT) };
+  setLogFormat(config.FS_LOG_FORMAT);
   const log = createLogger(config.FS_LOG_LEVEL, "main");
   log.info("config", redactConfig(config));
 
@@ -61,6 +63,7 @@ async function main(): Promise<void> {
     bindingRetentionMs: config.FS_BINDING_RETENTION_DAYS * 86_400_000,
     observationRetentionMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
     logLevel: config.FS_LOG_LEVEL,
+    logFormat: config.FS_LOG_FORMAT,
     postgres: pg,
     frontThreads: threads,
   }).catch((err: unknown) => {
@@ -148,7 +151,7 @@ async function main(): Promise<void> {
   const reporter = billing ? new OverageReporter(store, billing, log, deps.flushLedger, config.FS_OVERAGE_REPORT_MS, () => leadership?.isLeader() ?? true) : null;
   reporter?.start();
   log.info("listening", { host: config.HOST, port: front.port, front_threads: threads, pool_threads: config.FS_POOL_THREADS, data_dir: config.DATA_DIR });
-  if (boot.firstStart) printFirstStart(boot.firstStart, front.port);
+  if (boot.firstStart) logFirstStart(log, boot.firstStart, front.port);
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
@@ -191,27 +194,27 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => void stop("SIGINT"));
 }
 
-function printFirstStart(f: NonNullable<Awaited<ReturnType<typeof bootstrap>>["firstStart"]>, port: number): void {
-  const lines = [
-    "",
-    "==================== first start: demo org created (shown once) ====================",
-    `  org id           ${f.orgId}  (plan free)`,
-    `  project id       ${f.projectId}`,
-    `  secret key       ${f.secretKey}`,
-    `  publishable key  ${f.publishableKey}`,
-    f.adminToken ? `  admin token      ${f.adminToken}   (set FS_ADMIN_TOKEN to choose your own)` : "  admin token      from FS_ADMIN_TOKEN",
-    "",
-    "  try:",
-    `  curl -s -H 'Authorization: Bearer ${f.secretKey}' http://127.0.0.1:${port}/v1/ip/8.8.8.8`,
-    `  open http://127.0.0.1:${port}/demo   (the beacon on a contact form)`,
-    `  open http://127.0.0.1:${port}/dashboard   (sign in with the secret key above)`,
-    "=====================================================================================",
-    "",
-  ];
-  process.stdout.write(lines.join("\n") + "\n");
+/**
+ * The demo org's ids and keys, shown once, as one log record (so stdout stays one JSON object per
+ * line; pino-pretty shows its fields one per line on a terminal).
+ */
+function logFirstStart(log: Logger, f: NonNullable<Awaited<ReturnType<typeof bootstrap>>["firstStart"]>, port: number): void {
+  log.info("first start: demo org created (shown once)", {
+    org_id: f.orgId,
+    plan: "free",
+    project_id: f.projectId,
+    secret_key: f.secretKey,
+    publishable_key: f.publishableKey,
+    ...(f.adminToken ? { admin_token: f.adminToken, admin_token_note: "set FS_ADMIN_TOKEN to choose your own" } : { admin_token: "from FS_ADMIN_TOKEN" }),
+    try: [
+      `curl -s -H 'Authorization: Bearer ${f.secretKey}' http://127.0.0.1:${port}/v1/ip/8.8.8.8`,
+      `open http://127.0.0.1:${port}/demo (the beacon on a contact form)`,
+      `open http://127.0.0.1:${port}/dashboard (sign in with the secret key)`,
+    ],
+  });
 }
 
 main().catch((err) => {
-  process.stderr.write(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  createLogger("error", "main").error("fatal", { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   process.exit(1);
 });

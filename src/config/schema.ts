@@ -232,6 +232,8 @@ export const envSchema = z.object({
   FS_PUBLIC_URL: z.string().url().optional(),
   /** Log level: error, warn, info or debug. */
   FS_LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
+  /** Log lines: `json` (one object per line), `pretty` (pino-pretty), or `auto` (pretty on a terminal, json otherwise). */
+  FS_LOG_FORMAT: z.enum(["auto", "json", "pretty"]).default("auto"),
   /**
    * Share of answers written to the access log (one `request` line each, component `access`):
    * 0 (default) writes none, 1 all, 0.01 one in a hundred.

@@ -15,7 +15,7 @@ import { IpDatasetHolder } from "../datasets/holder.js";
 import { MxResolver, systemMxDns } from "../datasets/mx.js";
 import { RdnsResolver, systemDns } from "../datasets/rdns.js";
 import { loadContentModel } from "../scoring/content/index.js";
-import { createLogger, type Logger } from "../shared/log.js";
+import { createLogger, setLogFormat, type Logger } from "../shared/log.js";
 import { Pseudonymizer } from "../shared/pseudonym.js";
 import type { StoreClient } from "../store/front/client.js";
 import type { PgSettings } from "../store/pg/cluster.js";
@@ -347,5 +347,7 @@ export const MAX_FRONT_THREADS = 16;
 
 /** The logger of front thread `index` (its lines say which thread wrote them). */
 export function frontLogger(config: Config, index: number): Logger {
+  // The main thread resolved FS_LOG_FORMAT (`auto`) before it passed the config on.
+  setLogFormat(config.FS_LOG_FORMAT);
   return index === 0 ? createLogger(config.FS_LOG_LEVEL, "main") : createLogger(config.FS_LOG_LEVEL, `front-${index}`);
 }

@@ -203,6 +203,8 @@ export interface WriterData {
   observationRetentionMs?: number;
   /** FS_LOG_LEVEL: the writer logs every write it refuses, with the reason. */
   logLevel?: "error" | "warn" | "info" | "debug";
+  /** How the writer's log lines print (the main thread's resolved FS_LOG_FORMAT). */
+  logFormat?: "json" | "pretty";
   /** FS_FRONT_THREADS: the writer replays and keeps one journal per front thread. */
   frontThreads?: number;
   /** FS_STORE=postgres: the shared store; absent for the embedded LMDB store. */

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { api, createOrgWithKey, startServer } from "./helpers/server.js";
+import { api, createOrgWithKey, firstStartRecord, startServer } from "./helpers/server.js";
 
 const MAIN = resolve(import.meta.dirname, "../../dist/src/main.js");
 
@@ -22,8 +22,12 @@ describe("boot", () => {
   it("generates and prints an admin token once when FS_ADMIN_TOKEN is unset, and keeps accepting it", async () => {
     const server = await startServer({ FS_ADMIN_TOKEN: "" });
     try {
-      const token = /admin token\s+(fs_admin_\S+)/.exec(server.output())?.[1];
-      expect(token).toBeDefined();
+      const token = firstStartRecord(server.output())?.admin_token;
+      expect(token).toMatch(/^fs_admin_\S+$/);
+      // Everything the service printed, the demo org's record included, is one JSON object per line.
+      const lines = server.output().split("\n").filter((l) => l !== "");
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+      expect(lines.map((l) => JSON.parse(l).msg)).toEqual(expect.arrayContaining(["config", "listening", "first start: demo org created (shown once)"]));
       const org = await api(server, "POST", "/v1/admin/orgs", { key: token, body: { name: "x" } });
       expect(org.status).toBe(201);
       await server.stop();

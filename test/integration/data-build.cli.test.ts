@@ -58,6 +58,12 @@ describe("data-build command", () => {
     const again = run("--if-missing");
     expect([again.status, current()]).toEqual([0, full]);
     expect(again.last).toMatch(/nothing to do$/);
+    // As npm start runs it: every line a JSON log record of the component data-build.
+    const records = run("--if-missing", "--log-records");
+    expect(records.status).toBe(0);
+    const lines = records.out.trim().split("\n");
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ level: "info", component: "data-build", msg: expect.stringMatching(/nothing to do$/) });
   }, scaled(120_000));
 
   it("--fetch with no network exits 1 with a summary and changes nothing", () => {

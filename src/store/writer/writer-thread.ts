@@ -22,7 +22,7 @@ import { migrate } from "../pg/migrate.js";
 import { PgError, SyncPg } from "../pg/sync-client.js";
 import { registerNode, returnLeasesStatement } from "../pg/cluster.js";
 import { PgShipping, withRaces, type JournalDir } from "../pg/writer-ship.js";
-import { createLogger } from "../../shared/log.js";
+import { createLogger, setLogFormat } from "../../shared/log.js";
 import { ensurePrivateDir } from "../private-files.js";
 
 const data = workerData as WriterData;
@@ -31,6 +31,7 @@ if (data.protocolVersion !== PROTOCOL_VERSION) {
 }
 const port = parentPort;
 if (!port) throw new Error("writer-thread must run as a worker thread");
+setLogFormat(data.logFormat ?? "json");
 const log = createLogger(data.logLevel ?? "info", "writer");
 
 /** FS_STORE=postgres: the shared store, reached through one connection of this thread. */

@@ -94,8 +94,8 @@ export async function startServer(env: Record<string, string> = {}, opts: { ownD
       const timer = setTimeout(() => rej(new Error(`server did not start within ${startTimeoutMs} ms:\n${out}`)), startTimeoutMs);
       const check = (): void => {
         const m = /"port":(\d+)[^\n]*"msg":"listening"|"msg":"listening"[^\n]*?"port":(\d+)/.exec(out);
-        // On the first start, also wait for the whole demo banner (printed after listening).
-        if (m && (demo || /publishable key\s+\S+[\s\S]*\n={20,}\n/.test(out))) {
+        // On the first start, also wait for the demo org's record (logged after listening).
+        if (m && (demo || firstStartRecord(out) !== null)) {
           clearTimeout(timer);
           child.stdout!.off("data", check);
           res(Number(m[1] ?? m[2]));
@@ -188,13 +188,21 @@ export async function freshDatabase(serverUrl: string): Promise<string> {
   return serverUrl.replace(/\/[^/]*$/, `/${name}`);
 }
 
+/** The first start's log record of the demo org (one JSON line), or null while it has not come. */
+export function firstStartRecord(out: string): Record<string, string> | null {
+  const line = out.split("\n").find((l) => l.includes('"msg":"first start: demo org created'));
+  if (line === undefined) return null;
+  try {
+    return JSON.parse(line) as Record<string, string>;
+  } catch {
+    return null; // the line is still arriving
+  }
+}
+
 function parseDemo(out: string): DemoAccount {
-  const grab = (label: string): string => {
-    const m = new RegExp(`${label}\\s+(\\S+)`).exec(out);
-    if (!m) throw new Error(`no '${label}' in first-start banner:\n${out}`);
-    return m[1]!;
-  };
-  return { orgId: grab("org id"), projectId: grab("project id"), secretKey: grab("secret key"), publishableKey: grab("publishable key") };
+  const r = firstStartRecord(out);
+  if (!r) throw new Error(`no first-start record in the output:\n${out}`);
+  return { orgId: r.org_id!, projectId: r.project_id!, secretKey: r.secret_key!, publishableKey: r.publishable_key! };
 }
 
 /**

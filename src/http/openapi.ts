@@ -27,12 +27,29 @@ export type JsonSchema = Record<string, unknown>;
 /** The document; typed loosely beyond the top level (tests check it against the OpenAPI schema). */
 export interface OpenApiDocument {
   openapi: string;
-  info: { title: string; version: string; description: string };
+  info: { title: string; version: string; description: string; license: { name: string; identifier: string } };
   servers: Array<{ url: string; description?: string }>;
   tags: Array<{ name: ApiTag; description: string }>;
   paths: Record<string, Partial<Record<HttpMethod, OpenApiOperation>>>;
   components: Record<string, Record<string, unknown>>;
+  /**
+   * Endpoints this installation routes but does not serve yet (announced ones, a preview switched
+   * off): each answers 501 NOT_IMPLEMENTED in the error envelope. Not operations, since they have
+   * no success answer; listed so that a client can tell them from unknown paths.
+   */
+  "x-announced"?: AnnouncedEndpoint[];
 }
+
+/** One entry of the document's `x-announced`. */
+export interface AnnouncedEndpoint {
+  method: string;
+  path: string;
+  summary: string;
+  description: string;
+}
+
+/** The licence of the service and of this document (package.json's). */
+const LICENSE = { name: "Apache-2.0", identifier: "Apache-2.0" };
 
 /** Lower-case HTTP method names as OpenAPI path items key them. */
 export type HttpMethod = "get" | "post" | "patch" | "put" | "delete";
@@ -136,10 +153,17 @@ export function statesCreditsOnError(route: Route<any>): boolean {
  */
 export function buildOpenApiDocument(routes: readonly Route<any>[], options: OpenApiOptions): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
-  const errorResponses: Record<string, ResponseObject> = {};
+  const errorResponses: Record<string, ResponseObject> = { [UWS_431]: HEADERS_TOO_LARGE };
+  const announced: AnnouncedEndpoint[] = [];
+  const used = new Set<ApiTag>();
   for (const route of routes) {
     checkDocs(route);
     const path = openApiPath(route.pattern);
+    if (route.docs.response === null) {
+      announced.push({ method: route.method.toUpperCase(), path, summary: route.docs.summary, description: route.docs.description });
+      continue;
+    }
+    used.add(route.docs.tag);
     const item = (paths[path] ??= {});
     const method = openApiMethod(route.method);
     if (item[method]) throw new Error(`openapi: ${method.toUpperCase()} ${path} is defined twice`);
@@ -147,9 +171,9 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], options: Ope
   }
   return {
     openapi: "3.1.0",
-    info: { title: "fraudscore API", version: options.version, description: API_DESCRIPTION },
+    info: { title: "fraudscore API", version: options.version, description: API_DESCRIPTION, license: LICENSE },
     servers: [options.publicUrl ? { url: options.publicUrl } : { url: "/", description: "The host that served this document." }],
-    tags: (Object.keys(TAGS) as ApiTag[]).map((name) => ({ name, description: TAGS[name] })),
+    tags: (Object.keys(TAGS) as ApiTag[]).filter((name) => used.has(name)).map((name) => ({ name, description: TAGS[name] })),
     paths,
     components: {
       securitySchemes: SECURITY_SCHEMES,
@@ -158,8 +182,16 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], options: Ope
       responses: errorResponses,
       schemas: { ErrorEnvelope: toJsonSchema(ANY_ERROR, "output") },
     },
+    ...(announced.length > 0 ? { "x-announced": announced } : {}),
   };
 }
+
+/** components.responses name of what uWebSockets.js answers itself to an oversized request head. */
+const UWS_431 = "431.uWebSockets";
+const HEADERS_TOO_LARGE: ResponseObject = {
+  description:
+    "The request line or headers are over about 4 KB. Answered by uWebSockets.js itself, before the service sees the request: no envelope and no X-Request-Id (docs/api.md, \"What uWebSockets.js answers itself\").",
+};
 
 const RATELIMIT = z
   .object({
@@ -269,6 +301,12 @@ function operationOf(route: Route<any>, options: OpenApiOptions, errorResponses:
     errorResponses[name] ??= errorResponse(status, codes, credits);
     op.responses[String(status)] = { $ref: `#/components/responses/${name}` };
   }
+  op.responses["431"] = { $ref: `#/components/responses/${UWS_431}` };
+  // Every other answer is an error in the envelope (the statuses above list this route's own codes).
+  op.responses.default = {
+    description: "Any other error, in the error envelope; the statuses above list this operation's own.",
+    content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
+  };
   if (d.credits) op["x-credits"] = d.credits;
   return op;
 }

@@ -600,26 +600,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/meter": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Metering (preview, switched off here)
-         * @description Announced, not available on this installation: every call answers 501 NOT_IMPLEMENTED. An operator can enable the preview with FS_ENABLE_METER=true.
-         */
-        post: operations["postV1Meter"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/content": {
         parameters: {
             query?: never;
@@ -1028,46 +1008,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/commerce/verify": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Announced: commerce verification of an order (30 credits)
-         * @description Announced, not live yet: every call answers 501 NOT_IMPLEMENTED, with nothing read or charged.
-         */
-        post: operations["postV1CommerceVerify"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/signup/protect": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Announced: signup protection (5 credits)
-         * @description Announced, not live yet: every call answers 501 NOT_IMPLEMENTED, with nothing read or charged.
-         */
-        post: operations["postV1SignupProtect"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1135,6 +1075,13 @@ export interface components {
         };
     };
     responses: {
+        /** @description The request line or headers are over about 4 KB. Answered by uWebSockets.js itself, before the service sees the request: no envelope and no X-Request-Id (docs/api.md, "What uWebSockets.js answers itself"). */
+        "431.uWebSockets": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description `INTERNAL_ERROR`: Server error. Nothing internal is leaked; the request id is logged. */
         "500.INTERNAL_ERROR": {
             headers: {
@@ -3080,53 +3027,6 @@ export interface components {
                 };
             };
         };
-        /** @description `NOT_IMPLEMENTED`: An endpoint that is announced and not live yet (or a preview this installation has not switched on); the message names it. Nothing was charged. */
-        "501.NOT_IMPLEMENTED": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "NOT_IMPLEMENTED",
-                 *         "message": "An endpoint that is announced and not live yet (or a preview this installation has not switched on); the message names it. Nothing was charged."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "NOT_IMPLEMENTED";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                    };
-                };
-            };
-        };
         /**
          * @description `MISSING_KEY`: No Authorization header.
          *
@@ -3309,7 +3209,17 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getReadyz: {
@@ -3397,8 +3307,18 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1IpMe: {
@@ -3641,8 +3561,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1IpIp: {
@@ -3891,8 +3821,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1IpBatch: {
@@ -4203,8 +4143,18 @@ export interface operations {
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1OrgsOrgIdUsage: {
@@ -4313,8 +4263,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1OrgsOrgId: {
@@ -4392,8 +4352,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1Projects: {
@@ -4478,8 +4448,18 @@ export interface operations {
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1OrgsOrgIdBillingCheckout: {
@@ -4575,9 +4555,19 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             502: components["responses"]["502.PAYMENT_PROVIDER_ERROR"];
             503: components["responses"]["503.BILLING_NOT_CONFIGURED.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1OrgsOrgIdBillingPortal: {
@@ -4665,9 +4655,19 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             502: components["responses"]["502.PAYMENT_PROVIDER_ERROR"];
             503: components["responses"]["503.BILLING_NOT_CONFIGURED.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postWebhooksStripe: {
@@ -4768,8 +4768,18 @@ export interface operations {
             400: components["responses"]["400.VALIDATION_ERROR.INVALID_SIGNATURE"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.BILLING_NOT_CONFIGURED.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1Handshake: {
@@ -4855,8 +4865,18 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             429: components["responses"]["429.RATE_LIMITED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1Probe: {
@@ -4916,7 +4936,17 @@ export interface operations {
             };
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.FORBIDDEN.ORIGIN_NOT_ALLOWED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1Collect: {
@@ -5023,8 +5053,18 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             429: components["responses"]["429.RATE_LIMITED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1Report: {
@@ -5131,8 +5171,18 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             429: components["responses"]["429.RATE_LIMITED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1ProjectsProjectIdObservations: {
@@ -5284,8 +5334,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1ProjectsProjectIdBotPolicy: {
@@ -5430,8 +5490,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     putV1ProjectsProjectIdBotPolicy: {
@@ -5630,8 +5700,18 @@ export interface operations {
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1Check: {
@@ -5823,8 +5903,18 @@ export interface operations {
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1CheckDeep: {
@@ -6294,8 +6384,18 @@ export interface operations {
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1Feedback: {
@@ -6427,8 +6527,18 @@ export interface operations {
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED"];
             429: components["responses"]["429.RATE_LIMITED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1OrgsOrgIdChecks: {
@@ -6553,8 +6663,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1OrgsOrgIdCheckHistory: {
@@ -6631,8 +6751,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     putV1OrgsOrgIdCheckHistory: {
@@ -6730,8 +6860,18 @@ export interface operations {
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1OrgsOrgIdFeedback: {
@@ -6850,8 +6990,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1SessionsResolve: {
@@ -7003,8 +7153,18 @@ export interface operations {
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AuthCheck: {
@@ -7219,24 +7379,18 @@ export interface operations {
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
-        };
-    };
-    postV1Meter: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
             };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            500: components["responses"]["500.INTERNAL_ERROR"];
-            501: components["responses"]["501.NOT_IMPLEMENTED"];
         };
     };
     postV1Content: {
@@ -7346,8 +7500,18 @@ export interface operations {
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1Email: {
@@ -7491,8 +7655,18 @@ export interface operations {
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1Challenge: {
@@ -7597,7 +7771,17 @@ export interface operations {
             };
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.FORBIDDEN.ORIGIN_NOT_ALLOWED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1ChallengeVerify: {
@@ -7688,8 +7872,18 @@ export interface operations {
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED.credits"];
             429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1AdminOrgs: {
@@ -7770,8 +7964,18 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AdminOrgs: {
@@ -7860,8 +8064,18 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1AdminOrgsOrgIdProjects: {
@@ -7946,8 +8160,18 @@ export interface operations {
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AdminOrgsOrgIdProjects: {
@@ -8030,8 +8254,18 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1AdminOrgsOrgIdKeys: {
@@ -8138,8 +8372,18 @@ export interface operations {
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AdminOrgsOrgIdKeys: {
@@ -8276,8 +8520,18 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     patchV1AdminOrgsOrgId: {
@@ -8364,8 +8618,18 @@ export interface operations {
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     patchV1AdminOrgsOrgIdProjectsProjectId: {
@@ -8456,8 +8720,18 @@ export interface operations {
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AdminKeysKeyIdDisable: {
@@ -8555,8 +8829,18 @@ export interface operations {
             404: components["responses"]["404.NOT_FOUND"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AdminKeysKeyIdEnable: {
@@ -8654,8 +8938,18 @@ export interface operations {
             404: components["responses"]["404.NOT_FOUND"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AdminKeysKeyIdRoll: {
@@ -8817,8 +9111,18 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     deleteV1AdminKeysKeyId: {
@@ -8881,8 +9185,18 @@ export interface operations {
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     patchV1AdminKeysKeyId: {
@@ -8990,8 +9304,18 @@ export interface operations {
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1AdminOrgsOrgIdUsage: {
@@ -9093,8 +9417,18 @@ export interface operations {
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
             404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AdminOrgsOrgIdUsageAdjust: {
@@ -9182,8 +9516,18 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getV1AdminDatasets: {
@@ -9288,7 +9632,17 @@ export interface operations {
                 };
             };
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AdminDatasetsReload: {
@@ -9351,8 +9705,18 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.DATASET_SWITCH_FAILED"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postV1AdminDatasetsActivate: {
@@ -9430,8 +9794,18 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getMetrics: {
@@ -9462,39 +9836,17 @@ export interface operations {
                 };
             };
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
-        };
-    };
-    postV1CommerceVerify: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
             };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            500: components["responses"]["500.INTERNAL_ERROR"];
-            501: components["responses"]["501.NOT_IMPLEMENTED"];
-        };
-    };
-    postV1SignupProtect: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            500: components["responses"]["500.INTERNAL_ERROR"];
-            501: components["responses"]["501.NOT_IMPLEMENTED"];
         };
     };
     getOpenapiJson: {
@@ -9550,7 +9902,17 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
 }

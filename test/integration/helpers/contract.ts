@@ -28,8 +28,9 @@ export class OpenApiContract {
   }
 
   /**
-   * Checks one answer. Paths the document does not list must answer 404 NOT_FOUND, and listed
-   * paths called with a method they lack 405 METHOD_NOT_ALLOWED, in the generic error envelope.
+   * Checks one answer. Paths the document does not list must answer 404 NOT_FOUND, listed paths
+   * called with a method they lack 405 METHOD_NOT_ALLOWED, and the endpoints of `x-announced`
+   * 501 NOT_IMPLEMENTED, in the generic error envelope.
    * @returns null when the answer matches; otherwise a message naming the call, the route, and
    *   each mismatch with its place in the answer and in the schema.
    */
@@ -38,9 +39,17 @@ export class OpenApiContract {
     const call = `${method.toUpperCase()} ${url} answered ${status}`;
     const template = this.match(url);
     const operation = template === null ? undefined : this.doc.paths[template]![m];
+    const path = url.split("?")[0];
+    const announced = (this.doc["x-announced"] ?? []).filter((a) => a.path === path);
+    if (!operation && announced.some((a) => a.method === method.toUpperCase())) {
+      // Announced (or a preview switched off): 501 NOT_IMPLEMENTED in the generic error envelope.
+      if (status !== 501 || (body as { error?: { code?: unknown } } | null)?.error?.code !== "NOT_IMPLEMENTED") return `${call}, an announced endpoint: expected 501 NOT_IMPLEMENTED`;
+      return this.run("announced", this.doc.components.schemas!.ErrorEnvelope as JsonSchema, body, `${call} (announced: components.schemas.ErrorEnvelope)`);
+    }
     if (!operation) {
-      const expected = template === null ? 404 : 405;
-      if (status !== expected) return `${call}, but ${template === null ? "the path is not in the OpenAPI document" : `${template} has no ${method.toUpperCase()} operation`}: expected ${expected}`;
+      const known = template !== null || announced.length > 0;
+      const expected = known ? 405 : 404;
+      if (status !== expected) return `${call}, but ${known ? `${path} has no ${method.toUpperCase()} operation` : "the path is not in the OpenAPI document"}: expected ${expected}`;
       const code = expected === 404 ? "NOT_FOUND" : "METHOD_NOT_ALLOWED";
       if ((body as { error?: { code?: unknown } } | null)?.error?.code !== code) return `${call} for an undocumented operation: expected error code ${code}`;
       return this.run("unlisted", this.doc.components.schemas!.ErrorEnvelope as JsonSchema, body, `${call} (not a documented operation: components.schemas.ErrorEnvelope)`);

@@ -9,7 +9,10 @@ import { toApiError } from "./to-api-error.js";
 import { acceptRequestId, declaredLength, queryParam } from "./request.js";
 import { writeData, writeError, type ResponseState } from "./respond.js";
 import { listObservations, publicObservation, syncObservations } from "./routes/observations.get.js";
-import { demoPage, demoResultPage } from "./demo-page.js";
+import { demoPage, demoResultPage, type ObservationInWords } from "./demo-page.js";
+import { checkSubmission, type CheckAnswer } from "./routes/check.post.js";
+import { explainReason } from "../dashboard/reasons.js";
+import type { ObservationRecord } from "../store/records.js";
 import { SESSION_ID } from "../front/beacon/token.js";
 
 /** The built beacon, held in memory with its gzip form and ETag. */
@@ -101,6 +104,7 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
   // session's observations (a real backend would forward the field to POST /v1/check).
   app.post("/demo/submit", (res, req) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
+    const userAgent = req.getHeader("user-agent");
     const length = declaredLength(req);
     const owner = { pool: "public", peer: "", forwardedFor: req.getHeader("x-forwarded-for") } as const;
     readBody(res, state, deps.config.FS_MAX_BODY_BYTES, length, deps.bodies, owner)
@@ -111,11 +115,29 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
         const signals = parseSignals(signalsText);
         const sessionId = typeof signals?.session_id === "string" && SESSION_ID.test(signals.session_id) ? signals.session_id : null;
         const tokenSession = typeof signals?.token === "string" ? deps.beacon.tokens.verify(signals.token, demo.project_id, Date.now()) : null;
+        // The site's backend: POST /v1/check on the submission, as a real one would send it (the
+        // form's fields with the beacon's hidden field, the e-mail, the browser's User-Agent). Run
+        // in-process for the demo org, neither charged nor kept in its check history.
+        const email = fields.get("email")?.trim() || undefined;
+        const form_data: Record<string, string> = {};
+        for (const name of ["name", "email", "message", "_fs_signals"]) {
+          const v = fields.get(name);
+          if (v !== null) form_data[name] = v.slice(0, 5000);
+        }
+        const body = { form_id: "demo-contact", form_data, metadata: { ...(email ? { email: email.slice(0, 320) } : {}), ...(userAgent ? { user_agent: userAgent.slice(0, 2048) } : {}) } };
+        let check: CheckAnswer | null = null;
+        let checkError: string | null = null;
+        try {
+          check = (await checkSubmission(deps, demo.org_id, body, Date.now())).data;
+        } catch (err) {
+          checkError = toApiError(err).message;
+        }
         // Let the report sent on submit arrive before reading the session back.
         await new Promise((r) => setTimeout(r, 300));
         await syncObservations(deps);
         const items = sessionId ? (await listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined })).items : [];
-        html(res, state, demoResultPage({ signalsText, tokenValid: tokenSession !== null && tokenSession === sessionId, observations: items.map(publicObservation) }));
+        const observations = items.map((o) => ({ ...observationInWords(o), observation: publicObservation(o) }));
+        html(res, state, demoResultPage({ check, checkError, signalsText, tokenValid: tokenSession !== null && tokenSession === sessionId, observations }));
       })
       .catch((err: unknown) => writeError(res, state, failWith(deps, state, err)));
   });
@@ -130,10 +152,22 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
         if (!SESSION_ID.test(sessionId)) throw new ApiError("VALIDATION_ERROR", "query.session_id: a beacon session id (s_...).");
         await syncObservations(deps);
         const items = (await listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined })).items;
-        writeData(res, state, 200, { items: items.map(publicObservation) });
+        writeData(res, state, 200, { items: items.map((o) => ({ ...observationInWords(o), observation: publicObservation(o) })) });
       })
       .catch((err: unknown) => writeError(res, state, failWith(deps, state, err)));
   });
+}
+
+/** An observation told in words for the demo: one summary line, and each reason as the dashboard explains it. */
+export function observationInWords(o: ObservationRecord): ObservationInWords {
+  const who = o.ua.bot_name
+    ? `a bot (${o.ua.bot_name}${o.bot_verified ? ", verified" : o.bot_verified === false ? ", not verified" : ""})`
+    : o.ua.browser
+      ? `${o.ua.browser}${o.ua.os ? ` on ${o.ua.os}` : ""}`
+      : "a client that is not a browser";
+  const decided = { allow: "allowed: it looks like a person", review: "to review: some signals are doubtful", block: "blocked: it looks automated" }[o.decision];
+  const summary = `A ${o.kind.replace(".", " ")} from ${who}${o.page ? ` on ${o.page}` : ""}, ${decided} (risk score ${Math.round(o.score * 100)}%).${o.reasons.length === 0 ? " Nothing about it raised the score." : ""}`;
+  return { summary, explained: o.reasons.map(explainReason) };
 }
 
 function parseSignals(text: string | null): { session_id?: unknown; token?: unknown } | null {

@@ -382,6 +382,34 @@ describe("beacon script and demo", () => {
     expect((await server.fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 
+  it("answers a demo submission with the verdict POST /v1/check gives it, in words, charging the demo org nothing", async () => {
+    const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+    const used = async () => (await api(server, "GET", `/v1/orgs/${server.demo.orgId}/usage`, { key: server.demo.secretKey })).body.data.used;
+    const before = await used();
+    const submit = async (message: string): Promise<string> => {
+      const form = new URLSearchParams({ name: "Ada", email: "ada@gmail.com", message });
+      const r = await server.fetch(`${server.url}/demo/submit`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": FIREFOX }, body: form.toString() });
+      expect(r.status).toBe(200);
+      return r.text();
+    };
+    const clean = await submit("Hello, I would like a quote for 20 licences for our team. Could you call me next week?");
+    const spam = await submit("CLICK HERE to buy cheap followers and likes!!! Best SEO backlinks, guaranteed ranking, WIN a FREE iPhone now http://cheap-followers.example");
+    const decision = (html: string): string => /<div class="verdict (allow|review|block)" id="verdict">/.exec(html)?.[1] ?? "none";
+    // What POST /v1/check answers the same submission (with a test key: the same scoring, free).
+    const key = (await admin(server, "POST", `/v1/admin/orgs/${server.demo.orgId}/keys`, { type: "secret", mode: "test" })).body.data.key;
+    for (const [html, message] of [
+      [clean, "Hello, I would like a quote for 20 licences for our team. Could you call me next week?"],
+      [spam, "CLICK HERE to buy cheap followers and likes!!! Best SEO backlinks, guaranteed ranking, WIN a FREE iPhone now http://cheap-followers.example"],
+    ] as const) {
+      const api_ = await api(server, "POST", "/v1/check", { key, body: { form_id: "demo-contact", form_data: { name: "Ada", email: "ada@gmail.com", message }, metadata: { email: "ada@gmail.com", user_agent: FIREFOX } } });
+      expect(decision(html)).toBe(api_.body.data.decision);
+      expect(html).toContain(`risk score ${Math.round(api_.body.data.score * 100)}%`);
+      expect(html).toContain("What the text says, as the content model reads it");
+    }
+    expect(decision(spam)).not.toBe("allow");
+    expect(await used()).toBe(before);
+  });
+
   it("serves the demo page with the demo project's publishable key", async () => {
     const r = await server.fetch(`${server.url}/demo`);
     expect(r.status).toBe(200);

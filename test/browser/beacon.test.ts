@@ -374,21 +374,29 @@ describe("allowed origins", () => {
 });
 
 describe("demo page", () => {
-  it("shows this visit's page.view and, after sending the form, the injected signals with a valid token", async () => {
+  it("puts the form first; shows this visit's page.view in words, then the submission's verdict, its reasons and the injected signals", async () => {
     const page = await newPage();
     await page.goto(`${server.url}/demo`);
-    await page.waitForFunction(() => document.getElementById("obs")?.textContent?.includes('"page.view"'), undefined, { timeout: 15_000 });
-    const shown = JSON.parse((await page.textContent("#obs")) ?? "[]") as Observation[];
-    expect(shown[0]).toMatchObject({ kind: "page.view", action: "demo" });
+    // The form comes before the observation on the page.
+    expect(await page.evaluate(() => !!(document.querySelector("form")!.compareDocumentPosition(document.getElementById("obs")!) & Node.DOCUMENT_POSITION_FOLLOWING))).toBe(true);
+    await page.waitForFunction(() => document.getElementById("obs")?.textContent?.includes("A page view from"), undefined, { timeout: 15_000 });
+    expect(await page.textContent("#obs > p")).toMatch(/^A page view from .+ \(risk score \d+%\)\./);
+    const shown = JSON.parse((await page.textContent("#obs pre")) ?? "{}") as Observation;
+    expect(shown).toMatchObject({ kind: "page.view", action: "demo" });
     await page.fill('input[name="name"]', "Ada");
     await page.fill('input[name="email"]', "ada@example.com");
-    await page.fill('textarea[name="message"]', "hello");
+    await page.fill('textarea[name="message"]', "hello, could you send me a quote for twenty licences?");
     await Promise.all([page.waitForURL(`${server.url}/demo/submit`), page.click('button[type="submit"]')]);
+    expect(await page.textContent("h1")).toBe("The verdict on your submission");
+    expect(await page.getAttribute("#verdict", "class")).toMatch(/^verdict (allow|review|block)$/);
+    expect(await page.textContent("#verdict")).toMatch(/^(allow|review|block): this submission /);
+    expect(await page.textContent("#reasons")).toContain("What the text says, as the content model reads it");
     const body = (await page.textContent("body")) ?? "";
-    expect(body).toContain("Token valid for this session:");
-    expect(await page.textContent("strong")).toBe("yes");
+    expect(body).toContain("token valid for this session: yes");
+    expect(body).toMatch(/A form submit from .+ on \/demo/);
     expect(body).toContain('"form.submit"');
     expect(body).toContain('"contact"');
-    expect(body).not.toContain("ada@example.com"); // the beacon never reads field contents
+    expect(await page.textContent("#signals")).not.toContain("ada@example.com"); // the beacon never reads field contents
   });
 });
+

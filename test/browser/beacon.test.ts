@@ -378,7 +378,7 @@ describe("demo page", () => {
     const page = await newPage();
     await page.goto(`${server.url}/demo`);
     // The form comes before the observation on the page.
-    expect(await page.evaluate(() => !!(document.querySelector("form")!.compareDocumentPosition(document.getElementById("obs")!) & Node.DOCUMENT_POSITION_FOLLOWING))).toBe(true);
+    expect(await page.evaluate(() => !!(document.querySelector("form")!.compareDocumentPosition(document.getElementById("obs")!) & 4 /* DOCUMENT_POSITION_FOLLOWING */))).toBe(true);
     await page.waitForFunction(() => document.getElementById("obs")?.textContent?.includes("A page view from"), undefined, { timeout: 15_000 });
     expect(await page.textContent("#obs > p")).toMatch(/^A page view from .+ \(risk score \d+%\)\./);
     const shown = JSON.parse((await page.textContent("#obs pre")) ?? "{}") as Observation;

@@ -29,6 +29,7 @@ export const TAGS: Record<ApiTag, string> = {
   health: "Liveness and readiness probes.",
   announced: "Endpoints announced and not live yet: each answers 501 NOT_IMPLEMENTED.",
   meta: "This document.",
+  pages: "What the service serves besides the API: the beacon script, its icon, Stripe Checkout's return pages and the demo (not JSON).",
 };
 
 /** How callers authenticate: the four kinds of credentials (auth.ts, http/routes/billing.ts). */

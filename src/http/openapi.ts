@@ -52,7 +52,7 @@ export interface AnnouncedEndpoint {
 const LICENSE = { name: "Apache-2.0", identifier: "Apache-2.0" };
 
 /** Lower-case HTTP method names as OpenAPI path items key them. */
-export type HttpMethod = "get" | "post" | "patch" | "put" | "delete";
+export type HttpMethod = "get" | "post" | "patch" | "put" | "delete" | "head" | "options";
 
 /** One operation, with the fields the tests read typed. */
 export interface OpenApiOperation {
@@ -86,11 +86,13 @@ export interface OpenApiOptions {
   testClock: boolean;
   /** FS_PUBLIC_URL, the document's server; without it the server is "/" (the document's own host). */
   publicUrl?: string | undefined;
+  /** FS_DEMO: the demo page and its two calls are served (static.ts). */
+  demo?: boolean;
 }
 
 /** The options for this installation: the package version and the settings the document states. */
-export function openApiOptions(config: Pick<Config, "FS_TEST_CLOCK" | "FS_PUBLIC_URL">): OpenApiOptions {
-  return { version: packageVersion(), testClock: config.FS_TEST_CLOCK, publicUrl: config.FS_PUBLIC_URL };
+export function openApiOptions(config: Pick<Config, "FS_TEST_CLOCK" | "FS_PUBLIC_URL"> & Partial<Pick<Config, "FS_DEMO">>): OpenApiOptions {
+  return { version: packageVersion(), testClock: config.FS_TEST_CLOCK, publicUrl: config.FS_PUBLIC_URL, demo: config.FS_DEMO ?? false };
 }
 
 /** `version` of the repository's package.json. */
@@ -167,7 +169,15 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], options: Ope
     const item = (paths[path] ??= {});
     const method = openApiMethod(route.method);
     if (item[method]) throw new Error(`openapi: ${method.toUpperCase()} ${path} is defined twice`);
-    item[method] = operationOf(route, options, errorResponses);
+    const op = operationOf(route, options, errorResponses);
+    item[method] = op;
+    // HEAD where GET works without a key (router.ts), and the CORS preflight of beacon routes.
+    if (route.method === "get" && route.auth.kind === "none") item.head = headOf(op);
+    if (route.beacon) item.options = preflightOf(route, op);
+  }
+  for (const [path, ops] of Object.entries(pageOperations(options))) {
+    paths[path] = ops;
+    for (const op of Object.values(ops)) for (const tag of op.tags) used.add(tag);
   }
   return {
     openapi: "3.1.0",
@@ -184,6 +194,87 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], options: Ope
     },
     ...(announced.length > 0 ? { "x-announced": announced } : {}),
   };
+}
+
+/** HEAD of a GET operation: its statuses and headers, no body. */
+function headOf(get: OpenApiOperation): OpenApiOperation {
+  const responses: OpenApiOperation["responses"] = {};
+  for (const [status, r] of Object.entries(get.responses)) {
+    if (status === "default" || "$ref" in r) responses[status] = { description: status === "default" ? "Any other error: its status and headers, no body." : `As GET answers ${status}, without the body.` };
+    else responses[status] = { description: r.description, ...(r.headers ? { headers: r.headers } : {}) };
+  }
+  responses["431"] = { $ref: `#/components/responses/${UWS_431}` };
+  return { ...get, operationId: get.operationId.replace(/^get/, "head"), summary: `${get.summary} (status and headers only)`, description: "What GET answers, without the body (load balancers' health checks).", responses };
+}
+
+/** The CORS preflight the router answers for a beacon route (router.ts). */
+function preflightOf(route: Route<any>, op: OpenApiOperation): OpenApiOperation {
+  return {
+    operationId: op.operationId.replace(/^[a-z]+/, "options"),
+    summary: `CORS preflight of ${route.method.toUpperCase()} ${openApiPath(route.pattern)}`,
+    description: "Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.",
+    tags: op.tags,
+    security: [],
+    parameters: op.parameters.filter((p) => p.in === "path"),
+    responses: {
+      "204": { description: "The preflight's answer (no body).", headers: { "Access-Control-Allow-Origin": { schema: { type: "string" } }, "Access-Control-Allow-Methods": { schema: { type: "string" } }, "Access-Control-Max-Age": { schema: { type: "integer" } } } },
+      "431": { $ref: `#/components/responses/${UWS_431}` },
+    },
+  };
+}
+
+/** A non-JSON answer: its media type and a string schema. */
+const page = (description: string, type: string, extra: Partial<ResponseObject> = {}): ResponseObject => ({ description, content: { [type]: { schema: { type: "string" } } }, ...extra });
+
+/** The endpoints static.ts serves that are not API routes: the beacon script, the icon, the billing return pages, the demo. */
+function pageOperations(options: OpenApiOptions): OpenApiDocument["paths"] {
+  const tooLarge = { $ref: `#/components/responses/${UWS_431}` };
+  const op = (operationId: string, summary: string, description: string, responses: OpenApiOperation["responses"], extra: Partial<OpenApiOperation> = {}): OpenApiOperation => ({
+    operationId,
+    summary,
+    description,
+    tags: ["pages"],
+    security: [],
+    parameters: [],
+    responses: { ...responses, "431": tooLarge },
+    ...extra,
+  });
+  const script = {
+    "200": page("The beacon script: gzip when accepted, an ETag, cached a day (stale-while-revalidate a week), Access-Control-Allow-Origin *.", "text/javascript"),
+    "304": { description: "Not modified (If-None-Match matched the ETag)." },
+    "503": page("The script has not been built (`npm run build`).", "application/json"),
+  };
+  const paths: OpenApiDocument["paths"] = {
+    "/js/fs.js": {
+      get: op("getJsFsJs", "The beacon script", "The browser beacon (docs/api.md, \"The beacon script\"): one script tag with the project's publishable key.", script),
+      head: op("headJsFsJs", "The beacon script (status and headers only)", "What GET answers, without the body, with the length GET would send.", { "200": { description: "As GET answers 200, without the body." }, "304": script["304"], "503": { description: "The script has not been built." } }),
+    },
+    "/favicon.ico": { get: op("getFaviconIco", "The service's icon", "An SVG icon.", { "200": page("The icon.", "image/svg+xml") }) },
+    "/billing/success": { get: op("getBillingSuccess", "Stripe Checkout's default return page", "Where the checkout's default success_url leads: says the subscription is being set up and links to the dashboard.", { "200": page("The page.", "text/html") }) },
+    "/billing/canceled": { get: op("getBillingCanceled", "Stripe Checkout's default cancel page", "Where the checkout's default cancel_url leads: says nothing was charged and links to the dashboard.", { "200": page("The page.", "text/html") }) },
+  };
+  if (options.demo) {
+    paths["/demo"] = { get: op("getDemo", "The demo page", "A contact form with the demo project's beacon, and this visit's observation in words (FS_DEMO).", { "200": page("The page.", "text/html") }) };
+    paths["/demo/submit"] = {
+      post: op(
+        "postDemoSubmit",
+        "Send the demo form",
+        "The demo's site backend: POST /v1/check on the submission for the demo org (not charged, not kept), and the page with its verdict and the visit's observations in words.",
+        { "200": page("The verdict page.", "text/html"), "413": page("The form is over FS_MAX_BODY_BYTES.", "application/json") },
+        { requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: { type: "object", additionalProperties: { type: "string" } } } } } },
+      ),
+    };
+    paths["/demo/observations"] = {
+      get: op(
+        "getDemoObservations",
+        "The demo visit's observations",
+        "The demo project's latest observations of one beacon session (at most 10), each with a summary and its reasons in words. Feeds the demo page.",
+        { "200": page("The envelope with data.items.", "application/json"), "400": page("session_id is not a beacon session id (VALIDATION_ERROR).", "application/json") },
+        { parameters: [{ name: "session_id", in: "query", required: true, schema: { type: "string" }, example: "s_2pkfbaHoeLUv6hAPxQ9m" }] },
+      ),
+    };
+  }
+  return paths;
 }
 
 /** components.responses name of what uWebSockets.js answers itself to an oversized request head. */

@@ -52,7 +52,7 @@ function responseOf(doc: OpenApiDocument, entry: ResponseObject | { $ref: string
 
 const INSTALLATIONS = {
   "production defaults": {},
-  "test clock, meter preview on, public URL": { FS_TEST_CLOCK: "true", FS_ENABLE_METER: "true", FS_PUBLIC_URL: "https://fraudscore.acme-shop.net" },
+  "test clock, meter preview on, public URL, no demo": { FS_TEST_CLOCK: "true", FS_ENABLE_METER: "true", FS_PUBLIC_URL: "https://fraudscore.acme-shop.net", FS_DEMO: "false" },
 };
 
 for (const [name, env] of Object.entries(INSTALLATIONS)) {
@@ -79,12 +79,25 @@ for (const [name, env] of Object.entries(INSTALLATIONS)) {
 
     it("lists every route with its method, and nothing else; the announced ones apart", () => {
       for (const route of routes) expect(operationOf(doc, route), `${route.method} ${route.pattern}`).toBeDefined();
-      const operations = Object.values(doc.paths).flatMap((item) => Object.keys(item));
+      // The pages static.ts serves, and the HEAD and OPTIONS the router adds, are checked below.
+      const operations = Object.values(doc.paths).flatMap((item) => Object.entries(item).filter(([m, op]) => m !== "head" && m !== "options" && !op.tags.includes("pages")));
       expect(operations).toHaveLength(routes.length);
       expect(operationOf(doc, routes.find((r) => r.pattern === "/openapi.json")!)).toBeDefined();
       expect(announced.length).toBeGreaterThan(0);
       expect(doc["x-announced"]!.map((a) => `${a.method} ${a.path}`)).toEqual(announced.map((r) => `${r.method.toUpperCase()} ${openApiPath(r.pattern)}`));
       for (const route of announced) expect(operationOf(doc, route), route.pattern).toBeUndefined();
+    });
+
+    it("lists HEAD where GET works without a key, the beacon routes' CORS preflights, and the pages", () => {
+      for (const route of routes) {
+        const item = doc.paths[openApiPath(route.pattern)]!;
+        expect(item.head !== undefined, `HEAD ${route.pattern}`).toBe(route.method === "get" && route.auth.kind === "none");
+        if (route.beacon) expect(Object.keys(item.options!.responses), route.pattern).toContain("204");
+      }
+      expect(Object.keys(doc.paths["/healthz"]!.head!.responses)).toEqual(expect.arrayContaining(["200", "431"]));
+      expect(Object.keys(doc.paths["/js/fs.js"]!)).toEqual(["get", "head"]);
+      expect(doc.paths["/js/fs.js"]!.get!.responses["200"]).toMatchObject({ content: { "text/javascript": { schema: { type: "string" } } } });
+      for (const path of ["/demo", "/demo/submit", "/demo/observations"]) expect(doc.paths[path] !== undefined, path).toBe(config.FS_DEMO);
     });
 
     it("passes Redocly's recommended rules with no error and no warning", async () => {

@@ -20,7 +20,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Liveness (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks).
+         */
+        head: operations["headHealthz"];
         patch?: never;
         trace?: never;
     };
@@ -42,7 +46,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Readiness (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks).
+         */
+        head: operations["headReadyz"];
         patch?: never;
         trace?: never;
     };
@@ -275,7 +283,11 @@ export interface paths {
          */
         post: operations["postV1Handshake"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight of POST /v1/handshake
+         * @description Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.
+         */
+        options: operations["optionsV1Handshake"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -299,7 +311,11 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight of GET /v1/probe
+         * @description Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.
+         */
+        options: operations["optionsV1Probe"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -323,7 +339,11 @@ export interface paths {
          */
         post: operations["postV1Collect"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight of POST /v1/collect
+         * @description Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.
+         */
+        options: operations["optionsV1Collect"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -347,7 +367,11 @@ export interface paths {
          */
         post: operations["postV1Report"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight of POST /v1/report
+         * @description Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.
+         */
+        options: operations["optionsV1Report"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -665,7 +689,11 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight of GET /v1/challenge
+         * @description Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.
+         */
+        options: operations["optionsV1Challenge"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1022,6 +1050,154 @@ export interface paths {
          *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getOpenapiJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * This OpenAPI document (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks).
+         */
+        head: operations["headOpenapiJson"];
+        patch?: never;
+        trace?: never;
+    };
+    "/js/fs.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The beacon script
+         * @description The browser beacon (docs/api.md, "The beacon script"): one script tag with the project's publishable key.
+         */
+        get: operations["getJsFsJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The beacon script (status and headers only)
+         * @description What GET answers, without the body, with the length GET would send.
+         */
+        head: operations["headJsFsJs"];
+        patch?: never;
+        trace?: never;
+    };
+    "/favicon.ico": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The service's icon
+         * @description An SVG icon.
+         */
+        get: operations["getFaviconIco"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/billing/success": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stripe Checkout's default return page
+         * @description Where the checkout's default success_url leads: says the subscription is being set up and links to the dashboard.
+         */
+        get: operations["getBillingSuccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/billing/canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stripe Checkout's default cancel page
+         * @description Where the checkout's default cancel_url leads: says nothing was charged and links to the dashboard.
+         */
+        get: operations["getBillingCanceled"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/demo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The demo page
+         * @description A contact form with the demo project's beacon, and this visit's observation in words (FS_DEMO).
+         */
+        get: operations["getDemo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/demo/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the demo form
+         * @description The demo's site backend: POST /v1/check on the submission for the demo org (not charged, not kept), and the page with its verdict and the visit's observations in words.
+         */
+        post: operations["postDemoSubmit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/demo/observations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The demo visit's observations
+         * @description The demo project's latest observations of one beacon session (at most 10), each with a summary and its reasons in words. Feeds the demo page.
+         */
+        get: operations["getDemoObservations"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3222,6 +3398,43 @@ export interface operations {
             };
         };
     };
+    headHealthz: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getReadyz: {
         parameters: {
             query?: never;
@@ -3318,6 +3531,50 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headReadyz: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4879,6 +5136,28 @@ export interface operations {
             };
         };
     };
+    optionsV1Handshake: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The preflight's answer (no body). */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin"?: string;
+                    "Access-Control-Allow-Methods"?: string;
+                    "Access-Control-Max-Age"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
     getV1Probe: {
         parameters: {
             query?: never;
@@ -4947,6 +5226,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+        };
+    };
+    optionsV1Probe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The preflight's answer (no body). */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin"?: string;
+                    "Access-Control-Allow-Methods"?: string;
+                    "Access-Control-Max-Age"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
         };
     };
     postV1Collect: {
@@ -5067,6 +5368,28 @@ export interface operations {
             };
         };
     };
+    optionsV1Collect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The preflight's answer (no body). */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin"?: string;
+                    "Access-Control-Allow-Methods"?: string;
+                    "Access-Control-Max-Age"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
     postV1Report: {
         parameters: {
             query?: never;
@@ -5183,6 +5506,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+        };
+    };
+    optionsV1Report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The preflight's answer (no body). */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin"?: string;
+                    "Access-Control-Allow-Methods"?: string;
+                    "Access-Control-Max-Age"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
         };
     };
     getV1ProjectsProjectIdObservations: {
@@ -7784,6 +8129,28 @@ export interface operations {
             };
         };
     };
+    optionsV1Challenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The preflight's answer (no body). */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin"?: string;
+                    "Access-Control-Allow-Methods"?: string;
+                    "Access-Control-Max-Age"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
     postV1ChallengeVerify: {
         parameters: {
             query?: never;
@@ -9913,6 +10280,266 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+        };
+    };
+    headOpenapiJson: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getJsFsJs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The beacon script: gzip when accepted, an ETag, cached a day (stale-while-revalidate a week), Access-Control-Allow-Origin *. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description The script has not been built (`npm run build`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+        };
+    };
+    headJsFsJs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As GET answers 200, without the body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description The script has not been built. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getFaviconIco: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The icon. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                };
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
+    getBillingSuccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
+    getBillingCanceled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
+    getDemo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
+    postDemoSubmit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The verdict page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The form is over FS_MAX_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
+    getDemoObservations: {
+        parameters: {
+            query: {
+                /** @example s_2pkfbaHoeLUv6hAPxQ9m */
+                session_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The envelope with data.items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description session_id is not a beacon session id (VALIDATION_ERROR). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            431: components["responses"]["431.uWebSockets"];
         };
     };
 }

@@ -2,7 +2,8 @@
  * Content model: analyze() on 300-character form messages (target: at most 20 µs each), and
  * its parts side by side (classifier, language, the shared lead-word scan, flags, cold-email,
  * fraud; the last three given the scan's answer, as analyze does) so a regression points at
- * its cause.
+ * its cause. Then a check's content cost for an org with its own model (POST /v1/feedback; the
+ * model learned to its feature cap) against one without, as the ratio of the two in the same run.
  *
  *   node dist/bench/micro/content.bench.js
  *
@@ -23,6 +24,9 @@ import { eldLanguage } from "../../src/scoring/content/eld-scores.js";
 import { eld } from "eld/medium";
 import { decodeModel } from "../../src/scoring/content/model-file.js";
 import { readFileSync } from "node:fs";
+import { decodeFeatures } from "../../src/scoring/content/evidence.js";
+import { ORG_MODEL_LIMITS, emptyOrgModel, learnFeedback } from "../../src/scoring/org-model/model.js";
+import { compileOrgModel } from "../../src/scoring/org-model/scorer.js";
 import { join } from "node:path";
 
 const TIME_MS = 1500;
@@ -52,6 +56,21 @@ function main(): Promise<void> | void {
   const scans = MESSAGES.map(scanText);
   const leads = scans.map((s) => s.leads);
   const flags = MESSAGES.map((m, i) => detectFlags(m, scans[i]));
+  // An org model at its bounds: the messages labelled, then random texts until the feature cap.
+  let orgModel = emptyOrgModel();
+  MESSAGES.forEach((m, i) => {
+    const e = model.analyzeWithEvidence(m).evidence;
+    orgModel = learnFeedback(orgModel, { key: `m${i}`, g: e.logit, features: decodeFeatures(e.features)! }, i % 2 === 0, null).model;
+  });
+  let seed = 7;
+  const rand = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  for (let i = 0; orgModel.counts.size < ORG_MODEL_LIMITS.features * 0.95 && i < 5000; i++) {
+    const features = Int32Array.from(new Set(Array.from({ length: 60 }, () => Math.floor(rand() * (1 << decoded.header.bits)))), (v) => v).sort();
+    orgModel = learnFeedback(orgModel, { key: `r${i}`, g: rand() * 4 - 2, features }, rand() < 0.4, null).model;
+  }
+  const scorer = compileOrgModel(orgModel);
+  const noWeights = compileOrgModel({ ...orgModel, weights: new Map() });
+  const evidences = MESSAGES.map((m) => model.analyzeWithEvidence(m).evidence);
   let sink = 0;
   const tasks: [string, () => void][] = [
     ["analyze (all of it)", () => { for (const m of MESSAGES) sink += model.analyze(m).spam_probability; }],
@@ -64,6 +83,11 @@ function main(): Promise<void> | void {
     ["flags only", () => { MESSAGES.forEach((m, i) => (sink += detectFlags(m, scans[i]).length)); }],
     ["cold_email only", () => { MESSAGES.forEach((m, i) => (sink += coldEmailScore(m, leads[i]))); }],
     ["fraud only", () => { MESSAGES.forEach((m, i) => (sink += fraudScore(m, flags[i]!, leads[i]))); }],
+    // A check's content step: with evidence (the default history keeps it), then the org's model on it.
+    ["check content: org without a model", () => { for (const m of MESSAGES) sink += model.analyzeWithEvidence(m).analysis.spam_probability; }],
+    ["check content: org with a model", () => { for (const m of MESSAGES) { const r = model.analyzeWithEvidence(m); sink += scorer.probability(r.evidence); } }],
+    ["org model alone (counts + weights)", () => { for (const e of evidences) sink += scorer.probability(e); }],
+    ["org model alone (counts only)", () => { for (const e of evidences) sink += noWeights.probability(e); }],
   ];
   const bench = new Bench({ time: TIME_MS, warmupTime: WARMUP_MS });
   for (const [name, fn] of tasks) bench.add(name, fn);
@@ -84,6 +108,15 @@ function main(): Promise<void> | void {
     if (analyze.state === "completed") {
       const us = (analyze.latency.mean * 1000) / MESSAGES.length;
       console.log(`analyze: ${us.toFixed(2)} µs per 300-char message (target <= ${TARGET_US} µs: ${us <= TARGET_US ? "met" : "MISSED"})${sink === -1 ? "" : ""}`);
+    }
+    const mean = (name: string): number | null => {
+      const r = bench.tasks.find((t) => t.name === name)?.result;
+      return r && r.state === "completed" ? r.latency.mean : null;
+    };
+    const none = mean("check content: org without a model");
+    const adapted = mean("check content: org with a model");
+    if (none !== null && adapted !== null) {
+      console.log(`org model (${orgModel.counts.size} features, ${orgModel.weights.size} weights): a check's content step costs ${(adapted / none).toFixed(3)}× an org without one (target <= 1.10)`);
     }
   });
 }

@@ -172,10 +172,11 @@ function loadEvidence(file: string): Map<SourceName, EvidenceRow[]> {
   return new Map(Object.entries(JSON.parse(readFileSync(file, "utf8")) as Record<string, EvidenceRow[]>) as Array<[SourceName, EvidenceRow[]]>);
 }
 
-/** Learner settings compared by --sweep (each against the shipped ones). */
+/** Learner settings compared by --sweep (each against the shipped ones): the weights' step and decay (rate 0: none), then the calibration prior with them. */
 function sweepSettings(): OrgModelSettings[] {
   const out: OrgModelSettings[] = [];
-  for (const alpha of [0.25, 0.5, 1]) for (const priorB of [0.25, 0.5, 1]) for (const priorStrength of [1, 2, 8]) for (const nbFloor of [12]) out.push({ alpha, nbFloor, priorB, priorStrength });
+  for (const deltaRate of [0, 1, 2, 4, 8]) for (const deltaDecay of [0.001, 0.01, 0.05]) out.push({ ...ORG_MODEL_SETTINGS, deltaRate, deltaDecay });
+  for (const priorB of [0.25, 0.5, 1]) for (const priorStrength of [1, 2, 8]) out.push({ ...ORG_MODEL_SETTINGS, priorB, priorStrength });
   return out;
 }
 

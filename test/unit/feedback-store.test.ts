@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadContentModel } from "../../src/scoring/content/index.js";
+import { decodeOrgModel } from "../../src/scoring/org-model/codec.js";
+import { compileOrgModel } from "../../src/scoring/org-model/scorer.js";
 import { CHARGE_CODEC } from "../../src/store/charge-journal.js";
 import type { CheckHistoryRecord } from "../../src/store/records.js";
 import { openState, stateTransaction, type LmdbStateDbs } from "../../src/store/state-env.js";
@@ -59,6 +61,23 @@ describe("check history and feedback (writer)", () => {
     expect(dbs.checks.get(["org_a", NOW - 1000, "req_1"])!.label).toBe("ham");
     expect(feedback("org_b", "req_1", "spam")).toMatchObject({ ok: false, error: "NOT_FOUND" });
     expect(dbs.orgModels.get("org_b")).toBeUndefined();
+  });
+
+  it("changes no other org's model: another org's stored model and its scores stay as they were", () => {
+    const texts = ["Premium bamboo flooring at factory prices, reply for samples", "Thanks, the chairs arrived and look great", "Wholesale bamboo decking, ask for our catalogue", "When will my table be delivered?"];
+    for (const id of ["org_d", "org_e"]) tx(() => applier.apply({ op: "org.create", org: { id, name: id, plan: "pro", subscription_status: "active", trial_end: null, created_at: "2026-01-01T00:00:00Z" } }));
+    texts.forEach((t, i) => tx(() => applier.feedback.keepCheck(history("org_e", `e${i}`, NOW - 100 + i, t))));
+    texts.forEach((_, i) => expect(feedback("org_e", `e${i}`, i % 2 === 0 ? "spam" : "ham")).toMatchObject({ ok: true }));
+    const stored = Buffer.from(dbs.orgModels.get("org_e")!);
+    const probe = content.analyzeWithEvidence("bamboo flooring for the hotel lobby").evidence;
+    const before = compileOrgModel(decodeOrgModel(stored)).probability(probe);
+    for (let i = 0; i < 20; i++) {
+      tx(() => applier.feedback.keepCheck(history("org_d", `d${i}`, NOW - 50 + i, `${texts[i % 4]} (${i})`)));
+      expect(feedback("org_d", `d${i}`, i % 4 === 0 ? "ham" : "spam")).toMatchObject({ ok: true });
+    }
+    expect(dbs.orgModels.get("org_d")).toBeDefined();
+    expect(Buffer.compare(Buffer.from(dbs.orgModels.get("org_e")!), stored)).toBe(0);
+    expect(compileOrgModel(decodeOrgModel(dbs.orgModels.get("org_e")!)).probability(probe)).toBe(before);
   });
 
   it("refuses feedback on a check without text", () => {

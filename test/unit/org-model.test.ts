@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadContentModel } from "../../src/scoring/content/index.js";
 import { decodeFeatures, encodeFeatures } from "../../src/scoring/content/evidence.js";
 import { decodeOrgModel, encodeOrgModel } from "../../src/scoring/org-model/codec.js";
-import { ORG_MODEL_LIMITS, ORG_MODEL_SETTINGS, emptyOrgModel, fitCalibration, learnFeedback, nbScore, orgLogit, type OrgModel } from "../../src/scoring/org-model/model.js";
+import { ORG_MODEL_LIMITS, ORG_MODEL_SETTINGS, deltaBound, deltaScore, emptyOrgModel, fitCalibration, learnFeedback, nbScore, orgLogit, type OrgModel } from "../../src/scoring/org-model/model.js";
 import { compileOrgModel } from "../../src/scoring/org-model/scorer.js";
 
 const content = loadContentModel();
@@ -80,14 +80,72 @@ describe("org model", () => {
     const next = example("h3", HAMS[2]![1]);
     expect(Buffer.compare(encodeOrgModel(learnFeedback(back, next, false, null).model), encodeOrgModel(learnFeedback(m, next, false, null).model))).toBe(0);
     expect(back.version).toBe(6);
+    expect(back.weights.size).toBeGreaterThan(0);
+    expect(back.weights).toEqual(m.weights);
+    expect(back.recent.map((r) => r.d)).toEqual(m.recent.map((r) => r.d));
     expect(() => decodeOrgModel(Buffer.from("FSOM"))).toThrow(/bad magic/);
+    expect(() => decodeOrgModel(Buffer.concat([Buffer.from("FSOM"), Buffer.alloc(40)]).fill(3, 4, 5))).toThrow(/format 3/);
   });
 
-  it("compiles to the same score as nbScore and orgLogit", () => {
+  it("still loads a model stored in format 1 (before the weights): no weights, and it learns on as format 2", () => {
+    const m = learnAll(emptyOrgModel(), [...SPAMS, ...HAMS.slice(0, 2)]);
+    const v1 = encodeFormat1(m);
+    const back = decodeOrgModel(v1);
+    expect(back.weights.size).toBe(0);
+    expect(back.counts).toEqual(m.counts);
+    expect(back.calibration).toEqual(m.calibration);
+    expect(back.recent.map((r) => [r.key, r.g, r.nb, r.d, r.spam])).toEqual(m.recent.map((r) => [r.key, r.g, r.nb, 0, r.spam]));
+    // Scored as the format-1 model was: a · g + b · nb + c.
+    const e = evidence("bamboo flooring delivered to the hotel, thanks");
+    const f = decodeFeatures(e.features)!;
+    expect(compileOrgModel(back).probability(e)).toBeCloseTo(1 / (1 + Math.exp(-(m.calibration.a * e.logit + m.calibration.b * nbScore(m, f) + m.calibration.c))), 12);
+    const next = learnFeedback(back, example("h3", HAMS[2]![1]), false, null).model;
+    const bytes = encodeOrgModel(next);
+    expect(bytes[4]).toBe(2);
+    expect(next.weights.size).toBeGreaterThan(0);
+    expect(decodeOrgModel(bytes)).toEqual(next);
+  });
+
+  it("compiles to the same score as nbScore, deltaScore and orgLogit", () => {
     const m = learnAll(emptyOrgModel(), [...SPAMS, ...HAMS]);
     const e = evidence("bamboo flooring delivered to the hotel, thanks");
     const f = decodeFeatures(e.features)!;
-    expect(compileOrgModel(m).probability(e)).toBeCloseTo(1 / (1 + Math.exp(-orgLogit(m, e.logit, nbScore(m, f)))), 12);
+    expect(deltaScore(m, f)).not.toBe(0);
+    expect(compileOrgModel(m).probability(e)).toBeCloseTo(1 / (1 + Math.exp(-orgLogit(m, e.logit, nbScore(m, f), deltaScore(m, f)))), 12);
+  });
+
+  it("weights correct naive Bayes where common words mislead it, and without them it is the counts alone", () => {
+    // The org's spam is long, its ham short; both share the common features 0-9. Naive Bayes
+    // sees the common features as spam evidence (most texts with them are long spam); the
+    // weights learn that they are not, and long ham with only common words comes out lower.
+    const items: Array<{ key: string; g: number; features: Int32Array; spam: boolean }> = [];
+    for (let i = 0; i < 60; i++) {
+      const spam = i % 3 === 0;
+      const own = spam ? Array.from({ length: 30 }, (_, j) => 100 + ((i * 7 + j) % 40)) : Array.from({ length: 3 }, (_, j) => 1000 + ((i * 5 + j) % 200));
+      items.push({ key: `k${i}`, g: 0, features: Int32Array.from(new Set([...Array.from({ length: spam ? 10 : 4 + (i % 6) }, (_, j) => j), ...own]), (v) => v).sort(), spam });
+    }
+    const learn = (settings: typeof ORG_MODEL_SETTINGS) => items.reduce((m, x) => learnFeedback(m, x, x.spam, null, settings).model, emptyOrgModel(settings));
+    const withWeights = learn(ORG_MODEL_SETTINGS);
+    const countsOnly = learn({ ...ORG_MODEL_SETTINGS, deltaRate: 0 });
+    expect(countsOnly.weights.size).toBe(0);
+    const commonHam = Int32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1001, 1002]);
+    const p = (m: OrgModel, f: Int32Array) => 1 / (1 + Math.exp(-orgLogit(m, 0, nbScore(m, f), deltaScore(m, f))));
+    expect(p(withWeights, commonHam)).toBeLessThan(p(countsOnly, commonHam) - 0.05);
+    expect(deltaScore(withWeights, commonHam)).toBeLessThan(0);
+  });
+
+  it("keeps each weight within its bound, on counted features only, whatever the feedback", () => {
+    let m = emptyOrgModel();
+    const f = Int32Array.from({ length: 12 }, (_, j) => j);
+    // The same text, labelled against the model each time (the largest steps), then relabelled back and forth.
+    for (let i = 0; i < 400; i++) m = learnFeedback(m, { key: `k${i}`, g: i % 2 ? 8 : -8, features: f }, i % 2 === 0, null).model;
+    for (let i = 0; i < 200; i++) m = learnFeedback(m, { key: "k0", g: 0, features: f }, i % 2 === 1, i % 2 === 0).model;
+    expect(m.weights.size).toBeGreaterThan(0);
+    for (const [k, w] of m.weights) {
+      expect(Math.abs(w)).toBeLessThanOrEqual(deltaBound());
+      expect(m.counts.has(k)).toBe(true);
+    }
+    expect(deltaBound()).toBeCloseTo(1 / (ORG_MODEL_SETTINGS.deltaDecay * Math.sqrt(ORG_MODEL_SETTINGS.nbFloor)), 12);
   });
 
   it("stays within its bounds", () => {
@@ -97,7 +155,44 @@ describe("org model", () => {
       m = learnFeedback(m, { key: `k${i}`, g: 0, features }, i % 2 === 0, null).model;
     }
     expect(m.counts.size).toBeLessThanOrEqual(ORG_MODEL_LIMITS.features);
+    expect(m.weights.size).toBeLessThanOrEqual(m.counts.size);
+    for (const k of m.weights.keys()) expect(m.counts.has(k)).toBe(true);
     expect(m.recent).toHaveLength(ORG_MODEL_LIMITS.recent);
     expect(encodeOrgModel(m).length).toBeLessThan(200_000);
   });
 });
+
+/** The stored form before the weights (format 1, codec.ts), written as that reader's encoder did. */
+function encodeFormat1(m: OrgModel): Buffer {
+  const parts: number[] = [];
+  const feats = [...m.counts.keys()].sort((x, y) => x - y);
+  const varint = (v: number): void => {
+    while (v >= 0x80) {
+      parts.push((v & 0x7f) | 0x80);
+      v = Math.floor(v / 128);
+    }
+    parts.push(v);
+  };
+  let last = 0;
+  for (const f of feats) {
+    varint(f - last);
+    last = f;
+    for (const c of m.counts.get(f)!) varint(c);
+  }
+  const head = Buffer.alloc(5 + 24 + 4);
+  head.write("FSOM", 0, "latin1");
+  head.writeUInt8(1, 4);
+  [m.version, m.spam, m.ham].forEach((v, i) => head.writeUInt32LE(v, 5 + 4 * i));
+  [m.calibration.a, m.calibration.b, m.calibration.c].forEach((v, i) => head.writeFloatLE(v, 17 + 4 * i));
+  head.writeUInt32LE(feats.length, 29);
+  const tail = Buffer.alloc(4 + m.recent.length * 13);
+  tail.writeUInt32LE(m.recent.length, 0);
+  m.recent.forEach((r, i) => {
+    const o = 4 + 13 * i;
+    tail.writeUInt32LE(r.key, o);
+    tail.writeFloatLE(r.g, o + 4);
+    tail.writeFloatLE(r.nb, o + 8);
+    tail.writeUInt8(r.spam ? 1 : 0, o + 12);
+  });
+  return Buffer.concat([head, Buffer.from(parts), tail]);
+}

@@ -5,19 +5,27 @@
  * feeds labelled texts through the same function.
  *
  * The model (Wang & Manning 2012, "NB features" stacked on a strong baseline):
- *   logit_org(x) = a · g(x) + b · nb(x) + c
+ *   logit_org(x) = a · g(x) + b · nb(x) + c + d(x)
  * - g(x): the global model's calibrated log-odds of the text (evidence.ts);
  * - nb(x): a naive Bayes log-likelihood ratio over the text's distinct word features, from the
  *   org's own counts of each feature in texts it labelled spam and ham, scaled by
  *   1/sqrt(max(features, NB_FLOOR)) so length is not evidence. Features the org never labelled
  *   add nothing, so a text unlike anything labelled keeps the global model's verdict;
+ * - d(x): a discriminative correction, the sum of per-feature weights over the text's features
+ *   with the same scaling as nb(x), learned online (one logistic-loss gradient step per
+ *   feedback on the features of the example, from the org model's prediction before it; L2
+ *   decay toward 0, i.e. toward the model without it). Naive Bayes counts every word as
+ *   independent evidence, so words that are merely common in the org's (longer) spam push
+ *   every longer ham text up; the weights learn where the sum is wrong. Only features the org
+ *   counted carry a weight, each within ±deltaBound(settings);
  * - (a, b, c): the org's own calibration, fitted by Newton's method (regularised toward
  *   a = 1, b = PRIOR_B, c = 0, the global model) on the org's latest examples, each scored
- *   prequentially: its nb(x) is the one computed before its own counts were added, so the fit
+ *   prequentially: its nb(x) and d(x) are the ones computed before it was learned, so the fit
  *   sees the model as it does on texts it has not learned.
  *
- * Counts are exact: a relabelled example moves its counts from one class to the other. Size is
- * bounded (ORG_MODEL_LIMITS): past the feature cap the rarest features are dropped.
+ * Counts are exact: a relabelled example moves its counts from one class to the other (its
+ * weights take one more step, toward the new label). Size is bounded (ORG_MODEL_LIMITS): past
+ * the feature cap the rarest features are dropped, with their weights.
  */
 
 /** Bounds of one org's model (docs/operations.md, "Feedback and check history"). */
@@ -37,17 +45,31 @@ export interface OrgModelSettings {
   /** Prior of the calibration: b = priorB, and its strength (as if this many examples agreed). */
   priorB: number;
   priorStrength: number;
+  /** Step size of the per-feature weights' online update (0: no weights, the counts and calibration alone). */
+  deltaRate: number;
+  /** Their L2 decay toward 0, per step on the feature. */
+  deltaDecay: number;
 }
 
-export const ORG_MODEL_SETTINGS: OrgModelSettings = Object.freeze({ alpha: 0.5, nbFloor: 12, priorB: 0.5, priorStrength: 2 });
+export const ORG_MODEL_SETTINGS: OrgModelSettings = Object.freeze({ alpha: 0.5, nbFloor: 12, priorB: 0.5, priorStrength: 2, deltaRate: 4, deltaDecay: 0.01 });
+
+/**
+ * The most a feature's weight can reach: a step moves it by at most deltaRate/sqrt(nbFloor)
+ * toward a label and shrinks it by deltaRate·deltaDecay of itself, so |w| <= 1/(deltaDecay·sqrt(nbFloor))
+ * (28.9 with the shipped settings); learnFeedback clamps to it as well.
+ */
+export function deltaBound(settings: OrgModelSettings = ORG_MODEL_SETTINGS): number {
+  return settings.deltaDecay > 0 ? 1 / (settings.deltaDecay * Math.sqrt(settings.nbFloor)) : 0;
+}
 
 /** One example as the calibration sees it: its prequential scores and its label. */
 export interface RecentExample {
   /** Hash of the example's key (request id or content), to find it when it is relabelled. */
   key: number;
-  /** Global calibrated log-odds and the prequential nb(x). */
+  /** Global calibrated log-odds, the prequential nb(x) and d(x) (0 in models stored before the weights). */
   g: number;
   nb: number;
+  d: number;
   spam: boolean;
 }
 
@@ -59,6 +81,8 @@ export interface OrgModel {
   ham: number;
   /** Feature -> [examples labelled spam with it, labelled ham with it]. */
   counts: Map<number, [number, number]>;
+  /** Feature -> its weight in d(x); only features in `counts`. */
+  weights: Map<number, number>;
   calibration: { a: number; b: number; c: number };
   /** Oldest first, at most ORG_MODEL_LIMITS.recent. */
   recent: RecentExample[];
@@ -80,7 +104,7 @@ export interface LearnOutcome {
 }
 
 export function emptyOrgModel(settings: OrgModelSettings = ORG_MODEL_SETTINGS): OrgModel {
-  return { version: 0, spam: 0, ham: 0, counts: new Map(), calibration: { a: 1, b: settings.priorB, c: 0 }, recent: [] };
+  return { version: 0, spam: 0, ham: 0, counts: new Map(), weights: new Map(), calibration: { a: 1, b: settings.priorB, c: 0 }, recent: [] };
 }
 
 /** nb(x) for features `f` under the model's counts (0 when the org has labelled nothing of it). */
@@ -96,10 +120,17 @@ export function nbScore(model: OrgModel, f: ArrayLike<number>, settings: OrgMode
   return sum / Math.sqrt(Math.max(f.length, settings.nbFloor));
 }
 
-/** The org model's log-odds of spam for an example with global log-odds `g` and nb score `nb`. */
-export function orgLogit(model: OrgModel, g: number, nb: number): number {
+/** d(x) for features `f`: the sum of their weights, scaled as nbScore scales (0 for features without one). */
+export function deltaScore(model: OrgModel, f: ArrayLike<number>, settings: OrgModelSettings = ORG_MODEL_SETTINGS): number {
+  let sum = 0;
+  for (let i = 0; i < f.length; i++) sum += model.weights.get(f[i]!) ?? 0;
+  return sum / Math.sqrt(Math.max(f.length, settings.nbFloor));
+}
+
+/** The org model's log-odds of spam for an example with global log-odds `g`, nb score `nb` and weights' score `d`. */
+export function orgLogit(model: OrgModel, g: number, nb: number, d = 0): number {
   const { a, b, c } = model.calibration;
-  return a * g + b * nb + c;
+  return a * g + b * nb + c + d;
 }
 
 const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
@@ -111,12 +142,13 @@ const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
  */
 export function learnFeedback(model: OrgModel, ex: FeedbackExample, spam: boolean, previous: boolean | null, settings: OrgModelSettings = ORG_MODEL_SETTINGS): LearnOutcome {
   const nb = nbScore(model, ex.features, settings);
-  const orgProbability = sigmoid(orgLogit(model, ex.g, nb));
+  const d = deltaScore(model, ex.features, settings);
+  const orgProbability = sigmoid(orgLogit(model, ex.g, nb, d));
   const globalProbability = sigmoid(ex.g);
   model.version++;
   const key = keyHash(ex.key);
   // Stored as 32-bit floats (codec.ts): a model read back learns exactly as the one in memory.
-  const entry: RecentExample = { key, g: Math.fround(ex.g), nb: Math.fround(nb), spam };
+  const entry: RecentExample = { key, g: Math.fround(ex.g), nb: Math.fround(nb), d: Math.fround(d), spam };
   if (previous !== null) {
     count(model, ex.features, previous, -1);
     const i = model.recent.findIndex((r) => r.key === key);
@@ -126,8 +158,9 @@ export function learnFeedback(model: OrgModel, ex: FeedbackExample, spam: boolea
     model.recent.push(entry);
   }
   count(model, ex.features, spam, 1);
+  stepWeights(model, ex.features, orgProbability - (spam ? 1 : 0), settings);
   if (model.recent.length > ORG_MODEL_LIMITS.recent) model.recent.splice(0, model.recent.length - ORG_MODEL_LIMITS.recent);
-  if (model.counts.size > ORG_MODEL_LIMITS.features) dropRarest(model.counts);
+  if (model.counts.size > ORG_MODEL_LIMITS.features) dropRarest(model);
   model.calibration = fitCalibration(model.recent, settings, model.calibration);
   return { model, orgProbability, globalProbability };
 }
@@ -148,16 +181,37 @@ function count(m: OrgModel, f: Int32Array, spam: boolean, delta: 1 | -1): void {
   }
 }
 
-/** Keeps the 90% most frequent features (ties: the lower feature number), so the cap is not hit at every feedback. */
-function dropRarest(counts: Map<number, [number, number]>): void {
+/**
+ * One gradient step of the logistic loss on the weights of an example's features (`err`: the
+ * model's probability before it less the label), with L2 decay; each weight clamped to
+ * ±deltaBound and kept as a 32-bit float (codec.ts).
+ */
+function stepWeights(m: OrgModel, f: Int32Array, err: number, settings: OrgModelSettings): void {
+  const { deltaRate: rate, deltaDecay: decay } = settings;
+  if (rate <= 0 || !Number.isFinite(err)) return;
+  const bound = deltaBound(settings);
+  const g = err / Math.sqrt(Math.max(f.length, settings.nbFloor));
+  for (let i = 0; i < f.length; i++) {
+    const w = m.weights.get(f[i]!) ?? 0;
+    const next = Math.fround(Math.min(bound, Math.max(-bound, w - rate * (g + decay * w))));
+    if (next === 0) m.weights.delete(f[i]!);
+    else m.weights.set(f[i]!, next);
+  }
+}
+
+/** Keeps the 90% most frequent features (ties: the lower feature number), so the cap is not hit at every feedback; their weights go with them. */
+function dropRarest(m: OrgModel): void {
   const keep = Math.floor(ORG_MODEL_LIMITS.features * 0.9);
-  const order = [...counts].sort((x, y) => x[1][0] + x[1][1] - (y[1][0] + y[1][1]) || x[0] - y[0]);
-  for (let i = 0; i < order.length - keep; i++) counts.delete(order[i]![0]);
+  const order = [...m.counts].sort((x, y) => x[1][0] + x[1][1] - (y[1][0] + y[1][1]) || x[0] - y[0]);
+  for (let i = 0; i < order.length - keep; i++) {
+    m.counts.delete(order[i]![0]);
+    m.weights.delete(order[i]![0]);
+  }
 }
 
 /**
  * The calibration (a, b, c) that maximises the likelihood of the examples' labels from their
- * (g, nb), with a Gaussian prior centred on the global model (a = 1, b = priorB, c = 0) of
+ * (g, nb) and the offset d, with a Gaussian prior centred on the global model (a = 1, b = priorB, c = 0) of
  * strength priorStrength. Newton's method on three parameters from `start` (the previous fit:
  * one more example moves it little, so two or three steps do); deterministic.
  */
@@ -174,7 +228,7 @@ export function fitCalibration(examples: readonly RecentExample[], settings: Org
     let gc = lambda * c;
     let haa = lambda, hab = 0, hac = 0, hbb = lambda, hbc = 0, hcc = lambda;
     for (const e of examples) {
-      const p = sigmoid(a * e.g + b * e.nb + c);
+      const p = sigmoid(a * e.g + b * e.nb + c + e.d);
       const r = p - (e.spam ? 1 : 0);
       const w = Math.max(p * (1 - p), 1e-9);
       ga += r * e.g;

@@ -134,6 +134,24 @@ describe("org model", () => {
     expect(deltaScore(withWeights, commonHam)).toBeLessThan(0);
   });
 
+  it("fits the calibration to the same optimum from a bad warm start as from the prior (no oscillation)", () => {
+    // Well-separated labels (large |nb|): undamped Newton steps from a saturated start overshoot.
+    let seed = 11;
+    const rand = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    const examples = Array.from({ length: 200 }, (_, i) => {
+      const spam = i % 4 === 0;
+      return { key: i, g: rand() * 4 - 3, nb: (spam ? 4 : -3) + rand() * 3, d: 0, spam };
+    });
+    const cold = fitCalibration(examples);
+    for (const start of [{ a: 35.2, b: -24.5, c: -22.6 }, { a: -20, b: 20.2, c: 4 }, { a: 1, b: 60, c: 30 }]) {
+      const warm = fitCalibration(examples, ORG_MODEL_SETTINGS, start);
+      expect(warm.a).toBeCloseTo(cold.a, 3);
+      expect(warm.b).toBeCloseTo(cold.b, 3);
+      expect(warm.c).toBeCloseTo(cold.c, 3);
+    }
+    expect(cold.b).toBeGreaterThan(0);
+  });
+
   it("keeps each weight within its bound, on counted features only, whatever the feedback", () => {
     let m = emptyOrgModel();
     const f = Int32Array.from({ length: 12 }, (_, j) => j);

@@ -211,45 +211,74 @@ function dropRarest(m: OrgModel): void {
 
 /**
  * The calibration (a, b, c) that maximises the likelihood of the examples' labels from their
- * (g, nb) and the offset d, with a Gaussian prior centred on the global model (a = 1, b = priorB, c = 0) of
- * strength priorStrength. Newton's method on three parameters from `start` (the previous fit:
- * one more example moves it little, so two or three steps do); deterministic.
+ * (g, nb) and the offset d, with a Gaussian prior centred on the global model (a = 1, b = priorB,
+ * c = 0) of strength priorStrength. Newton's method with a backtracking line search (a step is
+ * taken only as far as it lowers the penalised loss, so the fit cannot oscillate or run off in a
+ * saturated region), from `start` (the previous fit: one more example moves it little, so two or
+ * three steps do) or from the prior's centre when that is already better; deterministic. The
+ * loss is strictly convex, so from either start it reaches the same optimum.
  */
 export function fitCalibration(examples: readonly RecentExample[], settings: OrgModelSettings = ORG_MODEL_SETTINGS, start?: { a: number; b: number; c: number }): { a: number; b: number; c: number } {
-  const pa = 1;
-  const pb = settings.priorB;
+  const prior = [1, settings.priorB, 0] as const;
   const lambda = settings.priorStrength;
-  let a = start?.a ?? pa;
-  let b = start?.b ?? pb;
-  let c = start?.c ?? 0;
-  for (let iter = 0; iter < 25; iter++) {
-    let ga = lambda * (a - pa);
-    let gb = lambda * (b - pb);
-    let gc = lambda * c;
+  const loss = (w: readonly number[]): number => {
+    let l = 0;
+    for (let i = 0; i < 3; i++) l += (lambda / 2) * (w[i]! - prior[i]!) ** 2;
+    for (const e of examples) {
+      const z = w[0]! * e.g + w[1]! * e.nb + w[2]! + e.d;
+      // -log p(label): softplus(z) - y·z, computed without overflow.
+      l += Math.max(z, 0) + Math.log1p(Math.exp(-Math.abs(z))) - (e.spam ? z : 0);
+    }
+    return l;
+  };
+  const warm = start && [start.a, start.b, start.c].every(Number.isFinite) ? [start.a, start.b, start.c] : null;
+  let w: number[] = [...prior];
+  let f = loss(w);
+  if (warm) {
+    const fw = loss(warm);
+    if (fw < f) [w, f] = [warm, fw];
+  }
+  for (let iter = 0; iter < 50; iter++) {
+    const [a, b, c] = w as [number, number, number];
+    let ga = lambda * (a - prior[0]);
+    let gb = lambda * (b - prior[1]);
+    let gc = lambda * (c - prior[2]);
     let haa = lambda, hab = 0, hac = 0, hbb = lambda, hbc = 0, hcc = lambda;
     for (const e of examples) {
       const p = sigmoid(a * e.g + b * e.nb + c + e.d);
       const r = p - (e.spam ? 1 : 0);
-      const w = Math.max(p * (1 - p), 1e-9);
+      const q = Math.max(p * (1 - p), 1e-9);
       ga += r * e.g;
       gb += r * e.nb;
       gc += r;
-      haa += w * e.g * e.g;
-      hab += w * e.g * e.nb;
-      hac += w * e.g;
-      hbb += w * e.nb * e.nb;
-      hbc += w * e.nb;
-      hcc += w;
+      haa += q * e.g * e.g;
+      hab += q * e.g * e.nb;
+      hac += q * e.g;
+      hbb += q * e.nb * e.nb;
+      hbc += q * e.nb;
+      hcc += q;
     }
     const step = solve3([[haa, hab, hac], [hab, hbb, hbc], [hac, hbc, hcc]], [ga, gb, gc]);
     if (!step) break;
-    a -= step[0]!;
-    b -= step[1]!;
-    c -= step[2]!;
-    if (Math.max(Math.abs(step[0]!), Math.abs(step[1]!), Math.abs(step[2]!)) < 1e-6) break;
+    let t = 1;
+    let next = w;
+    let fn = f;
+    for (; t >= 1 / 1024; t /= 2) {
+      const cand = [a - t * step[0]!, b - t * step[1]!, c - t * step[2]!];
+      const fc = loss(cand);
+      if (fc <= f) {
+        next = cand;
+        fn = fc;
+        break;
+      }
+    }
+    if (next === w) break; // no step lowers the loss: at the optimum, up to rounding
+    w = next;
+    f = fn;
+    if (t * Math.max(Math.abs(step[0]!), Math.abs(step[1]!), Math.abs(step[2]!)) < 1e-6) break;
   }
   const round = (v: number): number => (Number.isFinite(v) ? Math.fround(v) : 0);
-  return { a: round(a), b: round(b), c: round(c) };
+  return { a: round(w[0]!), b: round(w[1]!), c: round(w[2]!) };
 }
 
 /** Solves the 3×3 system h·x = g (Cramer's rule); null when it is singular. */

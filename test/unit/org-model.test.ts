@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadContentModel } from "../../src/scoring/content/index.js";
-import { decodeFeatures, encodeFeatures } from "../../src/scoring/content/evidence.js";
+import { MAX_TEXT_FEATURES, decodeFeatures, decodeFeaturesInto, encodeFeatures } from "../../src/scoring/content/evidence.js";
 import { decodeOrgModel, encodeOrgModel } from "../../src/scoring/org-model/codec.js";
 import { ORG_MODEL_LIMITS, ORG_MODEL_SETTINGS, deltaBound, deltaScore, emptyOrgModel, fitCalibration, learnFeedback, nbScore, orgLogit, type OrgModel } from "../../src/scoring/org-model/model.js";
 import { compileOrgModel } from "../../src/scoring/org-model/scorer.js";
@@ -39,6 +39,20 @@ describe("evidence", () => {
   it("refuses an encoding that is not one", () => {
     expect(decodeFeatures(Buffer.from([0x80, 0x80]).toString("base64"))).toBeNull();
     expect(decodeFeatures(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0x01]).toString("base64"))).toBeNull();
+    const out = new Int32Array(MAX_TEXT_FEATURES);
+    expect(decodeFeaturesInto("A".repeat(10_000), out)).toBe(-1);
+    expect(decodeFeatures(encodeFeatures(Int32Array.from({ length: MAX_TEXT_FEATURES + 1 }, (_, i) => i)))).toBeNull();
+  });
+
+  it("decodes into a reused array what decodeFeatures returns, without keeping the previous text's features", () => {
+    const out = new Int32Array(MAX_TEXT_FEATURES);
+    const long = Int32Array.from({ length: MAX_TEXT_FEATURES }, (_, i) => i * 4099 + (i % 7));
+    const short = Int32Array.from([3, 200, 70_000, 2 ** 31 - 1]);
+    expect(decodeFeaturesInto(encodeFeatures(long), out)).toBe(long.length);
+    expect(out.subarray(0, long.length)).toEqual(long);
+    expect(decodeFeaturesInto(encodeFeatures(short), out)).toBe(4);
+    expect(out.subarray(0, 4)).toEqual(short);
+    expect(decodeFeatures(encodeFeatures(short))).toEqual(short);
   });
 });
 
@@ -112,6 +126,22 @@ describe("org model", () => {
     const f = decodeFeatures(e.features)!;
     expect(deltaScore(m, f)).not.toBe(0);
     expect(compileOrgModel(m).probability(e)).toBeCloseTo(1 / (1 + Math.exp(-orgLogit(m, e.logit, nbScore(m, f), deltaScore(m, f)))), 12);
+  });
+
+  it("scores as orgLogit at its bounds, for counted and unseen features alike; damaged evidence gets the global model", () => {
+    let m = emptyOrgModel();
+    let seed = 5;
+    const rand = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    const pick = (k: number): Int32Array => Int32Array.from(new Set(Array.from({ length: k }, () => Math.floor(rand() * 2 ** 22)))).sort();
+    for (let i = 0; m.counts.size < ORG_MODEL_LIMITS.features * 0.9; i++) m = learnFeedback(m, { key: `k${i}`, g: rand() * 4 - 2, features: pick(80) }, rand() < 0.4, null).model;
+    const scorer = compileOrgModel(m);
+    const counted = [...m.counts.keys()];
+    for (let t = 0; t < 200; t++) {
+      const f = Int32Array.from(new Set([...pick(t % 50), ...Array.from({ length: t % 30 }, () => counted[Math.floor(rand() * counted.length)]!)])).sort();
+      const g = rand() * 6 - 3;
+      expect(scorer.probability({ logit: g, features: encodeFeatures(f) })).toBeCloseTo(1 / (1 + Math.exp(-orgLogit(m, g, nbScore(m, f), deltaScore(m, f)))), 9);
+    }
+    expect(scorer.probability({ logit: 0.3, features: Buffer.from([0x80]).toString("base64") })).toBeCloseTo(1 / (1 + Math.exp(-0.3)), 12);
   });
 
   it("weights correct naive Bayes where common words mislead it, and without them it is the counts alone", () => {

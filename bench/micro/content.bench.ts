@@ -69,7 +69,8 @@ function main(): Promise<void> | void {
     orgModel = learnFeedback(orgModel, { key: `r${i}`, g: rand() * 4 - 2, features }, rand() < 0.4, null).model;
   }
   const scorer = compileOrgModel(orgModel);
-  const noWeights = compileOrgModel({ ...orgModel, weights: new Map() });
+  const noWeights = compileOrgModel({ ...orgModel, counts: new Map([...orgModel.counts].map(([f, [s, h]]) => [f, [s, h, 0]])) });
+  const weighted = [...orgModel.counts.values()].filter((c) => c[2] !== 0).length;
   const evidences = MESSAGES.map((m) => model.analyzeWithEvidence(m).evidence);
   let sink = 0;
   const tasks: [string, () => void][] = [
@@ -117,7 +118,7 @@ function main(): Promise<void> | void {
     const adapted = latency("check content: org with a model");
     if (none && adapted) {
       const ratio = (k: "mean" | "p50"): string => (adapted[k]! / none[k]!).toFixed(3);
-      console.log(`org model (${orgModel.counts.size} features, ${orgModel.weights.size} weights): a check's content step costs ${ratio("mean")}× (mean; p50 ${ratio("p50")}×) an org without one`);
+      console.log(`org model (${orgModel.counts.size} features, ${weighted} weights): a check's content step costs ${ratio("mean")}× (mean; p50 ${ratio("p50")}×) an org without one`);
     }
   });
 }

@@ -12,7 +12,7 @@
  * Format 1 (stored before the per-feature weights) has no weight and no d: it still loads, as a
  * model whose weights are all 0, and is stored as format 2 at the org's next feedback.
  */
-import type { OrgModel, RecentExample } from "./model.js";
+import type { FeatureEntry, OrgModel, RecentExample } from "./model.js";
 
 const MAGIC = "FSOM";
 export const ORG_MODEL_FORMAT = 2;
@@ -38,12 +38,12 @@ export function encodeOrgModel(m: OrgModel): Buffer {
   };
   let last = 0;
   for (const f of feats) {
-    const [s, h] = m.counts.get(f)!;
+    const [s, h, w] = m.counts.get(f)!;
     varint(f - last);
     last = f;
     varint(s);
     varint(h);
-    o = out.writeFloatLE(m.weights.get(f) ?? 0, o);
+    o = out.writeFloatLE(w, o);
   }
   o = out.writeUInt32LE(m.recent.length, o);
   for (const r of m.recent) {
@@ -90,16 +90,12 @@ export function decodeOrgModel(bytes: Uint8Array): OrgModel {
   const ham = u32();
   const calibration = { a: f32(), b: f32(), c: f32() };
   const n = u32();
-  const counts = new Map<number, [number, number]>();
-  const weights = new Map<number, number>();
+  const counts = new Map<number, FeatureEntry>();
   let last = 0;
   for (let i = 0; i < n; i++) {
     last += varint();
-    counts.set(last, [varint(), varint()]);
-    if (weighted) {
-      const w = f32();
-      if (w !== 0) weights.set(last, w);
-    }
+    const s = varint();
+    counts.set(last, [s, varint(), weighted ? f32() : 0]);
   }
   const r = u32();
   const recent: RecentExample[] = [];
@@ -112,5 +108,5 @@ export function decodeOrgModel(bytes: Uint8Array): OrgModel {
     recent.push({ key, g, nb, d, spam: s === 1 });
   }
   if (o !== b.length) throw new Error(`org model: ${b.length - o} bytes past the end`);
-  return { version, spam, ham, counts, weights, calibration, recent };
+  return { version, spam, ham, counts, calibration, recent };
 }

@@ -73,16 +73,17 @@ export interface RecentExample {
   spam: boolean;
 }
 
+/** One counted feature: examples labelled spam with it, labelled ham with it, and its weight in d(x). */
+export type FeatureEntry = [spam: number, ham: number, weight: number];
+
 export interface OrgModel {
   /** Feedback applied so far (each new label or relabel adds one). */
   version: number;
   /** Examples counted per class (current labels). */
   spam: number;
   ham: number;
-  /** Feature -> [examples labelled spam with it, labelled ham with it]. */
-  counts: Map<number, [number, number]>;
-  /** Feature -> its weight in d(x); only features in `counts`. */
-  weights: Map<number, number>;
+  /** Feature -> [examples labelled spam with it, labelled ham with it, its weight in d(x)] (one map: the writer decodes the model at every feedback). */
+  counts: Map<number, FeatureEntry>;
   calibration: { a: number; b: number; c: number };
   /** Oldest first, at most ORG_MODEL_LIMITS.recent. */
   recent: RecentExample[];
@@ -104,7 +105,7 @@ export interface LearnOutcome {
 }
 
 export function emptyOrgModel(settings: OrgModelSettings = ORG_MODEL_SETTINGS): OrgModel {
-  return { version: 0, spam: 0, ham: 0, counts: new Map(), weights: new Map(), calibration: { a: 1, b: settings.priorB, c: 0 }, recent: [] };
+  return { version: 0, spam: 0, ham: 0, counts: new Map(), calibration: { a: 1, b: settings.priorB, c: 0 }, recent: [] };
 }
 
 /** nb(x) for features `f` under the model's counts (0 when the org has labelled nothing of it). */
@@ -123,7 +124,7 @@ export function nbScore(model: OrgModel, f: ArrayLike<number>, settings: OrgMode
 /** d(x) for features `f`: the sum of their weights, scaled as nbScore scales (0 for features without one). */
 export function deltaScore(model: OrgModel, f: ArrayLike<number>, settings: OrgModelSettings = ORG_MODEL_SETTINGS): number {
   let sum = 0;
-  for (let i = 0; i < f.length; i++) sum += model.weights.get(f[i]!) ?? 0;
+  for (let i = 0; i < f.length; i++) sum += model.counts.get(f[i]!)?.[2] ?? 0;
   return sum / Math.sqrt(Math.max(f.length, settings.nbFloor));
 }
 
@@ -165,7 +166,11 @@ export function learnFeedback(model: OrgModel, ex: FeedbackExample, spam: boolea
   return { model, orgProbability, globalProbability };
 }
 
-/** Adds (`delta` 1) or removes (-1) one example's counts. */
+/**
+ * Adds (`delta` 1) or removes (-1) one example's counts. A removal is always followed by the
+ * addition of the same features (a relabel), so an entry is never left at zero counts and keeps
+ * its weight.
+ */
 function count(m: OrgModel, f: Int32Array, spam: boolean, delta: 1 | -1): void {
   if (spam) m.spam = Math.max(0, m.spam + delta);
   else m.ham = Math.max(0, m.ham + delta);
@@ -174,10 +179,9 @@ function count(m: OrgModel, f: Int32Array, spam: boolean, delta: 1 | -1): void {
     let c = m.counts.get(f[i]!);
     if (!c) {
       if (delta < 0) continue; // dropped as rare since
-      m.counts.set(f[i]!, (c = [0, 0]));
+      m.counts.set(f[i]!, (c = [0, 0, 0]));
     }
     c[k] = Math.max(0, c[k] + delta);
-    if (c[0] === 0 && c[1] === 0) m.counts.delete(f[i]!);
   }
 }
 
@@ -192,21 +196,16 @@ function stepWeights(m: OrgModel, f: Int32Array, err: number, settings: OrgModel
   const bound = deltaBound(settings);
   const g = err / Math.sqrt(Math.max(f.length, settings.nbFloor));
   for (let i = 0; i < f.length; i++) {
-    const w = m.weights.get(f[i]!) ?? 0;
-    const next = Math.fround(Math.min(bound, Math.max(-bound, w - rate * (g + decay * w))));
-    if (next === 0) m.weights.delete(f[i]!);
-    else m.weights.set(f[i]!, next);
+    const c = m.counts.get(f[i]!);
+    if (c) c[2] = Math.fround(Math.min(bound, Math.max(-bound, c[2] - rate * (g + decay * c[2]))));
   }
 }
 
-/** Keeps the 90% most frequent features (ties: the lower feature number), so the cap is not hit at every feedback; their weights go with them. */
+/** Keeps the 90% most frequent features (ties: the lower feature number), so the cap is not hit at every feedback; the weights of the others go with them. */
 function dropRarest(m: OrgModel): void {
   const keep = Math.floor(ORG_MODEL_LIMITS.features * 0.9);
   const order = [...m.counts].sort((x, y) => x[1][0] + x[1][1] - (y[1][0] + y[1][1]) || x[0] - y[0]);
-  for (let i = 0; i < order.length - keep; i++) {
-    m.counts.delete(order[i]![0]);
-    m.weights.delete(order[i]![0]);
-  }
+  for (let i = 0; i < order.length - keep; i++) m.counts.delete(order[i]![0]);
 }
 
 /**

@@ -23,7 +23,7 @@ export function compileOrgModel(model: OrgModel, settings: OrgModelSettings = OR
   const spamDen = Math.log(model.spam + 2 * alpha);
   const hamDen = Math.log(model.ham + 2 * alpha);
   const table = new FeatureTable(model.counts.size);
-  for (const [f, [s, h]] of model.counts) table.set(f, b * (Math.log(s + alpha) - spamDen - Math.log(h + alpha) + hamDen) + (model.weights.get(f) ?? 0));
+  for (const [f, [s, h, w]] of model.counts) table.set(f, b * (Math.log(s + alpha) - spamDen - Math.log(h + alpha) + hamDen) + w);
   return {
     version: model.version,
     probability(evidence) {

@@ -5,7 +5,8 @@ import type { FileSource } from "../../scripts/sources/manifest.js";
 
 describe("data-build command line", () => {
   it("reads --sources, --fetch and --fetch-mirror in both spellings", () => {
-    expect(parseArgs([])).toEqual({ ifMissing: false, check: false, fetch: false, force: false, snapshot: true });
+    expect(parseArgs([])).toEqual({ ifMissing: false, check: false, fetch: false, force: false, snapshot: true, logRecords: false });
+    expect(parseArgs(["--if-missing", "--log-records"])).toMatchObject({ ifMissing: true, logRecords: true });
     expect(parseArgs(["--force"])).toMatchObject({ force: true });
     expect(parseArgs(["--no-snapshot", "--sources", "d"])).toMatchObject({ snapshot: false, sourcesDir: "d" });
     expect(parseArgs(["--sources", "/srv/sources"])).toMatchObject({ sourcesDir: "/srv/sources", fetch: false });

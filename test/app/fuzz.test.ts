@@ -29,7 +29,7 @@ interface Operation {
 /** Every operation of the served document, with its example body when it has one. */
 async function operations(): Promise<Operation[]> {
   const doc = (await (await server.fetch(`${server.url}/openapi.json`)).json()) as {
-    paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { example?: unknown }> }; security?: Array<Record<string, unknown>> }>>;
+    paths: Record<string, Record<string, { tags?: string[]; requestBody?: { content?: Record<string, { example?: unknown }> }; security?: Array<Record<string, unknown>> }>>;
   };
   const out: Operation[] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
@@ -37,6 +37,8 @@ async function operations(): Promise<Operation[]> {
     if (path === "/openapi.json" || path === "/metrics") continue;
     for (const [method, op] of Object.entries(ops)) {
       if (!["get", "post", "put", "patch", "delete"].includes(method)) continue;
+      // Not the API: the beacon script, the icon and the pages (tag pages) answer no envelope.
+      if (op.tags?.includes("pages")) continue;
       const example = op.requestBody?.content?.["application/json"]?.example;
       out.push({ method: method.toUpperCase(), path, example, scheme: Object.keys(op.security?.[0] ?? {})[0] });
     }

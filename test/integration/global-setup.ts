@@ -17,9 +17,13 @@ declare module "vitest" {
   }
 }
 
-/** Built test datasets, one folder per hash of their inputs; the newest few are kept. */
+/**
+ * Built test datasets, one folder per hash of their inputs. The newest few are kept, and any used in
+ * the last few hours: runs in other checkouts sharing node_modules may still be reading one.
+ */
 const CACHE = join(REPO_ROOT, "node_modules/.cache/fraudscore-test-datasets");
 const KEEP = 3;
+const IN_USE_MS = 6 * 3_600_000;
 
 /**
  * What a build reads: the npm packages (the lock file names their versions), the snapshot and the
@@ -81,11 +85,15 @@ export async function cachedDataset(): Promise<string> {
   return dir;
 }
 
-/** Deletes all but the KEEP most recently used builds, and builds left half-done long ago. */
+/**
+ * Deletes builds beyond the KEEP most recently used that no run has used for IN_USE_MS, and builds
+ * left half-done long ago.
+ */
 function prune(keep: string): void {
   const entries = readdirSync(CACHE).map((name) => ({ path: join(CACHE, name), name, mtime: statSync(join(CACHE, name)).mtimeMs }));
   const builds = entries.filter((e) => !e.name.startsWith("building-")).sort((a, b) => b.mtime - a.mtime);
-  for (const old of builds.slice(KEEP)) if (old.path !== keep) rmSync(old.path, { recursive: true, force: true });
+  const stale = (e: { mtime: number }): boolean => Date.now() - e.mtime > IN_USE_MS;
+  for (const old of builds.slice(KEEP)) if (old.path !== keep && stale(old)) rmSync(old.path, { recursive: true, force: true });
   const hour = 3_600_000;
   for (const e of entries) if (e.name.startsWith("building-") && Date.now() - e.mtime > hour) rmSync(e.path, { recursive: true, force: true });
 }

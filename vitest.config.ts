@@ -12,6 +12,12 @@ import { scaled } from "./test/helpers/time.js";
 const execArgv = ["--import", fileURLToPath(new URL("./test/helpers/ts-register.mjs", import.meta.url))];
 /** Files in test/app/ that use no store (the scoring pool alone): run once, not again on PostgreSQL. */
 const STORE_FREE = ["test/app/content-batcher.test.ts", "test/app/pool.overload.test.ts"];
+/**
+ * The Next.js middleware's file builds its example app (`next build`, a minute or more) into the
+ * example's folder: once per run, not again on PostgreSQL (the service calls it makes are the
+ * Express and Fastify ones, which run on both stores).
+ */
+const NEXT_BUILD = "packages/next/test/**/*.test.ts";
 /** Integration files about the embedded LMDB store itself, or that run their own PostgreSQL. */
 /** The cluster's files (project "cluster"). */
 const CLUSTER = "test/integration/cluster*.test.ts";
@@ -127,7 +133,7 @@ export default defineConfig({
           // Each file starts its own app; the modules are loaded once per worker process.
           isolate: false,
           include: ["test/app/**/*.test.ts", "packages/*/test/**/*.test.ts"],
-          exclude: STORE_FREE,
+          exclude: [...STORE_FREE, NEXT_BUILD],
           globalSetup: ["test/integration/global-setup-pg.ts"],
           testTimeout: scaled(60_000),
           hookTimeout: scaled(180_000),

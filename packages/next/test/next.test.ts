@@ -1,0 +1,124 @@
+import { spawn } from "node:child_process";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ProtectOptions, Verdict } from "@fraudscore/client";
+import { clientAddress } from "../src/index.js";
+import { describeMiddleware, type RunningExample } from "../../../test/helpers/protect-suite.js";
+
+/**
+ * @fraudscore/next through examples/next-signup, a real Next.js app: built once (`next build`),
+ * then one `next start` per case, configured by the environment its route reads. The service is
+ * the in-process one of the shared suite; a small HTTP bridge gives it a socket the Next process
+ * can reach.
+ */
+const EXAMPLE = fileURLToPath(new URL("../../../examples/next-signup/", import.meta.url));
+const NEXT_BIN = createRequire(EXAMPLE).resolve("next/dist/bin/next");
+const NEXT_ENV = { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" };
+
+/** Runs the Next.js CLI in the example; resolves with its output, or rejects with it. */
+function runNext(args: string[], env: Record<string, string> = {}, onLine?: (line: string) => void): { done: Promise<string>; kill: () => void } {
+  const child = spawn(process.execPath, [NEXT_BIN, ...args], { cwd: EXAMPLE, env: { ...NEXT_ENV, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  let partial = "";
+  const take = (chunk: Buffer) => {
+    output += chunk.toString();
+    const lines = (partial + chunk.toString()).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) onLine?.(line);
+  };
+  child.stdout.on("data", take);
+  child.stderr.on("data", take);
+  const done = new Promise<string>((resolve, reject) => {
+    child.once("error", reject);
+    // "close": the output is all read.
+    child.once("close", (code, signal) =>
+      code === 0 || signal === "SIGTERM" ? resolve(output) : reject(new Error(`next ${args.join(" ")}: exit ${code ?? signal}\n${output}`)),
+    );
+  });
+  return { done, kill: () => child.kill("SIGTERM") };
+}
+
+/** A socket for a service reached through `fetch` (the suite's in-process one): forwards each request. */
+async function bridge(baseUrl: string, fetchImpl: typeof fetch): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const headers = Object.entries(req.headers).flatMap(([k, v]) => (typeof v === "string" ? [[k, v] as [string, string]] : []));
+      fetchImpl(new URL(req.url ?? "/", baseUrl).href, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
+        .then(async (answer) => {
+          res.writeHead(answer.status, Object.fromEntries(answer.headers));
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        })
+        .catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Starts the built example with these options as its environment (app/signup/route.ts reads them). */
+async function startNext(options: ProtectOptions, trustProxy: boolean | string): Promise<RunningExample> {
+  const { baseUrl, apiKey, fetch: fetchImpl, kind, mode, onError, timeoutMs, log, ...rest } = options;
+  if (Object.keys(rest).length > 0) throw new Error(`the example's environment has no setting for ${Object.keys(rest).join(", ")}`);
+  const service = fetchImpl ? await bridge(baseUrl, fetchImpl) : null;
+  // Next has no trusted-proxy setting: the suite's "loopback" (the test client is the proxy) is one hop.
+  const env = {
+    TRUST_PROXY: trustProxy === false ? "0" : "1",
+    FS_URL: service?.url ?? baseUrl,
+    FS_KEY: apiKey ?? "",
+    FS_KIND: kind ?? "",
+    FS_MODE: mode ?? "",
+    FS_ON_ERROR: onError ?? "",
+    FS_TIMEOUT_MS: String(timeoutMs ?? ""),
+  };
+  let ready!: (url: string) => void;
+  const started = new Promise<string>((resolve) => (ready = resolve));
+  const next = runNext(["start", "-p", "0", "-H", "127.0.0.1"], env, (line) => {
+    const url = /- Local:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
+    if (url) ready(url);
+    // The route's log lines (dry runs, failures); the verdict itself stays in the Next process.
+    if (line.startsWith("fraudscore")) log?.(line, undefined as unknown as Verdict);
+  });
+  const url = await Promise.race([started, next.done.then((out) => Promise.reject(new Error(`next start ended early\n${out}`)))]);
+  return {
+    url,
+    close: async () => {
+      next.kill();
+      await next.done;
+      await service?.close();
+    },
+  };
+}
+
+beforeAll(async () => {
+  await runNext(["build"]).done;
+});
+
+describeMiddleware("next", startNext);
+
+describe("clientAddress (trustProxy)", () => {
+  const headers = (h: Record<string, string>) => new Headers(h);
+  it("reads X-Forwarded-For only from as many proxies as trusted", () => {
+    const h = headers({ "x-forwarded-for": "198.51.100.7, 203.0.113.9, 10.0.0.2", "x-real-ip": "10.0.0.9" });
+    expect(clientAddress(h, false)).toBeUndefined();
+    expect(clientAddress(h, 0)).toBeUndefined();
+    expect(clientAddress(h, 1)).toBe("10.0.0.2");
+    expect(clientAddress(h, 2)).toBe("203.0.113.9");
+    expect(clientAddress(h, 9)).toBe("198.51.100.7");
+    expect(clientAddress(h, true)).toBe("198.51.100.7");
+  });
+  it("falls back to X-Real-IP, and sends nothing without either", () => {
+    expect(clientAddress(headers({ "x-real-ip": " 203.0.113.5 " }), 1)).toBe("203.0.113.5");
+    expect(clientAddress(headers({}), true)).toBeUndefined();
+  });
+});

@@ -17,7 +17,7 @@ const STORE_FREE = ["test/app/content-batcher.test.ts", "test/app/pool.overload.
  * example's folder: once per run, not again on PostgreSQL (the service calls it makes are the
  * Express and Fastify ones, which run on both stores).
  */
-const NEXT_BUILD = "packages/next/test/**/*.test.ts";
+const NEXT_BUILD = "packages/next/test/next.test.ts";
 /** Integration files about the embedded LMDB store itself, or that run their own PostgreSQL. */
 /** The cluster's files (project "cluster"). */
 const CLUSTER = "test/integration/cluster*.test.ts";

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { beforeAll } from "vitest";
 import type { ProtectOptions, Verdict } from "@fraudscore/client";
 import { describeMiddleware, type RunningExample } from "../../../test/helpers/protect-suite.js";
+import { scaled } from "../../../test/helpers/time.js";
 
 /**
  * @fraudscore/next through examples/next-signup, a real Next.js app: built once (`next build`),
@@ -81,26 +82,40 @@ async function startNext(options: ProtectOptions, trustProxy: boolean | string):
     FS_TIMEOUT_MS: String(timeoutMs ?? ""),
   };
   let ready!: (url: string) => void;
+  let local: string | undefined;
   const started = new Promise<string>((resolve) => (ready = resolve));
   const next = runNext(["start", "-p", "0", "-H", "127.0.0.1"], env, (line) => {
-    const url = /- Local:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
-    if (url) ready(url);
+    local ??= /- Local:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
+    if (local && line.includes("Ready in")) ready(local);
     // The route's log lines (dry runs, failures); the verdict itself stays in the Next process.
     if (line.startsWith("fraudscore")) log?.(line, undefined as unknown as Verdict);
   });
-  const url = await Promise.race([started, next.done.then((out) => Promise.reject(new Error(`next start ended early\n${out}`)))]);
-  return {
-    url,
-    close: async () => {
-      next.kill();
-      await next.done;
-      await service?.close();
-    },
-  };
+  try {
+    const url = await Promise.race([
+      started,
+      next.done.then((out) => Promise.reject(new Error(`next start ended early\n${out}`))),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("next start: not ready")), scaled(60_000)).unref()),
+    ]);
+    return {
+      url,
+      close: async () => {
+        next.kill();
+        await next.done;
+        await service?.close();
+      },
+    };
+  } catch (error) {
+    next.kill();
+    await next.done.catch(() => {});
+    await service?.close();
+    throw error;
+  }
 }
 
+// A production build: a minute or two of a loaded 2-core machine (`next dev` compiles the route
+// on its first request instead, about a minute at each start). The bound only stops a hang.
 beforeAll(async () => {
   await runNext(["build"]).done;
-});
+}, scaled(600_000));
 
 describeMiddleware("next", startNext);

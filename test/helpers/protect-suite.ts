@@ -14,9 +14,9 @@ export interface RunningExample {
 export type StartExample = (options: ProtectOptions, trustProxy: boolean | string) => Promise<RunningExample>;
 
 /**
- * The middleware contract every framework adapter passes (@fraudscore/express, @fraudscore/fastify),
- * each through its example app, against the real service (test/helpers/app.ts) with a test-mode
- * key and the documented magic inputs.
+ * The middleware contract every framework adapter passes (@fraudscore/express, @fraudscore/fastify,
+ * @fraudscore/next), each through its example app, against the real service (test/helpers/app.ts)
+ * with a test-mode key and the documented magic inputs.
  */
 export function describeMiddleware(framework: string, start: StartExample): void {
   let server!: TestApp;

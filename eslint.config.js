@@ -45,7 +45,19 @@ const LAYOUT_ZONES = [
 ];
 
 export default tseslint.config(
-  { ignores: ["dist/", "packages/*/dist/", "node_modules/", "data/", "bench/results/", "beacon/dist/", "coverage/", "examples/next-signup/.next/", "examples/next-signup/next-env.d.ts"] },
+  {
+    ignores: [
+      "dist/",
+      "packages/*/dist/",
+      "node_modules/",
+      "data/",
+      "bench/results/",
+      "beacon/dist/",
+      "coverage/",
+      "examples/next-signup/.next/",
+      "examples/next-signup/next-env.d.ts",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

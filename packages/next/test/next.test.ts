@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll } from "vitest";
 import type { ProtectOptions, Verdict } from "@fraudscore/client";
@@ -112,10 +114,25 @@ async function startNext(options: ProtectOptions, trustProxy: boolean | string):
   }
 }
 
+/** Whether the example's last build is newer than all it was built from (its files, the packages, Next). */
+function isBuildCurrent(): boolean {
+  const built = statSync(join(EXAMPLE, ".next", "BUILD_ID"), { throwIfNoEntry: false });
+  if (!built) return false;
+  const inputs = [
+    ...readdirSync(EXAMPLE, { recursive: true, encoding: "utf8" })
+      .filter((f) => !/^(\.next|node_modules)(\/|$)/.test(f))
+      .map((f) => join(EXAMPLE, f)),
+    ...["next", "client"].map((p) => fileURLToPath(new URL(`../../${p}/dist/index.js`, import.meta.url))),
+    createRequire(EXAMPLE).resolve("next/package.json"),
+  ];
+  return inputs.every((f) => statSync(f).mtimeMs < built.mtimeMs);
+}
+
 // A production build: a minute or two of a loaded 2-core machine (`next dev` compiles the route
-// on its first request instead, about a minute at each start). The bound only stops a hang.
+// on its first request instead, about a minute at each start), skipped when the last one is
+// current. The bound only stops a hang.
 beforeAll(async () => {
-  await runNext(["build"]).done;
+  if (!isBuildCurrent()) await runNext(["build"]).done;
 }, scaled(600_000));
 
 describeMiddleware("next", startNext);

@@ -1,3 +1,4 @@
+import * as uws from "uWebSockets.js";
 import { App, us_listen_socket_close, us_socket_local_port, type TemplatedApp } from "uWebSockets.js";
 import type { AppDeps } from "../http/deps.js";
 import { mountDashboard } from "../dashboard/index.js";
@@ -21,6 +22,7 @@ export type Listener = (deps: AppDeps, beaconAsset: BeaconAsset | null, port: nu
  * PORT). Several threads listen on one port (uWS sets SO_REUSEPORT on Linux).
  */
 export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null, port = deps.config.PORT): Promise<RunningServer> {
+  silenceVersionHeader();
   const app = App();
   mountApp(app, deps, beaconAsset);
   return new Promise((resolve, reject) => {
@@ -36,6 +38,16 @@ export function listen(deps: AppDeps, beaconAsset: BeaconAsset | null, port = de
       });
     });
   });
+}
+
+/**
+ * Stops uWS from adding `uWebSockets: 20` to every answer (it tells a scanner which server and
+ * major version answers, and is bytes on every response). uWebSockets.js has no App option for
+ * it: its undocumented `_cfg("silent")` sets the flag on this thread's event loop (one loop per
+ * thread, so each front thread calls it before creating its app). Untyped in uws-pack's .d.mts.
+ */
+function silenceVersionHeader(): void {
+  (uws as unknown as { _cfg(key: string): void })._cfg("silent");
 }
 
 /** Mounts the static files, the dashboard and the routing table on `app`. */

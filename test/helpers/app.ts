@@ -9,7 +9,7 @@ import { loadConfig, type Config } from "../../src/config/index.js";
 import { LocalQuotaCells } from "../../src/front/admission/cells.js";
 import { startFront, type RunningFront } from "../../src/front/front.js";
 import type { OpenApiDocument } from "../../src/http/openapi.js";
-import { mountApp, type Listener } from "../../src/front/server.js";
+import { listen, mountApp, type Listener } from "../../src/front/server.js";
 import { createLogger } from "../../src/shared/log.js";
 import { journalDirOf } from "../../src/store/charge-journal.js";
 import { bootstrap } from "../../src/store/front/bootstrap.js";
@@ -60,8 +60,10 @@ const BASE_URL = "http://fs.test";
 /**
  * Starts the app with the test defaults of helpers/server.ts (FS_TEST_CLOCK, one pool thread,
  * the run's shared dataset) and `env` on top; an empty value leaves a setting unset.
+ * `socket`: serve on the real uWS (a free port on 127.0.0.1; `url` and `fetch` go through it), for
+ * what uWS itself adds to an answer; `peer` and `chunkBytes` are then ignored.
  */
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, opts: { socket?: boolean } = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), "fs-app-"));
   symlinkSync(join(inject("datasetDataDir"), "datasets"), join(dataDir, "datasets"));
   const pgServer = inject("postgresUrl");
@@ -82,28 +84,35 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
   const config = loaded.config;
   if (config.FS_FRONT_THREADS !== 1) throw new Error("startApp runs one front thread; use helpers/server.ts for several");
 
-  let running = await boot(config);
+  let running = await boot(config, opts.socket === true);
   const demo = running.demo;
   if (!demo) throw new Error("startApp: the first start created no demo account");
-  let contract = await contractOf(running.fake);
+  const through = (input: string | URL, init?: AppRequestInit): Promise<Response> => {
+    if (running.port === null) return fetchThrough(running.fake, input, init);
+    const url = new URL(String(input), BASE_URL);
+    return fetch(`http://127.0.0.1:${running.port}${url.pathname}${url.search}`, init);
+  };
+  let contract = await contractOf(through);
 
   const app: TestApp = {
-    url: BASE_URL,
+    get url() {
+      return running.port === null ? BASE_URL : `http://127.0.0.1:${running.port}`;
+    },
     dataDir,
     demo,
     config,
     get contract() {
       return contract;
     },
-    fetch: (input, init) => fetchThrough(running.fake, input, init),
+    fetch: through,
     output: () => running.log.join(""),
     async stop() {
       await running.stop();
     },
     async restart() {
       if (!running.stopped) throw new Error("restart(): stop() the app first");
-      running = await boot(config);
-      contract = await contractOf(running.fake);
+      running = await boot(config, opts.socket === true);
+      contract = await contractOf(through);
     },
     cleanup() {
       rmSync(dataDir, { recursive: true, force: true });
@@ -120,10 +129,10 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
  * Starts one app for the test file (beforeAll) and stops it afterwards (afterAll).
  * @example let app!: TestApp; useApp((a) => (app = a));
  */
-export function useApp(onStarted: (app: TestApp) => void, env?: Record<string, string>): void {
+export function useApp(onStarted: (app: TestApp) => void, env?: Record<string, string>, opts?: { socket?: boolean }): void {
   let started: TestApp | undefined;
   beforeAll(async () => {
-    started = await startApp(env);
+    started = await startApp(env, opts);
     onStarted(started);
   });
   afterAll(async () => {
@@ -135,6 +144,8 @@ export function useApp(onStarted: (app: TestApp) => void, env?: Record<string, s
 
 interface Running {
   fake: FakeUwsApp;
+  /** The real socket's port, or null when served through `fake`. */
+  port: number | null;
   front: RunningFront;
   demo: DemoAccount | null;
   log: string[];
@@ -143,7 +154,7 @@ interface Running {
 }
 
 /** main.ts's start for one front thread: the store writer, the first-start bootstrap and secrets, the front. */
-async function boot(config: Config): Promise<Running> {
+async function boot(config: Config, socket: boolean): Promise<Running> {
   const log: string[] = [];
   const endCapture = captureLogs(log);
   const stateDir = stateDirOf(config.DATA_DIR);
@@ -163,10 +174,12 @@ async function boot(config: Config): Promise<Running> {
     return ack.value;
   };
   const fake = new FakeUwsApp();
-  const listener: Listener = async (deps, asset) => {
-    mountApp(fake.app, deps, asset);
-    return { port: 0, close: () => {}, closeAll: () => {} };
-  };
+  const listener: Listener = socket
+    ? listen
+    : async (deps, asset) => {
+        mountApp(fake.app, deps, asset);
+        return { port: 0, close: () => {}, closeAll: () => {} };
+      };
   const front = await startFront(
     {
       config,
@@ -191,6 +204,7 @@ async function boot(config: Config): Promise<Running> {
   const first = booted.firstStart;
   const running: Running = {
     fake,
+    port: socket ? front.port : null,
     front,
     demo: first && { orgId: first.orgId, projectId: first.projectId, secretKey: first.secretKey, publishableKey: first.publishableKey },
     log,
@@ -207,8 +221,8 @@ async function boot(config: Config): Promise<Running> {
   return running;
 }
 
-async function contractOf(fake: FakeUwsApp): Promise<OpenApiContract> {
-  const res = await fetchThrough(fake, `${BASE_URL}/openapi.json`);
+async function contractOf(through: (input: string) => Promise<Response>): Promise<OpenApiContract> {
+  const res = await through(`${BASE_URL}/openapi.json`);
   if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
   return new OpenApiContract((await res.json()) as OpenApiDocument);
 }

@@ -1,0 +1,420 @@
+/**
+ * Docs that run: every request/answer example of README.md and docs/api.md sits in a generated block,
+ *
+ *   <!-- example: name -->
+ *   ...the requests (curl) and the answer (JSON), written by this module...
+ *   <!-- /example -->
+ *
+ * and `renderDocs` makes each of them again against a fresh server: it creates what the example
+ * needs by real calls, sends the example's requests, and writes the service's answers into the
+ * blocks. Values that change from run to run (ids, keys, request ids, timings, timestamps) are
+ * replaced by placeholders (`normalise`); everything else is the service's answer.
+ *
+ * Run by test/integration/docs.examples.test.ts on the real server (started as every integration
+ * test starts one): it fails when a block differs from what the service answers, and
+ * `npm run docs:examples` runs it in write mode (FS_DOCS_EXAMPLES=write) to regenerate the blocks.
+ * Prose outside the blocks is hand-written.
+ */
+import { request as httpRequest } from "node:http";
+
+/** The server the examples run against. */
+export interface DocsServer {
+  url: string;
+  adminToken: string;
+}
+
+/** A file with example blocks, relative to the repository root. */
+export const DOC_FILES = ["README.md", "docs/api.md"] as const;
+
+/** The host the examples show: `npm start`'s. */
+const SHOWN_BASE = "http://127.0.0.1:8080";
+/** What curl sends unless told otherwise. */
+const CURL_DEFAULTS: Record<string, string> = { "user-agent": "curl/8.14.1", accept: "*/*" };
+const BROWSER_UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+const GOOGLEBOT_UA = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+interface Call {
+  method: "GET" | "POST" | "PUT";
+  path: string;
+  /** Bearer credential, by its shell variable's name (`KEY`, `PUB`, `ADMIN`). */
+  auth?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Sent, never shown: the test clock (epoch ms) that pins `now` for a call whose answer depends on it. */
+  hiddenHeaders?: Record<string, string>;
+}
+
+interface Answer {
+  status: number;
+  // Envelopes are the service's, read as JSON.
+  body: any;
+}
+
+/** Runs the calls of the examples, records what each block shows, and names values by shell variable. */
+class Session {
+  /** Real value -> its shell variable's name, for the requests shown. */
+  private readonly vars = new Map<string, string>();
+  private readonly credentials = new Map<string, string>();
+
+  constructor(private readonly server: DocsServer) {
+    this.credentials.set("ADMIN", server.adminToken);
+  }
+
+  /** Names `value` `$name` in the requests shown (and, for credentials, sends it as `auth: name`). */
+  define(name: string, value: string, credential = false): void {
+    this.vars.set(value, name);
+    if (credential) this.credentials.set(name, value);
+  }
+
+  /** Sends one call as curl would (no headers but curl's own and the call's) and parses the envelope. */
+  async send(call: Call): Promise<Answer> {
+    const headers: Record<string, string> = { ...CURL_DEFAULTS, ...lower(call.headers), ...lower(call.hiddenHeaders) };
+    if (call.auth) headers.authorization = `Bearer ${this.credential(call.auth)}`;
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    if (body !== undefined) {
+      headers["content-type"] = "application/json";
+      headers["content-length"] = String(Buffer.byteLength(body));
+    }
+    const { status, text } = await rawRequest(this.server.url + call.path, call.method, headers, body);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Error(`${call.method} ${call.path}: non-JSON answer ${status}: ${text.slice(0, 200)}`);
+    }
+    return { status, body: parsed };
+  }
+
+  /** Sends `call`, requiring `status`; returns `data`. */
+  async data(call: Call, status = 200): Promise<any> {
+    const a = await this.send(call);
+    if (a.status !== status) throw new Error(`${call.method} ${call.path}: expected ${status}, got ${a.status}: ${JSON.stringify(a.body)}`);
+    return a.body.data;
+  }
+
+  /** The call as a curl command, with the defined values as shell variables. */
+  curl(call: Call): string {
+    const parts = ["curl -s"];
+    if (call.method !== "GET" && !(call.method === "POST" && call.body !== undefined)) parts.push(`-X ${call.method}`);
+    if (call.auth) parts.push(`-H "Authorization: Bearer $${call.auth}"`);
+    for (const [k, v] of Object.entries(call.headers ?? {})) parts.push(`-H '${this.shell(`${k}: ${v}`)}'`);
+    if (call.body !== undefined) parts.push(`-H 'Content-Type: application/json'`);
+    parts.push(`"${SHOWN_BASE}${this.vared(call.path)}"`);
+    let line = parts.join(" ");
+    if (call.body !== undefined) line += ` -d '${this.shell(formatJson(call.body, 0, 40))}'`;
+    return line;
+  }
+
+  private credential(name: string): string {
+    const v = this.credentials.get(name);
+    if (v === undefined) throw new Error(`no credential ${name}`);
+    return v;
+  }
+
+  /** Inside double quotes: values as `$NAME`. */
+  private vared(s: string): string {
+    for (const [value, name] of this.byLength()) s = s.split(value).join(`$${name}`);
+    return s;
+  }
+
+  /** Longest values first, so that a value containing another (a token names its session) is named whole. */
+  private byLength(): Array<[string, string]> {
+    return [...this.vars].sort((a, b) => b[0].length - a[0].length);
+  }
+
+  /** Inside single quotes: a value leaves the quotes for its variable (`'…"'$SESSION'"…'`). */
+  private shell(s: string): string {
+    for (const [value, name] of this.byLength()) s = s.split(value).join(`'$${name}'`);
+    return s;
+  }
+}
+
+function lower(h: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(h ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+function rawRequest(url: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** Placeholders for values that differ from run to run, by key: what `normalise` writes. */
+const VOLATILE_KEYS: Record<string, string> = {
+  request_id: "req_…",
+  processing_time_ms: "<ms>",
+  first_seen: "<epoch ms>",
+  last_seen: "<epoch ms>",
+  expires_at: "<epoch ms>",
+  age_seconds: "<s>",
+  created_at: "<time>",
+  built_at: "<time>",
+  period: "<YYYYMM>",
+  period_end: "<time>",
+  token: "<token>",
+  rss_bytes: "<bytes>",
+};
+
+/** Id-like strings (by their prefix) and timestamps inside other values. */
+const VOLATILE_PATTERNS: Array<[RegExp, string]> = [
+  [/\borg_[0-9A-Za-z]{16}\b/g, "org_…"],
+  [/\bprj_[0-9A-Za-z]{16}\b/g, "prj_…"],
+  [/\bobs_[0-9A-Za-z]+\b/g, "obs_…"],
+  [/\bs_[0-9A-Za-z]{22}\b/g, "s_…"],
+  [/\bkey_[0-9A-Za-z]+\b/g, "key_…"],
+  [/\bfs_(pub_)?(live|test)_[0-9A-Za-z_-]+/g, "fs_$1$2_…"],
+  [/\bip-\d{8}T\d{6}Z-[0-9a-f]{8}\b/g, "ip-<build>"],
+  [/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b/g, "<time>"],
+];
+
+/**
+ * The answer with every run-dependent value replaced by a placeholder: ids and keys keep their
+ * prefix (`org_…`), timings and timestamps become `<ms>`, `<time>`, `<epoch ms>`. Source dates
+ * (`data_date`, coverage's family dates) are the dataset's inputs' and stay.
+ */
+export function normalise(value: unknown, key = ""): unknown {
+  if (key === "data_date") return value;
+  if (key in VOLATILE_KEYS && value !== null && !(key === "period" && typeof value !== "string")) return VOLATILE_KEYS[key];
+  if (typeof value === "string") return VOLATILE_PATTERNS.reduce((s, [re, to]) => s.replace(re, to), value);
+  if (Array.isArray(value)) return value.map((v) => normalise(v));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalise(v, k)]));
+  return value;
+}
+
+/**
+ * JSON laid out for reading: a value that fits on its line (`width` columns) stays on one line,
+ * others open one line per member, indented by two. Always valid JSON.
+ * @param indent the line's indentation; `used`: columns already taken on the first line.
+ */
+export function formatJson(value: unknown, indent = 0, used = indent, width = 110): string {
+  const flat = flatJson(value);
+  if (used + flat.length <= width || value === null || typeof value !== "object") return flat;
+  const pad = " ".repeat(indent + 2);
+  const end = `\n${" ".repeat(indent)}`;
+  if (Array.isArray(value)) return `[\n${value.map((v) => pad + formatJson(v, indent + 2, indent + 2, width)).join(",\n")}${end}]`;
+  const members = Object.entries(value).map(([k, v]) => `${pad}${JSON.stringify(k)}: ${formatJson(v, indent + 2, indent + k.length + 6, width)}`);
+  return `{\n${members.join(",\n")}${end}}`;
+}
+
+/** JSON on one line, with a space after each comma and colon and inside braces. */
+function flatJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(flatJson).join(", ")}]`;
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  const members = Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${flatJson(v)}`);
+  return members.length ? `{ ${members.join(", ")} }` : "{}";
+}
+
+/** One block: the requests shown, then the answers shown. */
+interface Shown {
+  calls: Call[];
+  answers: unknown[];
+}
+
+function block(s: Session, shown: Shown): string {
+  const parts: string[] = [];
+  if (shown.calls.length) parts.push(["```sh", ...shown.calls.map((c) => s.curl(c)), "```"].join("\n"));
+  for (const a of shown.answers) parts.push(["```json", formatJson(normalise(a)), "```"].join("\n"));
+  return parts.join("\n\n");
+}
+
+/** Sends `call` and shows it with its whole envelope. */
+async function envelope(s: Session, call: Call, status = 200): Promise<Shown> {
+  const a = await s.send(call);
+  if (a.status !== status) throw new Error(`${call.method} ${call.path}: expected ${status}, got ${a.status}: ${JSON.stringify(a.body)}`);
+  return { calls: [call], answers: [a.body] };
+}
+
+/** Sends `call` and shows its `data`. */
+async function dataOf(s: Session, call: Call, status = 200): Promise<Shown> {
+  return { calls: [call], answers: [await s.data(call, status)] };
+}
+
+/** Answer only, no request shown (the reference's field listings). */
+async function answerOnly(shown: Promise<Shown>): Promise<Shown> {
+  return { calls: [], answers: (await shown).answers };
+}
+
+const SPAM_MESSAGE = "We can increase your website traffic and Google ranking with our SEO services. Reply to get a free quote today!";
+const PRIZE_TEXT = "Congratulations!!! You have WON $5,000,000 in our lottery. Claim your prize now at http://bit.ly/claim-now before it expires.";
+const BENIGN_MESSAGE = "Hello, my order 20931 from last week has not arrived yet. Could you tell me when it will ship? Thanks, Maria";
+
+/** A contact form's check, sent at `now` (the test clock) and loaded `loadedAgoMs` before. */
+function contactCheck(now: number, loadedAgoMs: number, message: string, metadata: Record<string, string>): Call {
+  return {
+    method: "POST",
+    path: "/v1/check",
+    auth: "KEY",
+    hiddenHeaders: { "x-fs-test-now": String(now) },
+    body: { form_id: "contact", form_data: { message }, metadata: { ...metadata, form_loaded_at: now - loadedAgoMs } },
+  };
+}
+
+/**
+ * The examples, in the order they run (later ones may count on earlier ones: the usage example
+ * counts every credit charged before it). Names are the blocks' names.
+ */
+async function runExamples(s: Session): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const add = (name: string, shown: Shown): void => void out.set(name, block(s, shown));
+
+  // What each example needs, by real calls: an org with a secret key (sessions scope) and a project with a publishable key.
+  const org = await s.data({ method: "POST", path: "/v1/admin/orgs", auth: "ADMIN", body: { name: "Docs", plan: "free" } }, 201);
+  s.define("ORG", org.id);
+  const key = await s.data({ method: "POST", path: `/v1/admin/orgs/${org.id}/keys`, auth: "ADMIN", body: { type: "secret", scopes: ["sessions"] } }, 201);
+  s.define("KEY", key.key, true);
+  const project = await s.data({ method: "POST", path: `/v1/admin/orgs/${org.id}/projects`, auth: "ADMIN", body: { name: "site" } }, 201);
+  s.define("PROJECT", project.id);
+  const pub = await s.data(
+    { method: "POST", path: `/v1/admin/orgs/${org.id}/keys`, auth: "ADMIN", body: { type: "publishable", project_id: project.id } },
+    201,
+  );
+  s.define("PUB", pub.key, true);
+
+  const ip = await envelope(s, { method: "GET", path: "/v1/ip/52.95.110.1?include=region,company", auth: "KEY" });
+  add("readme-ip", ip);
+  const ipAnswer = ip.answers[0] as { data: unknown; metadata: unknown };
+  add("api-ip-record", { calls: [], answers: [ipAnswer.data] });
+  add("api-ip-metadata", { calls: [], answers: [{ metadata: ipAnswer.metadata }] });
+  add(
+    "api-ip-batch",
+    await answerOnly(dataOf(s, { method: "POST", path: "/v1/ip/batch", auth: "KEY", body: { ips: ["8.8.8.8", "10.0.0.1"], include: ["company"] } })),
+  );
+  add("api-org", await answerOnly(dataOf(s, { method: "GET", path: "/v1/orgs/me", auth: "KEY" })));
+  add("api-readyz", await answerOnly(dataOf(s, { method: "GET", path: "/readyz", auth: "ADMIN" })));
+  const invalid = await s.send({ method: "POST", path: "/v1/admin/orgs", auth: "ADMIN", body: { name: 1, plan: "gold" } });
+  add("api-validation-error", { calls: [], answers: [invalid.body.error] });
+
+  // The check's clock is pinned (test clock header, not shown) so that "0.8 s after load" reads the same every run.
+  const now = Date.now();
+  s.define("LOADED", String(now - 800));
+  const spamCheck = contactCheck(now, 800, SPAM_MESSAGE, {
+    email: "seo.expert@mailinator.com",
+    ip: "52.95.110.1",
+    user_agent: "python-requests/2.31",
+    honeypot_field: "http://x",
+  });
+  const spam = await envelope(s, spamCheck);
+  const spamAnswer = spam.answers[0] as { data: unknown; metadata: { request_id: string } };
+  add("readme-check-spam", { calls: [spamCheck], answers: [spamAnswer.data] });
+  s.define("LOADED", String(now - 45_000));
+  const benign = await dataOf(
+    s,
+    contactCheck(now, 45_000, BENIGN_MESSAGE, { email: "maria.b@gmail.com", ip: "73.15.20.30", user_agent: BROWSER_UA, honeypot_field: "" }),
+  );
+  add("readme-check-benign", benign);
+  add("api-check", { calls: [], answers: benign.answers });
+
+  add("readme-email", await dataOf(s, { method: "POST", path: "/v1/email", auth: "KEY", body: { email: "info@gmsil.com" } }));
+  add("api-email", await answerOnly(dataOf(s, { method: "POST", path: "/v1/email", auth: "KEY", body: { email: "J.Ane+shop@GoogleMail.com" } })));
+  add("api-content", await answerOnly(dataOf(s, { method: "POST", path: "/v1/content", auth: "KEY", body: { text: PRIZE_TEXT } })));
+
+  // A browser session as the beacon script opens it (handshake, then a page view), and a hit that claims to be Googlebot.
+  const hs = await s.data({ method: "POST", path: "/v1/handshake", auth: "PUB", headers: { "User-Agent": BROWSER_UA }, body: {} });
+  s.define("SESSION", hs.session_id);
+  s.define("TOKEN", hs.token);
+  const handshake: Call = { method: "POST", path: "/v1/handshake", auth: "PUB", headers: { "User-Agent": BROWSER_UA }, body: {} };
+  const pageView: Call = {
+    method: "POST",
+    path: "/v1/collect",
+    auth: "PUB",
+    headers: { "User-Agent": BROWSER_UA },
+    body: { token: hs.token, session_id: hs.session_id, action: "signup", page: "/signup" },
+  };
+  const collected = await s.data(pageView);
+  const spoofed: Call = {
+    method: "POST",
+    path: "/v1/collect",
+    auth: "PUB",
+    headers: { "User-Agent": GOOGLEBOT_UA },
+    body: { action: "pageview", page: "/pricing" },
+  };
+  await s.data(spoofed);
+  add("readme-beacon", { calls: [handshake, pageView], answers: [hs, collected] });
+  add("readme-googlebot", { calls: [spoofed], answers: [] });
+  const observations = await dataOf(s, { method: "GET", path: `/v1/projects/${project.id}/observations?limit=2`, auth: "KEY" });
+  add("readme-observations", observations);
+  add("api-observation", { calls: [], answers: [(observations.answers[0] as { items: unknown[] }).items[0]] });
+
+  // Two accounts signing up from the one browser session: the second is the example.
+  const signup = (user: string, email: string): Call => ({
+    method: "POST",
+    path: "/v1/sessions/resolve",
+    auth: "KEY",
+    body: { external_user_id: user, observation_type: "auth.signup", session_id: hs.session_id, fingerprint: "3fa9c2d1e07b44", ip: "73.15.20.30", email },
+  });
+  const first = signup("user-1842", "maria.b@gmail.com");
+  await s.data(first);
+  const second = signup("user-1843", "m.b.2026@gmail.com");
+  const resolved = await s.data(second);
+  add("readme-resolve", { calls: [first, second], answers: [resolved] });
+  add("api-resolve", { calls: [], answers: [resolved] });
+  // The pre-flight of a third signup from that session, with a disposable address.
+  const preflight = await s.data({
+    method: "POST",
+    path: "/v1/auth/check",
+    auth: "KEY",
+    body: { observation_type: "auth.signup", session_id: hs.session_id, ip: "73.15.20.30", user_agent: BROWSER_UA, email: "maria.b@mailinator.com" },
+  });
+  add("api-auth-check", { calls: [], answers: [preflight] });
+  // The deep analysis of a form sent from that browser session.
+  const deep = await s.send({
+    method: "POST",
+    path: "/v1/check/deep",
+    auth: "KEY",
+    body: {
+      form_id: "contact",
+      form_data: { message: BENIGN_MESSAGE },
+      metadata: { email: "maria.b@gmail.com", ip: "73.15.20.30", user_agent: BROWSER_UA },
+      session_id: hs.session_id,
+    },
+  });
+  if (deep.status !== 200) throw new Error(`POST /v1/check/deep: ${deep.status} ${JSON.stringify(deep.body)}`);
+  add("api-check-deep", { calls: [], answers: [deep.body.data, { metadata: { deep: deep.body.metadata.deep, credits: deep.body.metadata.credits } }] });
+
+  add("readme-usage", await envelope(s, { method: "GET", path: `/v1/orgs/${org.id}/usage`, auth: "KEY" }));
+  add("api-usage", await answerOnly(dataOf(s, { method: "GET", path: `/v1/orgs/${org.id}/usage`, auth: "KEY" })));
+  // Last: feedback teaches the org's model, which would move the checks above.
+  const feedback = await s.data({ method: "POST", path: "/v1/feedback", auth: "KEY", body: { label: "spam", request_id: spamAnswer.metadata.request_id } });
+  add("api-feedback", { calls: [], answers: [feedback] });
+  const policy = await dataOf(s, {
+    method: "PUT",
+    path: `/v1/projects/${project.id}/bot-policy`,
+    auth: "KEY",
+    body: { bots: { gptbot: "block", uptimerobot: "allow" }, kinds: { ai_search: "allow", seo: "block" }, spoofed: "block", allow_unverified: false },
+  });
+  add("api-bot-policy", policy);
+  return out;
+}
+
+/** A block, at any indentation (inside a list item): its lines are written at the same indentation. */
+const BLOCK = /^( *)<!-- example: ([a-z0-9-]+) -->\n[\s\S]*?^\1<!-- \/example -->/gm;
+
+/**
+ * Makes every example against `server` and returns each file's text with its blocks rewritten.
+ * Throws on a block no example fills, and on an example no block shows.
+ */
+export async function renderDocs(server: DocsServer, files: Record<string, string>): Promise<Record<string, string>> {
+  const rendered = await runExamples(new Session(server));
+  const used = new Set<string>();
+  const out: Record<string, string> = {};
+  for (const [file, text] of Object.entries(files)) {
+    out[file] = text.replace(BLOCK, (_whole, indent: string, name: string) => {
+      const body = rendered.get(name);
+      if (body === undefined) throw new Error(`${file}: no example named ${name}`);
+      if (used.has(name)) throw new Error(`${file}: example ${name} shown twice`);
+      used.add(name);
+      const lines = [`<!-- example: ${name} -->`, ...body.split("\n"), "<!-- /example -->"];
+      return lines.map((l) => (l ? indent + l : l)).join("\n");
+    });
+  }
+  const unused = [...rendered.keys()].filter((n) => !used.has(n));
+  if (unused.length) throw new Error(`examples shown in no file: ${unused.join(", ")}`);
+  return out;
+}

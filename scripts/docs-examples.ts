@@ -338,7 +338,7 @@ async function runExamples(s: Session): Promise<Map<string, string>> {
   await s.data(spoofed);
   add("readme-beacon", { calls: [handshake, pageView], answers: [hs, collected] });
   add("readme-googlebot", { calls: [spoofed], answers: [] });
-  const observations = await dataOf(s, { method: "GET", path: `/v1/projects/${project.id}/observations?limit=2`, auth: "KEY" });
+  const observations = await dataOf(s, { method: "GET", path: `/v1/projects/${project.id}/observations?limit=10`, auth: "KEY" });
   add("readme-observations", observations);
   add("api-observation", { calls: [], answers: [(observations.answers[0] as { items: unknown[] }).items[0]] });
 

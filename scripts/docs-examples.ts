@@ -11,11 +11,20 @@
  * replaced by placeholders (`normalise`); everything else is the service's answer.
  *
  * Run by test/integration/docs.examples.test.ts on the real server (started as every integration
- * test starts one): it fails when a block differs from what the service answers, and
- * `npm run docs:examples` runs it in write mode (FS_DOCS_EXAMPLES=write) to regenerate the blocks.
+ * test starts one, with the run's dataset build): it fails when a block differs from what the
+ * service answers. From the command line (after `npm run build`), that test is run:
+ *
+ *   npm run docs:examples                  # rewrite the blocks (FS_DOCS_EXAMPLES=write)
+ *   node dist/scripts/docs-examples.js --check   # compare only, as `npm test` does
+ *
  * Prose outside the blocks is hand-written.
  */
+import { spawnSync } from "node:child_process";
 import { request as httpRequest } from "node:http";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { REPO_ROOT } from "../src/config/index.js";
 
 /** The server the examples run against. */
 export interface DocsServer {
@@ -418,3 +427,22 @@ export async function renderDocs(server: DocsServer, files: Record<string, strin
   if (unused.length) throw new Error(`examples shown in no file: ${unused.join(", ")}`);
   return out;
 }
+
+const USAGE = "usage: node dist/scripts/docs-examples.js [--check]";
+
+/** Runs the docs test (integration project): in write mode unless `--check`. */
+function main(argv: string[]): number {
+  let check: boolean;
+  try {
+    check = parseArgs({ args: argv, strict: true, options: { check: { type: "boolean", default: false } } }).values.check;
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const env = { ...process.env, FS_DOCS_EXAMPLES: check ? "check" : "write" };
+  const vitest = join(REPO_ROOT, "node_modules", ".bin", "vitest");
+  const run = spawnSync(vitest, ["run", "--project", "integration", "test/integration/docs.examples.test.ts"], { cwd: REPO_ROOT, env, stdio: "inherit" });
+  return run.status ?? 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exit(main(process.argv.slice(2)));

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { OverageReporter } from "./front/billing/overage-reporter.js";
 import { ensureChallengeSecret } from "./front/challenge/index.js";
-import { loadConfigFromProcess, redactConfig } from "./config/index.js";
+import { loadConfigFromProcess, redactConfig, webhookSettingsOf } from "./config/index.js";
 import { ClaimTable } from "./front/admission/claims.js";
 import { LocalQuotaCells, SharedQuotaCells } from "./front/admission/cells.js";
 import { startFront } from "./front/front.js";
@@ -65,6 +65,7 @@ async function main(): Promise<void> {
     logLevel: config.FS_LOG_LEVEL,
     logFormat: config.FS_LOG_FORMAT,
     postgres: pg,
+    webhooks: webhookSettingsOf(config),
     frontThreads: threads,
   }).catch((err: unknown) => {
     // A node needs its database to start (migrations, replay): say which and why, once.

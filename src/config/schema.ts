@@ -228,6 +228,34 @@ export const envSchema = z.object({
   STRIPE_TIMEOUT_MS: positiveInt.max(120_000).default(10_000),
   /** How often overage is reported to Stripe's meter, in milliseconds. */
   FS_OVERAGE_REPORT_MS: positiveInt.max(86_400_000).default(60_000),
+  /** Outbound webhooks (docs/integrations.md): deliveries in flight at once over all endpoints. Example: 8. */
+  FS_WEBHOOK_CONCURRENCY: positiveInt.max(256).default(8),
+  /** Milliseconds one webhook attempt may take before it counts as failed (and is retried). Example: 10000. */
+  FS_WEBHOOK_TIMEOUT_MS: positiveInt.max(120_000).default(10_000),
+  /** Waits before the 1st, 2nd... retry of a webhook, in milliseconds, comma-separated; the last repeats. */
+  FS_WEBHOOK_BACKOFF_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, "comma-separated milliseconds, e.g. 5000,30000")
+    .default("5000,30000,120000,600000,3600000")
+    .transform((v) => v.split(",").map(Number)),
+  /** Hours a webhook is retried before it is marked failed and dropped. Example: 24. */
+  FS_WEBHOOK_RETRY_HOURS: positiveInt.max(720).default(24),
+  /** Webhook entries waiting per org (over its endpoints); events past it are dropped and logged. Example: 1000. */
+  FS_WEBHOOK_OUTBOX_MAX: positiveInt.max(1_000_000).default(1_000),
+  /** Delivery attempts kept in each webhook endpoint's log. Example: 100. */
+  FS_WEBHOOK_LOG_MAX: positiveInt.max(10_000).default(100),
+  /** Webhook endpoints per org. Example: 10. */
+  FS_WEBHOOK_ENDPOINTS_MAX: positiveInt.max(1_000).default(10),
+  /** Milliseconds between the deliverer's looks for due webhooks (retries, other nodes' events). Example: 1000. */
+  FS_WEBHOOK_POLL_MS: positiveInt.max(60_000).default(1_000),
+  /**
+   * Accept `http://` webhook URLs (default: https only). For a receiver on the same host or a
+   * private network; never send webhooks in clear over the internet. Example: true.
+   */
+  FS_WEBHOOK_ALLOW_HTTP: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
   /** Public base URL of the service, for default checkout/portal return URLs. Example: https://fs.example.com. */
   FS_PUBLIC_URL: z.string().url().optional(),
   /** Log level: error, warn, info or debug. */

@@ -26,6 +26,7 @@ export const TAGS: Record<ApiTag, string> = {
   usage: "Credits used and the quota.",
   billing: "Stripe Checkout, the billing portal and Stripe's webhook.",
   admin: "Operator endpoints (admin token): orgs, projects, keys, usage corrections, datasets.",
+  webhooks: "An org's outbound webhook endpoints (Standard Webhooks) and their delivery logs: with the org's secret key, or the admin token under /v1/admin.",
   health: "Liveness and readiness probes.",
   announced: "Endpoints announced and not live yet: each answers 501 NOT_IMPLEMENTED.",
   meta: "This document.",

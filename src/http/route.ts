@@ -135,7 +135,7 @@ export interface Route<B = unknown, P extends InputShape = any, Q extends InputS
 }
 
 /** Tags that group the operations of GET /openapi.json; described in src/http/openapi.ts. */
-export type ApiTag = "ip" | "scoring" | "sessions" | "beacon" | "projects" | "usage" | "billing" | "admin" | "health" | "announced" | "meta" | "pages";
+export type ApiTag = "ip" | "scoring" | "sessions" | "beacon" | "projects" | "usage" | "billing" | "admin" | "webhooks" | "health" | "announced" | "meta" | "pages";
 
 /**
  * What the OpenAPI document says about one route, kept on the route itself so its contract lives

@@ -10,7 +10,7 @@ import type { PgSettings } from "./pg/cluster.js";
 import type { Plan } from "../shared/plans.js";
 import type {
   BillingEvent, BillingOutcome, ChargeRecord, CheckHistorySetting, DemoInfo, FeedbackLabel, KeyRecord, OrgLearningRecord, MeterOutcome, MeterRequest, ObservationPage, OrgRecord, OverageClaim,
-  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, SessionRecord, StoredAnswer, UsageDay, UsageStanding,
+  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, SessionRecord, StoredAnswer, UsageDay, UsageStanding, WebhookAttempt, WebhookEndpointRecord, WebhookEventType,
 } from "./records.js";
 
 export const PROTOCOL_VERSION = 2;
@@ -104,6 +104,16 @@ export interface StoreOps {
   "key.roll": { req: { keyId: string; key: KeyRecord; oldExpiresAt: number; nowMs: number }; ack: { key: KeyRecord; old: KeyRecord } };
   /** A call with the key at `atMs` (last_used_at only moves forward; an unknown key is ignored). */
   "key.used": { req: { keyId: string; atMs: number }; ack: {} };
+  /** Outbound webhooks (writer/webhooks.ts): an org's endpoints; NOT_FOUND for another org's or a missing one. */
+  "webhook.create": { req: { endpoint: WebhookEndpointRecord }; ack: { endpoint: WebhookEndpointRecord } };
+  "webhook.list": { req: { orgId: string }; ack: { endpoints: WebhookEndpointRecord[] } };
+  "webhook.get": { req: { orgId: string; id: string }; ack: { endpoint: WebhookEndpointRecord } };
+  "webhook.update": { req: { orgId: string; id: string; patch: { url?: string; events?: WebhookEventType[]; enabled?: boolean }; nowMs: number }; ack: { endpoint: WebhookEndpointRecord } };
+  "webhook.delete": { req: { orgId: string; id: string }; ack: { endpoint: WebhookEndpointRecord } };
+  /** A new secret; the old one keeps signing alongside until `oldExpiresAt` (epoch ms). */
+  "webhook.roll": { req: { orgId: string; id: string; secret: string; oldExpiresAt: number; nowMs: number }; ack: { endpoint: WebhookEndpointRecord } };
+  /** The endpoint's delivery log, newest first. */
+  "webhook.deliveries": { req: { orgId: string; id: string }; ack: { attempts: WebhookAttempt[] } };
   /**
    * First start: if the store has never been initialised, write the demo org, its project and
    * keys, the demo page's settings and the admin token hash. Otherwise change nothing and report
@@ -209,4 +219,27 @@ export interface WriterData {
   frontThreads?: number;
   /** FS_STORE=postgres: the shared store; absent for the embedded LMDB store. */
   postgres?: PgSettings;
+  /** Outbound webhooks' bounds and timings (FS_WEBHOOK_*); absent: the defaults. */
+  webhooks?: WebhookSettings;
 }
+
+/** Bounds and timings of outbound webhooks (FS_WEBHOOK_* settings, docs/operations.md). */
+export interface WebhookSettings {
+  /** Deliveries in flight at once, over all endpoints. */
+  concurrency: number;
+  /** Milliseconds one attempt may take before it counts as failed. */
+  timeoutMs: number;
+  /** Waits before the 1st, 2nd... retry (ms); the last one repeats. */
+  backoffMs: number[];
+  /** An entry not delivered this long after its event is marked failed and dropped (ms). */
+  retryForMs: number;
+  /** Entries waiting per org, over its endpoints; past it new events are dropped (logged). */
+  outboxMax: number;
+  /** Attempts kept in each endpoint's delivery log. */
+  logMax: number;
+  /** Endpoints per org. */
+  endpointsMax: number;
+  /** How often the deliverer looks for due entries another node (or a retry) left (ms). */
+  pollMs: number;
+}
+

@@ -414,3 +414,56 @@ export function emptyLearning(orgId: string): OrgLearningRecord {
 export function historySetting(learning: OrgLearningRecord | null | undefined): CheckHistorySetting {
   return learning?.history ?? DEFAULT_CHECK_HISTORY;
 }
+
+/**
+ * Events an org's webhook endpoints can subscribe to (docs/integrations.md, "Webhooks"). Quota
+ * events are sent once per usage period each; block events once per session or account judged
+ * `block`.
+ */
+export const WEBHOOK_EVENTS = ["quota.80_percent", "quota.100_percent", "plan.changed", "subscription.changed", "key.created", "key.disabled", "session.blocked", "account.blocked"] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
+
+/** An org's webhook endpoint, key [org_id, id] (store/writer/webhooks.ts). */
+export interface WebhookEndpointRecord {
+  id: string;
+  org_id: string;
+  url: string;
+  events: WebhookEventType[];
+  enabled: boolean;
+  /** Standard Webhooks secret (`whsec_` + base64 of 24 random bytes): signs every delivery. */
+  secret: string;
+  /** Secrets rolled away from that still sign alongside `secret` until `expires_at` (epoch ms). */
+  previous_secrets: Array<{ secret: string; expires_at: number }>;
+  created_at: string;
+  /** Outbox entries waiting for delivery to this endpoint (bounded per org: FS_WEBHOOK_OUTBOX_MAX). */
+  pending: number;
+}
+
+/**
+ * One event waiting for one endpoint in the outbox, key [endpoint_id, seq]: written in the same
+ * commit as the change it reports. `payload` is the exact body sent (the same bytes on every
+ * attempt); `msg_id` is its `webhook-id`, stable across retries and restarts.
+ */
+export interface WebhookOutboxEntry {
+  msg_id: string;
+  org_id: string;
+  type: WebhookEventType;
+  payload: string;
+  created_ms: number;
+  attempts: number;
+  /** When the entry is due (it is the endpoint's head), or claimed until (a delivery in flight). */
+  due_at: number | null;
+}
+
+/** One delivery attempt in an endpoint's log, key [endpoint_id, at, msg_id]. */
+export interface WebhookAttempt {
+  msg_id: string;
+  type: WebhookEventType;
+  at: number;
+  /** The receiver's HTTP status; null when none came (refused, timed out, dropped). */
+  status: number | null;
+  error: string | null;
+  /** delivered (2xx), retry (scheduled again), failed (gave up after FS_WEBHOOK_RETRY_HOURS), dropped (outbox full). */
+  outcome: "delivered" | "retry" | "failed" | "dropped";
+  duration_ms: number;
+}

@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { open, type Database as LmdbDatabase, type Key as LmdbKey, type RootDatabase } from "lmdb";
 import type { KvStore } from "./pg/kv.js";
 import { ensurePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "./private-files.js";
-import type { CheckHistoryRecord, FeedbackRecord, KeyRecord, OrgLearningRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord } from "./records.js";
+import type { CheckHistoryRecord, FeedbackRecord, KeyRecord, OrgLearningRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord, WebhookAttempt, WebhookEndpointRecord, WebhookOutboxEntry } from "./records.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily", "checks", "check_ids", "feedback", "org_learning", "org_models"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily", "checks", "check_ids", "feedback", "org_learning", "org_models", "webhook_endpoints", "webhook_outbox", "webhook_due", "webhook_log"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -101,6 +101,13 @@ export interface StateDbs {
   /** Per org: its learning state, and its model (binary, scoring/org-model/codec.ts). */
   orgLearning: Database<OrgLearningRecord, string>;
   orgModels: Database<Buffer, string>;
+  /** Outbound webhooks (writer/webhooks.ts): endpoints [org_id, id]; outbox [endpoint_id, seq]. */
+  webhookEndpoints: Database<WebhookEndpointRecord, [string, string]>;
+  webhookOutbox: Database<WebhookOutboxEntry, [string, number]>;
+  /** Each endpoint's head entry by when it is due: [due_at, org_id, endpoint_id] -> its seq. */
+  webhookDue: Database<number, [number, string, string]>;
+  /** Delivery attempts, [endpoint_id, at, msg_id]; the last FS_WEBHOOK_LOG_MAX per endpoint. */
+  webhookLog: Database<WebhookAttempt, [string, number, string]>;
 }
 
 /** The embedded store's databases: the same, with all of LMDB's API (the writer's LMDB-only steps, tests, benchmarks). */
@@ -156,6 +163,10 @@ export function openState(stateDir: string, readOnly: boolean, metersNoSync = fa
     feedback: root.openDB<FeedbackRecord, [string, string]>({ name: "feedback" }),
     orgLearning: root.openDB<OrgLearningRecord, string>({ name: "org_learning" }),
     orgModels: root.openDB<Buffer, string>({ name: "org_models", encoding: "binary" }),
+    webhookEndpoints: root.openDB<WebhookEndpointRecord, [string, string]>({ name: "webhook_endpoints" }),
+    webhookOutbox: root.openDB<WebhookOutboxEntry, [string, number]>({ name: "webhook_outbox" }),
+    webhookDue: root.openDB<number, [number, string, string]>({ name: "webhook_due" }),
+    webhookLog: root.openDB<WebhookAttempt, [string, number, string]>({ name: "webhook_log" }),
   };
 }
 
@@ -191,6 +202,10 @@ export const PG_TABLES: { readonly [D in DbName]: readonly [table: string, binar
   feedback: ["feedback"],
   orgLearning: ["org_learning"],
   orgModels: ["org_models", true],
+  webhookEndpoints: ["webhook_endpoints"],
+  webhookOutbox: ["webhook_outbox"],
+  webhookDue: ["webhook_due"],
+  webhookLog: ["webhook_log"],
 };
 
 export function openPgState(store: KvStore): StateDbs {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { gunzipSync, inflateSync } from "node:zlib";
 import { afterAll, beforeAll, inject } from "vitest";
 import { ensureChallengeSecret } from "../../src/front/challenge/index.js";
-import { loadConfig, type Config } from "../../src/config/index.js";
+import { loadConfig, webhookSettingsOf, type Config } from "../../src/config/index.js";
 import { LocalQuotaCells } from "../../src/front/admission/cells.js";
 import { startFront, type RunningFront } from "../../src/front/front.js";
 import type { OpenApiDocument } from "../../src/http/openapi.js";
@@ -165,6 +165,7 @@ async function boot(config: Config, socket: boolean): Promise<Running> {
     observationRetentionMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
     logLevel: config.FS_LOG_LEVEL,
     postgres: pg,
+    webhooks: webhookSettingsOf(config),
     frontThreads: 1,
   });
   const booted = await bootstrap(store, config.FS_ADMIN_TOKEN);

@@ -41,6 +41,13 @@ import { openapiGet } from "./openapi.get.js";
 import { usageGet } from "./usage.get.js";
 import { orgGet } from "./org.get.js";
 import { projectsGet } from "./projects.get.js";
+import { webhookDelete } from "./webhooks/webhook.delete.js";
+import { webhookDeliveriesGet } from "./webhooks/webhook-deliveries.get.js";
+import { webhookGet } from "./webhooks/webhook.get.js";
+import { webhookPatch } from "./webhooks/webhook.patch.js";
+import { webhookRollPost } from "./webhooks/webhook-roll.post.js";
+import { webhooksGet } from "./webhooks/webhooks.get.js";
+import { webhooksPost } from "./webhooks/webhooks.post.js";
 
 /**
  * The routing table: every endpoint the front serves, GET /openapi.json last (its document is
@@ -98,6 +105,16 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     adminDatasetsGet(deps),
     adminDatasetsReloadPost(deps),
     adminDatasetsActivatePost(deps),
+    // Outbound webhooks: the same routes for the org's secret key and for the admin token.
+    ...(["org", "admin"] as const).flatMap((access) => [
+      webhooksPost(deps, access),
+      webhooksGet(deps, access),
+      webhookGet(deps, access),
+      webhookPatch(deps, access),
+      webhookDelete(deps, access),
+      webhookRollPost(deps, access),
+      webhookDeliveriesGet(deps, access),
+    ]),
     metricsGet(deps),
     ...announcedRoutes(),
   ];

@@ -7,6 +7,8 @@ import type { StateDbs } from "../state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
 import { BillingApplier } from "./billing.js";
 import { FeedbackApplier } from "./feedback.js";
+import { DEFAULT_WEBHOOK_SETTINGS, WebhookStore } from "./webhooks.js";
+import type { WebhookSettings } from "../protocol.js";
 
 /**
  * Applies intents inside the writer's write transaction. Runs only on the writer thread, so a
@@ -25,6 +27,8 @@ export class IntentApplier {
   readonly billing: BillingApplier;
   /** Check history, feedback and per-org models (feedback.ts). */
   readonly feedback: FeedbackApplier;
+  /** Outbound webhooks: endpoints, and the outbox events are appended to in the commit of their change. */
+  readonly webhooks: WebhookStore;
 
   /** Meta keys of this node's journals: each node of a cluster ships its own (docs/cluster.md). */
   private readonly chargesSeqKey: string;
@@ -42,6 +46,7 @@ export class IntentApplier {
     private readonly dbs: StateDbs,
     bindingRetentionMs = DEFAULT_RETENTION_MS,
     nodeId: string | null = null,
+    webhookSettings: WebhookSettings = DEFAULT_WEBHOOK_SETTINGS,
   ) {
     this.pagePerObservation = nodeId !== null;
     this.chargesSeqKey = nodeId === null ? "journal_applied_seq" : `journal_applied_seq:${nodeId}`;
@@ -49,6 +54,7 @@ export class IntentApplier {
     this.bindings = new BindingIndex(dbs, bindingRetentionMs);
     this.billing = new BillingApplier(dbs, (org) => this.putOrg(org), (id) => this.org(id));
     this.feedback = new FeedbackApplier(dbs);
+    this.webhooks = new WebhookStore(dbs, webhookSettings);
   }
 
   /** Forget cached state (after a failed transaction the disk is the truth again). */
@@ -203,9 +209,14 @@ export class IntentApplier {
       }
       if (this.dbs.keys.get(key.id)) return conflict("key id already exists");
       this.dbs.keys.putSync(key.id, key);
+      this.webhooks.emit(key.org_id, "key.created", keyEvent(key), Date.parse(key.created_at) || Date.now());
       return { ok: true, key };
     },
-    "key.disable": (i) => this.changeKey(i.keyId, (key) => (key.disabled_at === null ? { ...key, disabled_at: i.nowMs } : key)),
+    "key.disable": (i) => {
+      const ack = this.changeKey(i.keyId, (key) => (key.disabled_at === null ? { ...key, disabled_at: i.nowMs } : key));
+      if (ack.ok && ack.key.disabled_at === i.nowMs) this.webhooks.emit(ack.key.org_id, "key.disabled", keyEvent(ack.key), i.nowMs);
+      return ack;
+    },
     "key.enable": (i) => this.changeKey(i.keyId, (key) => (key.disabled_at === null ? key : { ...key, disabled_at: null })),
     "key.rename": (i) =>
       this.changeKey(i.keyId, (key) => {
@@ -239,6 +250,16 @@ export class IntentApplier {
     init: (i) => this.init(i),
     "feedback.apply": (i) => this.feedback.feedback(i),
     "history.set": (i) => (this.org(i.orgId) ? this.feedback.setHistory(i) : notFound("org", i.orgId)),
+    "webhook.create": (i) => (this.org(i.endpoint.org_id) ? this.webhooks.create(i.endpoint) : notFound("org", i.endpoint.org_id)),
+    "webhook.list": (i) => (this.org(i.orgId) ? { ok: true, endpoints: this.webhooks.list(i.orgId) } : notFound("org", i.orgId)),
+    "webhook.get": (i) => {
+      const endpoint = this.webhooks.get(i.orgId, i.id);
+      return endpoint ? { ok: true, endpoint } : notFound("webhook endpoint", i.id);
+    },
+    "webhook.update": (i) => this.webhooks.update(i.orgId, i.id, i.patch, i.nowMs),
+    "webhook.delete": (i) => this.webhooks.delete(i.orgId, i.id),
+    "webhook.roll": (i) => this.webhooks.roll(i.orgId, i.id, i.secret, i.oldExpiresAt, i.nowMs),
+    "webhook.deliveries": (i) => this.webhooks.deliveries(i.orgId, i.id),
   };
 
   /** Applies `change` to a key that exists and is not deleted (NOT_FOUND otherwise) and stores the result. */
@@ -522,6 +543,11 @@ export class IntentApplier {
 const CHALLENGE_PRUNE_EVERY_MS = 60_000;
 const CHALLENGE_PRUNE_MAX = 1_000;
 const CHALLENGE_PRUNE_GRACE_MS = 5 * 60_000;
+
+/** The `data` of a key event: what the admin API shows of a key, never its hash. */
+function keyEvent(key: KeyRecord): Record<string, unknown> {
+  return { key_id: key.id, org_id: key.org_id, project_id: key.project_id, type: key.type, name: key.name ?? null, disabled: key.disabled_at !== null };
+}
 
 /** Credits used beyond the included quota of a plan that bills overage (pro, business); 0 otherwise. */
 export function overageFor(used: number, quota: number | null, hardStop: boolean): number {

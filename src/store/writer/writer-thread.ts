@@ -24,6 +24,8 @@ import { registerNode, returnLeasesStatement } from "../pg/cluster.js";
 import { PgShipping, withRaces, type JournalDir } from "../pg/writer-ship.js";
 import { createLogger, setLogFormat } from "../../shared/log.js";
 import { ensurePrivateDir } from "../private-files.js";
+import { DEFAULT_WEBHOOK_SETTINGS } from "./webhooks.js";
+import { WebhookDeliverer } from "./webhook-deliverer.js";
 
 const data = workerData as WriterData;
 if (data.protocolVersion !== PROTOCOL_VERSION) {
@@ -64,13 +66,18 @@ if (lmdb) {
     lmdb.feedback.get(["", ""]);
     lmdb.orgLearning.get("__init__");
     lmdb.orgModels.get("__init__");
+    lmdb.webhookEndpoints.get(["", ""]);
+    lmdb.webhookOutbox.get(["", 0]);
+    lmdb.webhookDue.get([0, "", ""]);
+    lmdb.webhookLog.get(["", 0, ""]);
     lmdb.meta.putSync("schema_version", 1);
   });
   lmdb.metersRoot.transactionSync(() => lmdb.meters.get(["", "", ""]));
 }
 const metersMigrated = lmdb ? migrateLegacyMeters(lmdb, flushToDisk) : 0;
 const nodeId = data.postgres?.nodeId ?? null;
-const applier = new IntentApplier(dbs, data.bindingRetentionMs, nodeId);
+const webhookSettings = data.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
+const applier = new IntentApplier(dbs, data.bindingRetentionMs, nodeId, webhookSettings);
 // A kill between a batch's two commits (state first, then meters) can leave a merged account's
 // windows under its old budget: fold them into the cluster's before serving.
 const budgetsRepaired = pg ? 0 : repairBudgets(); // PostgreSQL commits state and meters together
@@ -183,6 +190,7 @@ function commitQueued(): void {
   const shutdown = items.find((item) => item.intent.op === "shutdown");
   if (shutdown) return closeMeters(send, shutdown.intent.op === "shutdown" && shutdown.intent.keepLeases === true);
   send();
+  if (applier.webhooks.takeEmitted()) deliverer.kick();
   maybePrune();
 }
 
@@ -303,6 +311,8 @@ let metersCleanMarked = false;
  */
 function closeMeters(done: () => void, keepLeases = false): void {
   stopped = true;
+  // Deliveries in flight finish or time out unrecorded; their claims expire and they go out again after the next start.
+  deliverer.stop();
   if (pg && keepLeases) return done();
   if (pg) {
     // A clean stop: every admitted charge was shipped before `shutdown`; give the rest back.
@@ -385,6 +395,22 @@ function maybePrune(): void {
     log.warn("journal prune deferred", { reason: (err as Error).message });
   }
 }
+
+/** Outbound webhooks: due entries (also those left by an earlier run) go out from now on. */
+const deliverer = new WebhookDeliverer(
+  applier.webhooks,
+  webhookSettings,
+  (action) => {
+    try {
+      return dbs.root.transactionSync(action); // the webhook records are all in the state environment
+    } catch (err) {
+      applier.reset();
+      throw err;
+    }
+  },
+  log,
+);
+deliverer.kick();
 
 const ready: WriterReady = {
   kind: "ready",

@@ -1,0 +1,48 @@
+import { randomBase62 } from "../../../shared/ids.js";
+import type { WebhookEndpointRecord } from "../../../store/records.js";
+import { newWebhookSecret } from "../../../store/writer/webhooks.js";
+import type { AppDeps } from "../../deps.js";
+import { defineRoute } from "../../route.js";
+import { orgIdParam } from "../../schemas/params.js";
+import { createWebhookBody, webhookWithSecretResponse } from "../../schemas/webhooks.js";
+import { accessDocs, checkWebhookUrl, publicWebhook, WEBHOOK_EXAMPLE, WEBHOOK_SECRET_EXAMPLE, webhookOrg, webhookPath, type WebhookAccess } from "../../webhook-access.js";
+import { ackOrThrow } from "../ack.js";
+
+type Deps = Pick<AppDeps, "config" | "store">;
+
+/** POST /v1/orgs/{orgId}/webhooks (and /v1/admin/...): registers an endpoint; its secret is in this answer only. */
+export function webhooksPost(deps: Deps, access: WebhookAccess) {
+  return defineRoute({
+    method: "post",
+    ...webhookPath(access),
+    body: createWebhookBody,
+    params: { orgId: orgIdParam },
+    docs: {
+      summary: "Register a webhook endpoint",
+      description: `The org's events chosen in \`events\` are POSTed to \`url\`, signed the Standard Webhooks way with the endpoint's secret (\`secret\`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it. See docs/integrations.md, "Webhooks".`,
+      tag: "webhooks",
+      status: 201,
+      response: webhookWithSecretResponse,
+      ...accessDocs(access),
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
+      example: { params: { orgId: WEBHOOK_EXAMPLE.org_id }, body: { url: WEBHOOK_EXAMPLE.url, events: WEBHOOK_EXAMPLE.events }, response: { ...WEBHOOK_EXAMPLE, secret: WEBHOOK_SECRET_EXAMPLE } },
+    },
+    async handle({ principal, params, body, nowMs }) {
+      const orgId = webhookOrg(access, principal, params.orgId);
+      checkWebhookUrl(body.url, deps.config.FS_WEBHOOK_ALLOW_HTTP);
+      const endpoint: WebhookEndpointRecord = {
+        id: `we_${randomBase62(16)}`,
+        org_id: orgId,
+        url: body.url,
+        events: body.events,
+        enabled: body.enabled ?? true,
+        secret: newWebhookSecret(),
+        previous_secrets: [],
+        created_at: new Date(nowMs).toISOString(),
+        pending: 0,
+      };
+      const ack = ackOrThrow(await deps.store.send({ op: "webhook.create", endpoint }));
+      return { status: 201, data: { ...publicWebhook(ack.endpoint, nowMs), secret: ack.endpoint.secret }, credits: access === "org" ? 0 : undefined };
+    },
+  });
+}

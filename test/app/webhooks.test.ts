@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Webhook } from "standardwebhooks";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { WebhookReceiver } from "../helpers/webhook-receiver.js";
+import { admin, api, createOrgWithKey } from "../integration/helpers/server.js";
+
+let server!: TestApp;
+// Retries after 200 ms then 400 ms, so a retry is seen quickly; http to the local receiver.
+useApp((s) => (server = s), { FS_WEBHOOK_ALLOW_HTTP: "true", FS_WEBHOOK_BACKOFF_MS: "200,400", FS_WEBHOOK_POLL_MS: "100", FS_WEBHOOK_ENDPOINTS_MAX: "3" });
+
+const receiver = new WebhookReceiver();
+beforeAll(async () => {
+  await receiver.start();
+});
+afterAll(async () => {
+  await receiver.stop();
+});
+
+/** Registers an endpoint on the receiver for `events` (admin token) and points the receiver at its secret. */
+async function register(orgId: string, events: string[], url = receiver.url): Promise<{ id: string; secret: string }> {
+  const r = await admin(server, "POST", `/v1/admin/orgs/${orgId}/webhooks`, { url, events });
+  expect(r.status).toBe(201);
+  return r.body.data;
+}
+
+/** The attempts of the endpoint's log, newest first. */
+async function deliveries(orgId: string, id: string): Promise<Array<Record<string, any>>> {
+  const r = await admin(server, "GET", `/v1/admin/orgs/${orgId}/webhooks/${id}/deliveries`);
+  expect(r.status).toBe(200);
+  return r.body.data.items;
+}
+
+describe("webhook endpoints API", () => {
+  it("creates (secret shown once), lists, gets, changes and deletes an endpoint", async () => {
+    const { orgId } = await createOrgWithKey(server);
+    const made = await admin(server, "POST", `/v1/admin/orgs/${orgId}/webhooks`, { url: "https://example.com/hook", events: ["key.created"] });
+    expect(made.status).toBe(201);
+    expect(made.body.data).toMatchObject({ org_id: orgId, url: "https://example.com/hook", events: ["key.created"], enabled: true, pending: 0, previous_secret_expires_at: null });
+    expect(made.body.data.id).toMatch(/^we_/);
+    expect(made.body.data.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const id = made.body.data.id;
+    const listed = await admin(server, "GET", `/v1/admin/orgs/${orgId}/webhooks`);
+    expect(listed.body.data.items).toHaveLength(1);
+    expect(listed.body.data.items[0].secret).toBeUndefined();
+    expect((await admin(server, "GET", `/v1/admin/orgs/${orgId}/webhooks/${id}`)).body.data.secret).toBeUndefined();
+    const changed = await admin(server, "PATCH", `/v1/admin/orgs/${orgId}/webhooks/${id}`, { events: ["key.created", "key.disabled"], enabled: false });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data).toMatchObject({ events: ["key.created", "key.disabled"], enabled: false });
+    const gone = await admin(server, "DELETE", `/v1/admin/orgs/${orgId}/webhooks/${id}`);
+    expect(gone.body.data).toEqual({ id, deleted: true });
+    expect((await admin(server, "GET", `/v1/admin/orgs/${orgId}/webhooks/${id}`)).status).toBe(404);
+    expect((await admin(server, "GET", `/v1/admin/orgs/${orgId}/webhooks`)).body.data.items).toEqual([]);
+  });
+
+  it("refuses bad input with VALIDATION_ERROR and bounds the endpoints per org", async () => {
+    const { orgId } = await createOrgWithKey(server);
+    const bad = async (body: unknown) => (await admin(server, "POST", `/v1/admin/orgs/${orgId}/webhooks`, body)).body.error;
+    expect(await bad({ url: "ftp://example.com/x", events: ["key.created"] })).toMatchObject({ code: "VALIDATION_ERROR", param: "body.url" });
+    expect(await bad({ url: "https://user:pw@example.com/x", events: ["key.created"] })).toMatchObject({ code: "VALIDATION_ERROR", param: "body.url" });
+    expect(await bad({ url: "https://example.com/x", events: ["nope"] })).toMatchObject({ code: "VALIDATION_ERROR" });
+    expect(await bad({ url: "https://example.com/x", events: [] })).toMatchObject({ code: "VALIDATION_ERROR", param: "body.events" });
+    for (let i = 0; i < 3; i++) await register(orgId, ["key.created"], `https://example.com/${i}`);
+    expect(await bad({ url: "https://example.com/4", events: ["key.created"] })).toMatchObject({ code: "VALIDATION_ERROR", message: expect.stringContaining("FS_WEBHOOK_ENDPOINTS_MAX") });
+    expect((await admin(server, "POST", "/v1/admin/orgs/org_nope/webhooks", { url: "https://example.com/x", events: ["key.created"] })).status).toBe(404);
+  });
+
+  it("serves the org's own secret key under /v1/orgs/{orgId}/webhooks, and 404 for another org", async () => {
+    const { orgId, key } = await createOrgWithKey(server);
+    const other = await createOrgWithKey(server);
+    const made = await api(server, "POST", "/v1/orgs/me/webhooks", { key, body: { url: "https://example.com/mine", events: ["key.disabled"] } });
+    expect(made.status).toBe(201);
+    expect(made.body.data.org_id).toBe(orgId);
+    expect((await api(server, "GET", `/v1/orgs/${orgId}/webhooks`, { key })).body.data.items).toHaveLength(1);
+    expect((await api(server, "GET", `/v1/orgs/${orgId}/webhooks`, { key: other.key })).status).toBe(404);
+    expect((await api(server, "GET", `/v1/orgs/${other.orgId}/webhooks/${made.body.data.id}`, { key: other.key })).status).toBe(404);
+    expect((await api(server, "DELETE", `/v1/orgs/me/webhooks/${made.body.data.id}`, { key: other.key })).status).toBe(404);
+  });
+});
+
+describe("webhook delivery", () => {
+  it("delivers key.created signed (standardwebhooks verifies it), retries after a 500 with the same webhook-id, never twice after a 2xx", async () => {
+    const { orgId } = await createOrgWithKey(server);
+    const endpoint = await register(orgId, ["key.created", "key.disabled"]);
+    receiver.secret = endpoint.secret;
+    // The first attempt of each message is answered 500, the next ones 200.
+    const seen = new Set<string>();
+    receiver.answer = (r) => (seen.has(r.id) ? 200 : (seen.add(r.id), 500));
+    const made = await admin(server, "POST", `/v1/admin/orgs/${orgId}/keys`, { type: "secret", name: "hooked" });
+    expect(made.status).toBe(201);
+    const mine = () => receiver.received.filter((r) => r.verified?.data.org_id === orgId || r.body.includes(orgId));
+    await expect.poll(() => mine().filter((r) => r.status === 200).length, { timeout: 15_000 }).toBe(1);
+    const [first, second] = mine();
+    expect(first!.status).toBe(500);
+    expect(second!.id).toBe(first!.id);
+    expect(second!.id).toMatch(/^msg_/);
+    expect(second!.verified).toMatchObject({ type: "key.created", data: { key_id: made.body.data.id, org_id: orgId, name: "hooked", type: "secret" } });
+    const log = await deliveries(orgId, endpoint.id);
+    expect(log.map((a) => [a.webhook_id, a.status, a.outcome])).toEqual([
+      [first!.id, 200, "delivered"],
+      [first!.id, 500, "retry"],
+    ]);
+    // Then in commit order: the disable after the creation; the created message is never sent again.
+    await admin(server, "POST", `/v1/admin/keys/${made.body.data.id}/disable`);
+    await expect.poll(() => mine().filter((r) => r.status === 200).length, { timeout: 15_000 }).toBe(2);
+    const delivered = mine().filter((r) => r.status === 200);
+    expect(delivered.map((r) => r.verified?.type)).toEqual(["key.created", "key.disabled"]);
+    expect(receiver.delivered(first!.id)).toHaveLength(1);
+    expect((await admin(server, "GET", `/v1/admin/orgs/${orgId}/webhooks/${endpoint.id}`)).body.data.pending).toBe(0);
+  });
+
+  it("signs with the old and the new secret after a roll, until the grace ends", async () => {
+    const { orgId } = await createOrgWithKey(server);
+    const endpoint = await register(orgId, ["key.created"]);
+    receiver.answer = () => 200;
+    const rolled = await admin(server, "POST", `/v1/admin/orgs/${orgId}/webhooks/${endpoint.id}/roll-secret`, { grace_seconds: 600 });
+    expect(rolled.status).toBe(201);
+    expect(rolled.body.data.secret).not.toBe(endpoint.secret);
+    expect(Date.parse(rolled.body.data.previous_secret_expires_at)).toBeGreaterThan(Date.now());
+    receiver.secret = rolled.body.data.secret;
+    await admin(server, "POST", `/v1/admin/orgs/${orgId}/keys`, { type: "secret" });
+    await expect.poll(() => receiver.received.find((r) => r.body.includes(orgId)), { timeout: 15_000 }).toBeDefined();
+    const got = receiver.received.find((r) => r.body.includes(orgId))!;
+    expect(got.signature.split(" ")).toHaveLength(2);
+    expect(got.verified).not.toBeNull();
+    const headers = { "webhook-id": got.id, "webhook-timestamp": got.timestamp, "webhook-signature": got.signature };
+    expect(() => new Webhook(endpoint.secret).verify(got.body, headers)).not.toThrow();
+  });
+
+  it("sends nothing to a disabled endpoint or for events it did not choose", async () => {
+    const { orgId, keyId } = await createOrgWithKey(server);
+    const off = await register(orgId, ["key.created"]);
+    await admin(server, "PATCH", `/v1/admin/orgs/${orgId}/webhooks/${off.id}`, { enabled: false });
+    const other = await register(orgId, ["key.disabled"]);
+    receiver.secret = other.secret;
+    receiver.answer = () => 200;
+    await admin(server, "POST", `/v1/admin/orgs/${orgId}/keys`, { type: "secret" });
+    await admin(server, "POST", `/v1/admin/keys/${keyId}/disable`);
+    await expect.poll(() => receiver.received.filter((r) => r.body.includes(orgId)).length, { timeout: 15_000 }).toBe(1);
+    expect(receiver.received.find((r) => r.body.includes(orgId))!.verified?.type).toBe("key.disabled");
+    expect(await deliveries(orgId, off.id)).toEqual([]);
+  });
+});

@@ -1016,6 +1016,204 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/orgs/{orgId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the org's webhook endpoints
+         * @description Every endpoint of the org (at most FS_WEBHOOK_ENDPOINTS_MAX), with how many events wait for each. Secrets are never listed.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1OrgsOrgIdWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it. See docs/integrations.md, "Webhooks".
+         *
+         *     Credits: 0 per successful call.
+         */
+        post: operations["postV1OrgsOrgIdWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint of the org, without its secret. Another org's endpoint answers 404 NOT_FOUND, as a missing one does.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1OrgsOrgIdWebhooksWebhookId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description The endpoint, the events waiting for it and its delivery log are deleted; a delivery in flight may still arrive.
+         *
+         *     Credits: 0 per successful call.
+         */
+        delete: operations["deleteV1OrgsOrgIdWebhooksWebhookId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the URL, the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
+         *
+         *     Credits: 0 per successful call.
+         */
+        patch: operations["patchV1OrgsOrgIdWebhooksWebhookId"];
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}/webhooks/{webhookId}/roll-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll a webhook endpoint's secret
+         * @description Makes a new secret (in this answer only). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.
+         *
+         *     Credits: 0 per successful call.
+         */
+        post: operations["postV1OrgsOrgIdWebhooksWebhookIdRollSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log
+         * @description The endpoint's last FS_WEBHOOK_LOG_MAX attempts (100 by default), newest first: each with the message's `webhook-id`, the receiver's status code or the error, and what came of it.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1OrgsOrgIdWebhooksWebhookIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/orgs/{orgId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the org's webhook endpoints
+         * @description Every endpoint of the org (at most FS_WEBHOOK_ENDPOINTS_MAX), with how many events wait for each. Secrets are never listed.
+         */
+        get: operations["getV1AdminOrgsOrgIdWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it. See docs/integrations.md, "Webhooks".
+         */
+        post: operations["postV1AdminOrgsOrgIdWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/orgs/{orgId}/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint of the org, without its secret. Another org's endpoint answers 404 NOT_FOUND, as a missing one does.
+         */
+        get: operations["getV1AdminOrgsOrgIdWebhooksWebhookId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description The endpoint, the events waiting for it and its delivery log are deleted; a delivery in flight may still arrive.
+         */
+        delete: operations["deleteV1AdminOrgsOrgIdWebhooksWebhookId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the URL, the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
+         */
+        patch: operations["patchV1AdminOrgsOrgIdWebhooksWebhookId"];
+        trace?: never;
+    };
+    "/v1/admin/orgs/{orgId}/webhooks/{webhookId}/roll-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll a webhook endpoint's secret
+         * @description Makes a new secret (in this answer only). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.
+         */
+        post: operations["postV1AdminOrgsOrgIdWebhooksWebhookIdRollSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/orgs/{orgId}/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log
+         * @description The endpoint's last FS_WEBHOOK_LOG_MAX attempts (100 by default), newest first: each with the message's `webhook-id`, the receiver's status code or the error, and what came of it.
+         */
+        get: operations["getV1AdminOrgsOrgIdWebhooksWebhookIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -10164,6 +10362,1543 @@ export interface operations {
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getV1OrgsOrgIdWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "we_4fH8kQ2mZx7LpV3a",
+                     *             "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *             "url": "https://example.com/hooks/fraudscore",
+                     *             "events": [
+                     *               "key.created",
+                     *               "quota.80_percent"
+                     *             ],
+                     *             "enabled": true,
+                     *             "created_at": "2026-11-20T22:15:00.000Z",
+                     *             "pending": 0,
+                     *             "previous_secret_expires_at": null
+                     *           }
+                     *         ]
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            items: {
+                                id: string;
+                                org_id: string;
+                                url: string;
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                enabled: boolean;
+                                /** @description ISO 8601. */
+                                created_at: string;
+                                /** @description Events waiting for delivery to this endpoint. */
+                                pending: number;
+                                /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                                previous_secret_expires_at: string | null;
+                            }[];
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postV1OrgsOrgIdWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks/fraudscore",
+                 *       "events": [
+                 *         "key.created",
+                 *         "quota.80_percent"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP).
+                     */
+                    url: string;
+                    /** @description The events sent to this endpoint. */
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    /** @description Default true. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "url": "https://example.com/hooks/fraudscore",
+                     *         "events": [
+                     *           "key.created",
+                     *           "quota.80_percent"
+                     *         ],
+                     *         "enabled": true,
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "pending": 0,
+                     *         "previous_secret_expires_at": null,
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            org_id: string;
+                            url: string;
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            enabled: boolean;
+                            /** @description ISO 8601. */
+                            created_at: string;
+                            /** @description Events waiting for delivery to this endpoint. */
+                            pending: number;
+                            /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                            previous_secret_expires_at: string | null;
+                            /** @description The signing secret (whsec_…, Standard Webhooks): shown in this answer only. */
+                            secret: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getV1OrgsOrgIdWebhooksWebhookId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "url": "https://example.com/hooks/fraudscore",
+                     *         "events": [
+                     *           "key.created",
+                     *           "quota.80_percent"
+                     *         ],
+                     *         "enabled": true,
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "pending": 0,
+                     *         "previous_secret_expires_at": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            org_id: string;
+                            url: string;
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            enabled: boolean;
+                            /** @description ISO 8601. */
+                            created_at: string;
+                            /** @description Events waiting for delivery to this endpoint. */
+                            pending: number;
+                            /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                            previous_secret_expires_at: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteV1OrgsOrgIdWebhooksWebhookId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "deleted": true
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            /** @constant */
+                            deleted: true;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    patchV1OrgsOrgIdWebhooksWebhookId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP).
+                     */
+                    url?: string;
+                    /** @description The events sent to this endpoint. */
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "url": "https://example.com/hooks/fraudscore",
+                     *         "events": [
+                     *           "key.created",
+                     *           "quota.80_percent"
+                     *         ],
+                     *         "enabled": false,
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "pending": 0,
+                     *         "previous_secret_expires_at": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            org_id: string;
+                            url: string;
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            enabled: boolean;
+                            /** @description ISO 8601. */
+                            created_at: string;
+                            /** @description Events waiting for delivery to this endpoint. */
+                            pending: number;
+                            /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                            previous_secret_expires_at: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postV1OrgsOrgIdWebhooksWebhookIdRollSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "grace_seconds": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /** @description How long the old secret keeps signing beside the new one, in seconds (0: it stops at once; at most 604800, 7 days). Default 86400 (a day). */
+                    grace_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "url": "https://example.com/hooks/fraudscore",
+                     *         "events": [
+                     *           "key.created",
+                     *           "quota.80_percent"
+                     *         ],
+                     *         "enabled": true,
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "pending": 0,
+                     *         "previous_secret_expires_at": "2026-11-20T23:15:00.000Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            org_id: string;
+                            url: string;
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            enabled: boolean;
+                            /** @description ISO 8601. */
+                            created_at: string;
+                            /** @description Events waiting for delivery to this endpoint. */
+                            pending: number;
+                            /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                            previous_secret_expires_at: string | null;
+                            /** @description The signing secret (whsec_…, Standard Webhooks): shown in this answer only. */
+                            secret: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getV1OrgsOrgIdWebhooksWebhookIdDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "webhook_id": "msg_2Lk9xQ3mTz8VbN4pWc7Ha1Ds",
+                     *             "type": "key.created",
+                     *             "at": "2026-11-20T22:15:05.120Z",
+                     *             "status": 200,
+                     *             "error": null,
+                     *             "outcome": "delivered",
+                     *             "duration_ms": 84
+                     *           },
+                     *           {
+                     *             "webhook_id": "msg_2Lk9xQ3mTz8VbN4pWc7Ha1Ds",
+                     *             "type": "key.created",
+                     *             "at": "2026-11-20T22:15:00.050Z",
+                     *             "status": 500,
+                     *             "error": null,
+                     *             "outcome": "retry",
+                     *             "duration_ms": 61
+                     *           }
+                     *         ]
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            items: {
+                                /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
+                                webhook_id: string;
+                                /** @enum {string} */
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                /** @description ISO 8601. */
+                                at: string;
+                                /** @description The receiver's HTTP status; null when none came (see `error`). */
+                                status: number | null;
+                                error: string | null;
+                                /**
+                                 * @description delivered (2xx); retry (sent again later); failed (given up after FS_WEBHOOK_RETRY_HOURS); dropped (the org's outbox was full).
+                                 * @enum {string}
+                                 */
+                                outcome: "delivered" | "retry" | "failed" | "dropped";
+                                duration_ms: number;
+                            }[];
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getV1AdminOrgsOrgIdWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "we_4fH8kQ2mZx7LpV3a",
+                     *             "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *             "url": "https://example.com/hooks/fraudscore",
+                     *             "events": [
+                     *               "key.created",
+                     *               "quota.80_percent"
+                     *             ],
+                     *             "enabled": true,
+                     *             "created_at": "2026-11-20T22:15:00.000Z",
+                     *             "pending": 0,
+                     *             "previous_secret_expires_at": null
+                     *           }
+                     *         ]
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            items: {
+                                id: string;
+                                org_id: string;
+                                url: string;
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                enabled: boolean;
+                                /** @description ISO 8601. */
+                                created_at: string;
+                                /** @description Events waiting for delivery to this endpoint. */
+                                pending: number;
+                                /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                                previous_secret_expires_at: string | null;
+                            }[];
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postV1AdminOrgsOrgIdWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks/fraudscore",
+                 *       "events": [
+                 *         "key.created",
+                 *         "quota.80_percent"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP).
+                     */
+                    url: string;
+                    /** @description The events sent to this endpoint. */
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    /** @description Default true. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "url": "https://example.com/hooks/fraudscore",
+                     *         "events": [
+                     *           "key.created",
+                     *           "quota.80_percent"
+                     *         ],
+                     *         "enabled": true,
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "pending": 0,
+                     *         "previous_secret_expires_at": null,
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            org_id: string;
+                            url: string;
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            enabled: boolean;
+                            /** @description ISO 8601. */
+                            created_at: string;
+                            /** @description Events waiting for delivery to this endpoint. */
+                            pending: number;
+                            /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                            previous_secret_expires_at: string | null;
+                            /** @description The signing secret (whsec_…, Standard Webhooks): shown in this answer only. */
+                            secret: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getV1AdminOrgsOrgIdWebhooksWebhookId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "url": "https://example.com/hooks/fraudscore",
+                     *         "events": [
+                     *           "key.created",
+                     *           "quota.80_percent"
+                     *         ],
+                     *         "enabled": true,
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "pending": 0,
+                     *         "previous_secret_expires_at": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            org_id: string;
+                            url: string;
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            enabled: boolean;
+                            /** @description ISO 8601. */
+                            created_at: string;
+                            /** @description Events waiting for delivery to this endpoint. */
+                            pending: number;
+                            /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                            previous_secret_expires_at: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteV1AdminOrgsOrgIdWebhooksWebhookId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "deleted": true
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            /** @constant */
+                            deleted: true;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    patchV1AdminOrgsOrgIdWebhooksWebhookId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP).
+                     */
+                    url?: string;
+                    /** @description The events sent to this endpoint. */
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "url": "https://example.com/hooks/fraudscore",
+                     *         "events": [
+                     *           "key.created",
+                     *           "quota.80_percent"
+                     *         ],
+                     *         "enabled": false,
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "pending": 0,
+                     *         "previous_secret_expires_at": null
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            org_id: string;
+                            url: string;
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            enabled: boolean;
+                            /** @description ISO 8601. */
+                            created_at: string;
+                            /** @description Events waiting for delivery to this endpoint. */
+                            pending: number;
+                            /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                            previous_secret_expires_at: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postV1AdminOrgsOrgIdWebhooksWebhookIdRollSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "grace_seconds": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /** @description How long the old secret keeps signing beside the new one, in seconds (0: it stops at once; at most 604800, 7 days). Default 86400 (a day). */
+                    grace_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "id": "we_4fH8kQ2mZx7LpV3a",
+                     *         "org_id": "org_3kT9xQ2mLbVfZ8aW",
+                     *         "url": "https://example.com/hooks/fraudscore",
+                     *         "events": [
+                     *           "key.created",
+                     *           "quota.80_percent"
+                     *         ],
+                     *         "enabled": true,
+                     *         "created_at": "2026-11-20T22:15:00.000Z",
+                     *         "pending": 0,
+                     *         "previous_secret_expires_at": "2026-11-20T23:15:00.000Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            id: string;
+                            org_id: string;
+                            url: string;
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            enabled: boolean;
+                            /** @description ISO 8601. */
+                            created_at: string;
+                            /** @description Events waiting for delivery to this endpoint. */
+                            pending: number;
+                            /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
+                            previous_secret_expires_at: string | null;
+                            /** @description The signing secret (whsec_…, Standard Webhooks): shown in this answer only. */
+                            secret: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getV1AdminOrgsOrgIdWebhooksWebhookIdDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "webhook_id": "msg_2Lk9xQ3mTz8VbN4pWc7Ha1Ds",
+                     *             "type": "key.created",
+                     *             "at": "2026-11-20T22:15:05.120Z",
+                     *             "status": 200,
+                     *             "error": null,
+                     *             "outcome": "delivered",
+                     *             "duration_ms": 84
+                     *           },
+                     *           {
+                     *             "webhook_id": "msg_2Lk9xQ3mTz8VbN4pWc7Ha1Ds",
+                     *             "type": "key.created",
+                     *             "at": "2026-11-20T22:15:00.050Z",
+                     *             "status": 500,
+                     *             "error": null,
+                     *             "outcome": "retry",
+                     *             "duration_ms": 61
+                     *           }
+                     *         ]
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            items: {
+                                /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
+                                webhook_id: string;
+                                /** @enum {string} */
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                /** @description ISO 8601. */
+                                at: string;
+                                /** @description The receiver's HTTP status; null when none came (see `error`). */
+                                status: number | null;
+                                error: string | null;
+                                /**
+                                 * @description delivered (2xx); retry (sent again later); failed (given up after FS_WEBHOOK_RETRY_HOURS); dropped (the org's outbox was full).
+                                 * @enum {string}
+                                 */
+                                outcome: "delivered" | "retry" | "failed" | "dropped";
+                                duration_ms: number;
+                            }[];
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
             /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
             default: {
                 headers: {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
+import { verifyWebhook } from "@fraudscore/client";
 import { useApp, type TestApp } from "../helpers/app.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 import { admin, api, createOrgWithKey } from "../integration/helpers/server.js";
@@ -124,6 +125,10 @@ describe("webhook delivery", () => {
     expect(got.verified).not.toBeNull();
     const headers = { "webhook-id": got.id, "webhook-timestamp": got.timestamp, "webhook-signature": got.signature };
     expect(() => new Webhook(endpoint.secret).verify(got.body, headers)).not.toThrow();
+    // The client package's helper verifies it too, with either secret.
+    expect(verifyWebhook(rolled.body.data.secret, got.body, headers).type).toBe("key.created");
+    expect(verifyWebhook(endpoint.secret, got.body, new Headers(headers)).data.org_id).toBe(orgId);
+    expect(() => verifyWebhook(endpoint.secret, got.body.replace("key.created", "key.disabled"), headers)).toThrow();
   });
 
   it("sends nothing to a disabled endpoint or for events it did not choose", async () => {
@@ -138,5 +143,32 @@ describe("webhook delivery", () => {
     await expect.poll(() => receiver.received.filter((r) => r.body.includes(orgId)).length, { timeout: 15_000 }).toBe(1);
     expect(receiver.received.find((r) => r.body.includes(orgId))!.verified?.type).toBe("key.disabled");
     expect(await deliveries(orgId, off.id)).toEqual([]);
+  });
+
+  it("announces a plan change (admin PATCH of the org) as plan.changed", async () => {
+    const { orgId } = await createOrgWithKey(server);
+    const endpoint = await register(orgId, ["plan.changed", "subscription.changed"]);
+    receiver.secret = endpoint.secret;
+    receiver.answer = () => 200;
+    expect((await admin(server, "PATCH", `/v1/admin/orgs/${orgId}`, { plan: "pro" })).status).toBe(200);
+    await expect.poll(() => receiver.received.find((r) => r.body.includes(orgId))?.verified, { timeout: 15_000 }).toMatchObject({ type: "plan.changed", data: { org_id: orgId, plan: "pro", previous_plan: "free" } });
+  });
+
+  it("announces 80% and 100% of the quota once each per period", async (ctx) => {
+    // On PostgreSQL debits are shipped by SQL (pg/writer-ship.ts), past the applier: not there yet.
+    if (server.config.FS_STORE === "postgres") ctx.skip();
+    const { orgId } = await createOrgWithKey(server);
+    const endpoint = await register(orgId, ["quota.80_percent", "quota.100_percent"]);
+    receiver.secret = endpoint.secret;
+    receiver.answer = () => 200;
+    const adjust = async (credits: number) => expect((await admin(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits, reason: "test" })).status).toBe(200);
+    await adjust(7_999);
+    await adjust(1); // 8,000 of 10,000
+    await expect.poll(() => receiver.received.filter((r) => r.body.includes(orgId)).map((r) => r.verified?.type), { timeout: 15_000 }).toEqual(["quota.80_percent"]);
+    await adjust(-500);
+    await adjust(600); // 80% again in the same period: not announced again
+    await adjust(2_000); // past 100%
+    await expect.poll(() => receiver.received.filter((r) => r.body.includes(orgId)).map((r) => r.verified?.type), { timeout: 15_000 }).toEqual(["quota.80_percent", "quota.100_percent"]);
+    expect(receiver.received.find((r) => r.verified?.type === "quota.100_percent" && r.body.includes(orgId))!.verified!.data).toMatchObject({ org_id: orgId, quota: 10_000, percent: 100 });
   });
 });

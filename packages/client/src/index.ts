@@ -9,3 +9,4 @@ export type { RetryOptions } from "./retry.js";
 export type { components, operations, paths } from "./schema.js";
 export type { CallOptions, ClientErrorCode, Method, PathsWith, RequestOptions, ResponseData, ResponseMetadata, ServiceErrorCode } from "./types.js";
 export { createProtector, DEFAULT_SIGNALS_FIELD, type ProtectOptions, type Submission, type Verdict } from "./protect.js";
+export { verifyWebhook, Webhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from "./webhooks.js";

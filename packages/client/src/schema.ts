@@ -10434,7 +10434,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -10513,7 +10513,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -10560,7 +10560,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -10670,7 +10670,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -10833,7 +10833,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                     enabled?: boolean;
                 };
             };
@@ -10877,7 +10877,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -10999,7 +10999,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11119,7 +11119,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -11226,7 +11226,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -11299,7 +11299,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -11345,7 +11345,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11448,7 +11448,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11598,7 +11598,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                     enabled?: boolean;
                 };
             };
@@ -11641,7 +11641,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11756,7 +11756,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11869,7 +11869,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */

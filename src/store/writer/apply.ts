@@ -52,7 +52,7 @@ export class IntentApplier {
     this.chargesSeqKey = nodeId === null ? "journal_applied_seq" : `journal_applied_seq:${nodeId}`;
     this.observationsSeqKey = nodeId === null ? "observations_applied_seq" : `observations_applied_seq:${nodeId}`;
     this.bindings = new BindingIndex(dbs, bindingRetentionMs);
-    this.billing = new BillingApplier(dbs, (org) => this.putOrg(org), (id) => this.org(id));
+    this.billing = new BillingApplier(dbs, (org) => this.changeOrg(org, Date.now()), (id) => this.org(id));
     this.feedback = new FeedbackApplier(dbs);
     this.webhooks = new WebhookStore(dbs, webhookSettings);
   }
@@ -159,7 +159,7 @@ export class IntentApplier {
       const org = this.org(i.orgId);
       if (!org) return notFound("org", i.orgId);
       const next: OrgRecord = { ...org, ...definedOnly(i.patch) };
-      this.putOrg(next);
+      this.changeOrg(next, Date.now());
       return { ok: true, org: next };
     },
     "project.create": (i) => {
@@ -477,6 +477,8 @@ export class IntentApplier {
     const rule = org ? PLAN_RULES[org.plan] : PLAN_RULES.free;
     const quota = rule.monthlyQuota;
     const used = Math.max(0, usage.used + r.credits); // negative records are adjustments; never below zero
+    // Two compares on numbers at hand: the quota events cost nothing until a threshold is crossed.
+    if (quota !== null && used > usage.used) this.quotaCrossed(r.orgId, r.period, usage.used, used, quota, Date.now());
     this.usageCache.set(`${r.orgId}:${r.period}`, { used, overage: overageFor(used, quota, rule.hardStop) });
     this.dirty.add(`${r.orgId}:${r.period}`);
   }
@@ -503,6 +505,36 @@ export class IntentApplier {
       if (org) this.orgCache.set(id, org);
     }
     return org;
+  }
+
+  /**
+   * Stores a changed org and appends the webhook events its change makes (plan.changed,
+   * subscription.changed) to the outbox in the same transaction.
+   */
+  private changeOrg(org: OrgRecord, nowMs: number): void {
+    const before = this.org(org.id);
+    this.putOrg(org);
+    if (!before) return;
+    if (before.plan !== org.plan) this.webhooks.emit(org.id, "plan.changed", { org_id: org.id, plan: org.plan, previous_plan: before.plan }, nowMs);
+    const subscription = (o: OrgRecord) => [o.subscription_status ?? null, o.stripe_subscription_id ?? null, o.cancel_at_period_end ?? false];
+    if (JSON.stringify(subscription(before)) !== JSON.stringify(subscription(org))) {
+      this.webhooks.emit(org.id, "subscription.changed", { org_id: org.id, plan: org.plan, subscription_id: org.stripe_subscription_id ?? null, status: org.subscription_status ?? null, previous_status: before.subscription_status ?? null, cancel_at_period_end: org.cancel_at_period_end ?? false }, nowMs);
+    }
+  }
+
+  /**
+   * Quota events: the org's usage in `period` went from `before` to `after` credits; each of 80%
+   * and 100% of the quota is announced once per period (a marker in meta, read only at a crossing).
+   */
+  private quotaCrossed(orgId: string, period: string, before: number, after: number, quota: number, nowMs: number): void {
+    for (const percent of [80, 100] as const) {
+      const at = Math.ceil((quota * percent) / 100);
+      if (before >= at || after < at) continue;
+      const marker = `webhook_quota:${orgId}:${period}:${percent}`;
+      if (this.dbs.meta.get(marker) !== undefined) continue;
+      this.dbs.meta.putSync(marker, nowMs);
+      this.webhooks.emit(orgId, percent === 80 ? "quota.80_percent" : "quota.100_percent", { org_id: orgId, period, used: after, quota, percent }, nowMs);
+    }
   }
 
   private putOrg(org: OrgRecord): void {

@@ -1,4 +1,3 @@
-import type { WebhookSettings } from "../store/protocol.js";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SECRET_KEYS, envSchema, type Env } from "./schema.js";
@@ -79,18 +78,4 @@ export function redactConfig(config: Config): Record<string, unknown> {
 /** Reads process.env; the only place in src/ that does. */
 export function loadConfigFromProcess(): ConfigResult {
   return loadConfig(process.env);
-}
-
-/** The writer's webhook bounds and timings from the FS_WEBHOOK_* settings (store/protocol.ts WebhookSettings). */
-export function webhookSettingsOf(config: Config): WebhookSettings {
-  return {
-    concurrency: config.FS_WEBHOOK_CONCURRENCY,
-    timeoutMs: config.FS_WEBHOOK_TIMEOUT_MS,
-    backoffMs: [...config.FS_WEBHOOK_BACKOFF_MS],
-    retryForMs: config.FS_WEBHOOK_RETRY_HOURS * 3_600_000,
-    outboxMax: config.FS_WEBHOOK_OUTBOX_MAX,
-    logMax: config.FS_WEBHOOK_LOG_MAX,
-    endpointsMax: config.FS_WEBHOOK_ENDPOINTS_MAX,
-    pollMs: config.FS_WEBHOOK_POLL_MS,
-  };
 }

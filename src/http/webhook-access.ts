@@ -12,7 +12,9 @@ export type WebhookAccess = "org" | "admin";
 
 /** The route's pattern (`suffix` after `/webhooks`) and authentication for `access`. */
 export function webhookPath(access: WebhookAccess, suffix = ""): { pattern: string; auth: AuthRequirement } {
-  return access === "admin" ? { pattern: `/v1/admin/orgs/:orgId/webhooks${suffix}`, auth: { kind: "admin" } } : { pattern: `/v1/orgs/:orgId/webhooks${suffix}`, auth: { kind: "secret" } };
+  return access === "admin"
+    ? { pattern: `/v1/admin/orgs/:orgId/webhooks${suffix}`, auth: { kind: "admin" } }
+    : { pattern: `/v1/orgs/:orgId/webhooks${suffix}`, auth: { kind: "secret" } };
 }
 
 /** The org a call is about: any with the admin token, the key's own with a secret key (NOT_FOUND otherwise). */

@@ -15,9 +15,14 @@ export function randomBase62(n: number): string {
   return out;
 }
 
-/** A prefixed opaque id, e.g. `org_3fK9...`. */
-export function newId(prefix: "org" | "prj" | "key"): string {
+/** A prefixed opaque id, e.g. `org_3fK9...`; `we`: a webhook endpoint. */
+export function newId(prefix: "org" | "prj" | "key" | "we"): string {
   return `${prefix}_${randomBase62(16)}`;
+}
+
+/** A Standard Webhooks secret: `whsec_` and the base64 of 24 random bytes (outbound webhooks). */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString("base64")}`;
 }
 
 /** Per-process random part of `sequentialId`: unique across restarts without a random draw per id. */

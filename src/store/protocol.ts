@@ -6,6 +6,7 @@
  */
 import type { BotPolicy } from "../scoring/bot-policy.js";
 import type { ContentEvidence } from "../scoring/content/evidence.js";
+import type { Config } from "../config/index.js";
 import type { PgSettings } from "./pg/cluster.js";
 import type { Plan } from "../shared/plans.js";
 import type {
@@ -243,3 +244,16 @@ export interface WebhookSettings {
   pollMs: number;
 }
 
+/** The writer's webhook bounds and timings from the FS_WEBHOOK_* settings. */
+export function webhookSettingsOf(config: Config): WebhookSettings {
+  return {
+    concurrency: config.FS_WEBHOOK_CONCURRENCY,
+    timeoutMs: config.FS_WEBHOOK_TIMEOUT_MS,
+    backoffMs: [...config.FS_WEBHOOK_BACKOFF_MS],
+    retryForMs: config.FS_WEBHOOK_RETRY_HOURS * 3_600_000,
+    outboxMax: config.FS_WEBHOOK_OUTBOX_MAX,
+    logMax: config.FS_WEBHOOK_LOG_MAX,
+    endpointsMax: config.FS_WEBHOOK_ENDPOINTS_MAX,
+    pollMs: config.FS_WEBHOOK_POLL_MS,
+  };
+}

@@ -36,7 +36,14 @@ describe("webhook endpoints API", () => {
     const { orgId } = await createOrgWithKey(server);
     const made = await admin(server, "POST", `/v1/admin/orgs/${orgId}/webhooks`, { url: "https://example.com/hook", events: ["key.created"] });
     expect(made.status).toBe(201);
-    expect(made.body.data).toMatchObject({ org_id: orgId, url: "https://example.com/hook", events: ["key.created"], enabled: true, pending: 0, previous_secret_expires_at: null });
+    expect(made.body.data).toMatchObject({
+      org_id: orgId,
+      url: "https://example.com/hook",
+      events: ["key.created"],
+      enabled: true,
+      pending: 0,
+      previous_secret_expires_at: null,
+    });
     expect(made.body.data.id).toMatch(/^we_/);
     expect(made.body.data.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     const id = made.body.data.id;
@@ -61,7 +68,10 @@ describe("webhook endpoints API", () => {
     expect(await bad({ url: "https://example.com/x", events: ["nope"] })).toMatchObject({ code: "VALIDATION_ERROR" });
     expect(await bad({ url: "https://example.com/x", events: [] })).toMatchObject({ code: "VALIDATION_ERROR", param: "body.events" });
     for (let i = 0; i < 3; i++) await register(orgId, ["key.created"], `https://example.com/${i}`);
-    expect(await bad({ url: "https://example.com/4", events: ["key.created"] })).toMatchObject({ code: "VALIDATION_ERROR", message: expect.stringContaining("FS_WEBHOOK_ENDPOINTS_MAX") });
+    expect(await bad({ url: "https://example.com/4", events: ["key.created"] })).toMatchObject({
+      code: "VALIDATION_ERROR",
+      message: expect.stringContaining("FS_WEBHOOK_ENDPOINTS_MAX"),
+    });
     expect((await admin(server, "POST", "/v1/admin/orgs/org_nope/webhooks", { url: "https://example.com/x", events: ["key.created"] })).status).toBe(404);
   });
 
@@ -151,7 +161,9 @@ describe("webhook delivery", () => {
     receiver.secret = endpoint.secret;
     receiver.answer = () => 200;
     expect((await admin(server, "PATCH", `/v1/admin/orgs/${orgId}`, { plan: "pro" })).status).toBe(200);
-    await expect.poll(() => receiver.received.find((r) => r.body.includes(orgId))?.verified, { timeout: 15_000 }).toMatchObject({ type: "plan.changed", data: { org_id: orgId, plan: "pro", previous_plan: "free" } });
+    await expect
+      .poll(() => receiver.received.find((r) => r.body.includes(orgId))?.verified, { timeout: 15_000 })
+      .toMatchObject({ type: "plan.changed", data: { org_id: orgId, plan: "pro", previous_plan: "free" } });
   });
 
   it("announces 80% and 100% of the quota once each per period", async (ctx) => {
@@ -161,14 +173,23 @@ describe("webhook delivery", () => {
     const endpoint = await register(orgId, ["quota.80_percent", "quota.100_percent"]);
     receiver.secret = endpoint.secret;
     receiver.answer = () => 200;
-    const adjust = async (credits: number) => expect((await admin(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits, reason: "test" })).status).toBe(200);
+    const adjust = async (credits: number) =>
+      expect((await admin(server, "POST", `/v1/admin/orgs/${orgId}/usage/adjust`, { credits, reason: "test" })).status).toBe(200);
     await adjust(7_999);
     await adjust(1); // 8,000 of 10,000
-    await expect.poll(() => receiver.received.filter((r) => r.body.includes(orgId)).map((r) => r.verified?.type), { timeout: 15_000 }).toEqual(["quota.80_percent"]);
+    await expect
+      .poll(() => receiver.received.filter((r) => r.body.includes(orgId)).map((r) => r.verified?.type), { timeout: 15_000 })
+      .toEqual(["quota.80_percent"]);
     await adjust(-500);
     await adjust(600); // 80% again in the same period: not announced again
     await adjust(2_000); // past 100%
-    await expect.poll(() => receiver.received.filter((r) => r.body.includes(orgId)).map((r) => r.verified?.type), { timeout: 15_000 }).toEqual(["quota.80_percent", "quota.100_percent"]);
-    expect(receiver.received.find((r) => r.verified?.type === "quota.100_percent" && r.body.includes(orgId))!.verified!.data).toMatchObject({ org_id: orgId, quota: 10_000, percent: 100 });
+    await expect
+      .poll(() => receiver.received.filter((r) => r.body.includes(orgId)).map((r) => r.verified?.type), { timeout: 15_000 })
+      .toEqual(["quota.80_percent", "quota.100_percent"]);
+    expect(receiver.received.find((r) => r.verified?.type === "quota.100_percent" && r.body.includes(orgId))!.verified!.data).toMatchObject({
+      org_id: orgId,
+      quota: 10_000,
+      percent: 100,
+    });
   });
 });

@@ -32,7 +32,11 @@ export class WebhookReceiver {
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
         const body = Buffer.concat(chunks).toString("utf8");
-        const headers = { "webhook-id": String(req.headers["webhook-id"]), "webhook-timestamp": String(req.headers["webhook-timestamp"]), "webhook-signature": String(req.headers["webhook-signature"]) };
+        const headers = {
+          "webhook-id": String(req.headers["webhook-id"]),
+          "webhook-timestamp": String(req.headers["webhook-timestamp"]),
+          "webhook-signature": String(req.headers["webhook-signature"]),
+        };
         let verified: Received["verified"] = null;
         try {
           verified = new Webhook(this.secret).verify(body, headers) as Received["verified"];

@@ -48,7 +48,9 @@ describe("webhook delivery across a kill -9", () => {
     await expect.poll(() => receiver.delivered(msgId).length, { timeout: scaled(20_000) }).toBe(1);
     // A later event goes out after it (in order per endpoint), and the first is never sent again.
     await admin(server, "POST", `/v1/admin/keys/${key.body.data.id}/disable`);
-    await expect.poll(() => receiver.received.filter((r) => r.verified?.type === "key.disabled" && r.status === 200).length, { timeout: scaled(20_000) }).toBe(1);
+    await expect
+      .poll(() => receiver.received.filter((r) => r.verified?.type === "key.disabled" && r.status === 200).length, { timeout: scaled(20_000) })
+      .toBe(1);
     expect(receiver.delivered(msgId)).toHaveLength(1);
     const last = receiver.received.findLastIndex((r) => r.id === msgId);
     expect(receiver.received[last]!.status).toBe(200);

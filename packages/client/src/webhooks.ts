@@ -28,7 +28,11 @@ export function verifyWebhook(secret: string, body: string, headers: Record<stri
     const v = headers[name];
     return Array.isArray(v) ? (v[0] ?? "") : (v ?? "");
   };
-  return new Webhook(secret).verify(body, { "webhook-id": one("webhook-id"), "webhook-timestamp": one("webhook-timestamp"), "webhook-signature": one("webhook-signature") }) as WebhookEvent;
+  return new Webhook(secret).verify(body, {
+    "webhook-id": one("webhook-id"),
+    "webhook-timestamp": one("webhook-timestamp"),
+    "webhook-signature": one("webhook-signature"),
+  }) as WebhookEvent;
 }
 
 export { Webhook, WebhookVerificationError };

@@ -44,7 +44,9 @@ export const rollWebhookBody = z.strictObject({
     .min(0)
     .max(WEBHOOK_ROLL_GRACE_MAX_SECONDS)
     .optional()
-    .describe(`How long the old secret keeps signing beside the new one, in seconds (0: it stops at once; at most ${WEBHOOK_ROLL_GRACE_MAX_SECONDS}, 7 days). Default ${WEBHOOK_ROLL_GRACE_DEFAULT_SECONDS} (a day).`),
+    .describe(
+      `How long the old secret keeps signing beside the new one, in seconds (0: it stops at once; at most ${WEBHOOK_ROLL_GRACE_MAX_SECONDS}, 7 days). Default ${WEBHOOK_ROLL_GRACE_DEFAULT_SECONDS} (a day).`,
+    ),
 });
 
 /** An endpoint as the API shows it: never its secret but when the secret is made. */
@@ -56,7 +58,10 @@ export const webhookResponse = z.object({
   enabled: z.boolean(),
   created_at: z.string().describe("ISO 8601."),
   pending: z.number().int().describe("Events waiting for delivery to this endpoint."),
-  previous_secret_expires_at: z.string().nullable().describe("Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does."),
+  previous_secret_expires_at: z
+    .string()
+    .nullable()
+    .describe("Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does."),
 });
 
 /** The answer of create and roll: the endpoint with its secret, shown this once. */
@@ -75,7 +80,9 @@ export const webhookAttemptResponse = z.object({
   at: z.string().describe("ISO 8601."),
   status: z.number().int().nullable().describe("The receiver's HTTP status; null when none came (see `error`)."),
   error: z.string().nullable(),
-  outcome: z.enum(["delivered", "retry", "failed", "dropped"]).describe("delivered (2xx); retry (sent again later); failed (given up after FS_WEBHOOK_RETRY_HOURS); dropped (the org's outbox was full)."),
+  outcome: z
+    .enum(["delivered", "retry", "failed", "dropped"])
+    .describe("delivered (2xx); retry (sent again later); failed (given up after FS_WEBHOOK_RETRY_HOURS); dropped (the org's outbox was full)."),
   duration_ms: z.number().int(),
 });
 

@@ -1,14 +1,13 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
 import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type KeyRecord, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
-import type { AckFailure, AckOf, IntentOf, Op } from "../protocol.js";
+import type { AckFailure, AckOf, IntentOf, Op, WebhookSettings } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
 import { BillingApplier } from "./billing.js";
 import { FeedbackApplier } from "./feedback.js";
 import { DEFAULT_WEBHOOK_SETTINGS, WebhookStore } from "./webhooks.js";
-import type { WebhookSettings } from "../protocol.js";
 
 /**
  * Applies intents inside the writer's write transaction. Runs only on the writer thread, so a

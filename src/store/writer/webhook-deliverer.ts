@@ -86,7 +86,8 @@ export class WebhookDeliverer {
     this.inFlight--;
     try {
       const outcome = this.transact(() => this.store.settle(claim, result, Date.now()));
-      if (outcome === "failed") this.log.warn("webhook given up", { endpoint: claim.endpoint.id, msg_id: claim.entry.msg_id, status: result.status, error: result.error });
+      if (outcome === "failed")
+        this.log.warn("webhook given up", { endpoint: claim.endpoint.id, msg_id: claim.entry.msg_id, status: result.status, error: result.error });
     } catch (err) {
       // Not recorded: the claim expires and the entry is sent again, with the same webhook-id.
       this.log.warn("webhook attempt not recorded", { endpoint: claim.endpoint.id, reason: (err as Error).message });

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { randomBase62 } from "../../shared/ids.js";
 import type { AckFailure, WebhookSettings } from "../protocol.js";
 import type { WebhookAttempt, WebhookEndpointRecord, WebhookEventType, WebhookOutboxEntry } from "../records.js";
@@ -34,11 +33,6 @@ const END = "\uffff";
 /** Highest outbox sequence number (the end of an endpoint's key range). */
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 
-/** A Standard Webhooks secret: `whsec_` and the base64 of 24 random bytes. */
-export function newWebhookSecret(): string {
-  return `whsec_${randomBytes(24).toString("base64")}`;
-}
-
 /**
  * The webhook records of the store, written only on the writer thread inside its transactions
  * (both stores: LMDB and PostgreSQL hold the same named databases). Endpoints, the outbox of
@@ -72,14 +66,23 @@ export class WebhookStore {
 
   create(endpoint: WebhookEndpointRecord): { ok: true; endpoint: WebhookEndpointRecord } | AckFailure {
     if (this.list(endpoint.org_id).length >= this.settings.endpointsMax) {
-      return { ok: false, error: "CONFLICT", message: `the org has ${this.settings.endpointsMax} webhook endpoints already (FS_WEBHOOK_ENDPOINTS_MAX): delete one first` };
+      return {
+        ok: false,
+        error: "CONFLICT",
+        message: `the org has ${this.settings.endpointsMax} webhook endpoints already (FS_WEBHOOK_ENDPOINTS_MAX): delete one first`,
+      };
     }
     if (this.get(endpoint.org_id, endpoint.id)) return { ok: false, error: "CONFLICT", message: "webhook endpoint id already exists" };
     this.dbs.webhookEndpoints.putSync([endpoint.org_id, endpoint.id], endpoint);
     return { ok: true, endpoint };
   }
 
-  update(orgId: string, id: string, patch: { url?: string; events?: WebhookEventType[]; enabled?: boolean }, nowMs: number): { ok: true; endpoint: WebhookEndpointRecord } | AckFailure {
+  update(
+    orgId: string,
+    id: string,
+    patch: { url?: string; events?: WebhookEventType[]; enabled?: boolean },
+    nowMs: number,
+  ): { ok: true; endpoint: WebhookEndpointRecord } | AckFailure {
     const endpoint = this.get(orgId, id);
     if (!endpoint) return notFound(id);
     const next: WebhookEndpointRecord = { ...endpoint };
@@ -135,7 +138,15 @@ export class WebhookStore {
     for (const endpoint of endpoints) {
       const msgId = `msg_${randomBase62(24)}`;
       if (waiting + written >= this.settings.outboxMax) {
-        this.log(endpoint.id, { msg_id: msgId, type, at: nowMs, status: null, error: `outbox full (${this.settings.outboxMax} entries waiting for the org: FS_WEBHOOK_OUTBOX_MAX)`, outcome: "dropped", duration_ms: 0 });
+        this.log(endpoint.id, {
+          msg_id: msgId,
+          type,
+          at: nowMs,
+          status: null,
+          error: `outbox full (${this.settings.outboxMax} entries waiting for the org: FS_WEBHOOK_OUTBOX_MAX)`,
+          outcome: "dropped",
+          duration_ms: 0,
+        });
         continue;
       }
       const seq = this.nextSeq();
@@ -199,7 +210,16 @@ export class WebhookStore {
     const outcome = delivered ? "delivered" : givenUp ? "failed" : "retry";
     const current = this.get(endpoint.org_id, endpoint.id);
     const stored = this.dbs.webhookOutbox.get([endpoint.id, seq]);
-    if (current) this.log(endpoint.id, { msg_id: entry.msg_id, type: entry.type, at: nowMs, status: result.status, error: result.error, outcome, duration_ms: Math.round(result.durationMs) });
+    if (current)
+      this.log(endpoint.id, {
+        msg_id: entry.msg_id,
+        type: entry.type,
+        at: nowMs,
+        status: result.status,
+        error: result.error,
+        outcome,
+        duration_ms: Math.round(result.durationMs),
+      });
     if (!current || !stored || stored.due_at !== claim.claimedUntil) return outcome;
     this.dbs.webhookDue.removeSync([claim.claimedUntil, endpoint.org_id, endpoint.id]);
     if (outcome === "retry") {
@@ -225,7 +245,8 @@ export class WebhookStore {
   }
 
   private head(endpointId: string): { seq: number; entry: WebhookOutboxEntry } | undefined {
-    for (const { key, value } of this.dbs.webhookOutbox.getRange({ start: [endpointId], end: [endpointId, MAX_SEQ], limit: 1 })) return { seq: key[1], entry: value };
+    for (const { key, value } of this.dbs.webhookOutbox.getRange({ start: [endpointId], end: [endpointId, MAX_SEQ], limit: 1 }))
+      return { seq: key[1], entry: value };
     return undefined;
   }
 
@@ -244,7 +265,9 @@ export class WebhookStore {
   /** Appends an attempt to the endpoint's log and trims the log to FS_WEBHOOK_LOG_MAX. */
   private log(endpointId: string, attempt: WebhookAttempt): void {
     this.dbs.webhookLog.putSync([endpointId, attempt.at, attempt.msg_id], attempt);
-    const old = [...this.dbs.webhookLog.getKeys({ start: [endpointId, MAX_SEQ], end: [endpointId], reverse: true, limit: this.settings.logMax + 8 })].slice(this.settings.logMax);
+    const old = [...this.dbs.webhookLog.getKeys({ start: [endpointId, MAX_SEQ], end: [endpointId], reverse: true, limit: this.settings.logMax + 8 })].slice(
+      this.settings.logMax,
+    );
     for (const k of old) this.dbs.webhookLog.removeSync(k);
   }
 }

@@ -1,4 +1,4 @@
-import { newWebhookSecret } from "../../../store/writer/webhooks.js";
+import { newWebhookSecret } from "../../../shared/ids.js";
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
 import { orgIdParam } from "../../schemas/params.js";
@@ -17,7 +17,8 @@ export function webhookRollPost(deps: Deps, access: WebhookAccess) {
     params: { orgId: orgIdParam, webhookId: webhookIdParam },
     docs: {
       summary: "Roll a webhook endpoint's secret",
-      description: "Makes a new secret (in this answer only). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.",
+      description:
+        "Makes a new secret (in this answer only). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.",
       tag: "webhooks",
       status: 201,
       response: webhookWithSecretResponse,

@@ -16,12 +16,17 @@ export function webhookPatch(deps: Deps, access: WebhookAccess) {
     params: { orgId: orgIdParam, webhookId: webhookIdParam },
     docs: {
       summary: "Change a webhook endpoint",
-      description: "Changes the URL, the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.",
+      description:
+        "Changes the URL, the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.",
       tag: "webhooks",
       response: webhookResponse,
       ...accessDocs(access),
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
-      example: { params: { orgId: WEBHOOK_EXAMPLE.org_id, webhookId: WEBHOOK_EXAMPLE.id }, body: { enabled: false }, response: { ...WEBHOOK_EXAMPLE, enabled: false } },
+      example: {
+        params: { orgId: WEBHOOK_EXAMPLE.org_id, webhookId: WEBHOOK_EXAMPLE.id },
+        body: { enabled: false },
+        response: { ...WEBHOOK_EXAMPLE, enabled: false },
+      },
     },
     async handle({ principal, params, body, nowMs }) {
       const orgId = webhookOrg(access, principal, params.orgId);

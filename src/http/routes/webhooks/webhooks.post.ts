@@ -1,11 +1,19 @@
-import { randomBase62 } from "../../../shared/ids.js";
+import { newId, newWebhookSecret } from "../../../shared/ids.js";
 import type { WebhookEndpointRecord } from "../../../store/records.js";
-import { newWebhookSecret } from "../../../store/writer/webhooks.js";
 import type { AppDeps } from "../../deps.js";
 import { defineRoute } from "../../route.js";
 import { orgIdParam } from "../../schemas/params.js";
 import { createWebhookBody, webhookWithSecretResponse } from "../../schemas/webhooks.js";
-import { accessDocs, checkWebhookUrl, publicWebhook, WEBHOOK_EXAMPLE, WEBHOOK_SECRET_EXAMPLE, webhookOrg, webhookPath, type WebhookAccess } from "../../webhook-access.js";
+import {
+  accessDocs,
+  checkWebhookUrl,
+  publicWebhook,
+  WEBHOOK_EXAMPLE,
+  WEBHOOK_SECRET_EXAMPLE,
+  webhookOrg,
+  webhookPath,
+  type WebhookAccess,
+} from "../../webhook-access.js";
 import { ackOrThrow } from "../ack.js";
 
 type Deps = Pick<AppDeps, "config" | "store">;
@@ -25,13 +33,17 @@ export function webhooksPost(deps: Deps, access: WebhookAccess) {
       response: webhookWithSecretResponse,
       ...accessDocs(access),
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
-      example: { params: { orgId: WEBHOOK_EXAMPLE.org_id }, body: { url: WEBHOOK_EXAMPLE.url, events: WEBHOOK_EXAMPLE.events }, response: { ...WEBHOOK_EXAMPLE, secret: WEBHOOK_SECRET_EXAMPLE } },
+      example: {
+        params: { orgId: WEBHOOK_EXAMPLE.org_id },
+        body: { url: WEBHOOK_EXAMPLE.url, events: WEBHOOK_EXAMPLE.events },
+        response: { ...WEBHOOK_EXAMPLE, secret: WEBHOOK_SECRET_EXAMPLE },
+      },
     },
     async handle({ principal, params, body, nowMs }) {
       const orgId = webhookOrg(access, principal, params.orgId);
       checkWebhookUrl(body.url, deps.config.FS_WEBHOOK_ALLOW_HTTP);
       const endpoint: WebhookEndpointRecord = {
-        id: `we_${randomBase62(16)}`,
+        id: newId("we"),
         org_id: orgId,
         url: body.url,
         events: body.events,

@@ -15,6 +15,11 @@ import { checksGet } from "../http/routes/checks.get.js";
 import { checkHistoryPut } from "../http/routes/check-history.js";
 import { feedbackPost } from "../http/routes/feedback.post.js";
 import { orgFeedbackGet } from "../http/routes/org-feedback.get.js";
+import { webhookDelete } from "../http/routes/webhooks/webhook.delete.js";
+import { webhookDeliveriesGet } from "../http/routes/webhooks/webhook-deliveries.get.js";
+import { webhookRollPost } from "../http/routes/webhooks/webhook-roll.post.js";
+import { webhooksGet } from "../http/routes/webhooks/webhooks.get.js";
+import { webhooksPost } from "../http/routes/webhooks/webhooks.post.js";
 import { invoke } from "./invoke.js";
 import type { Flash } from "./sessions.js";
 import type { Viewer } from "./layout.js";
@@ -40,6 +45,11 @@ export function dashboardRoutes(deps: AppDeps) {
     feedback: feedbackPost(deps),
     orgFeedback: orgFeedbackGet(deps),
     historyPut: checkHistoryPut(deps),
+    webhooks: webhooksGet(deps, "org"),
+    webhookCreate: webhooksPost(deps, "org"),
+    webhookDelete: webhookDelete(deps, "org"),
+    webhookRoll: webhookRollPost(deps, "org"),
+    webhookDeliveries: webhookDeliveriesGet(deps, "org"),
   };
 }
 

@@ -10,6 +10,7 @@ import { withStore } from "../store/store-wait.js";
 import { acceptRequestId, declaredLength, forwardedFor, peerAddress } from "../http/request.js";
 import type { ResponseState } from "../http/respond.js";
 import { dashboardRoutes, type ActionResult, type DashContext, type DashboardRoutes } from "./context.js";
+import { webhookCreateAction, webhookDeleteAction, webhookRollAction, webhooksPage } from "./webhooks.js";
 import { keyConfirmPage, keyCreateAction, keyDeleteAction, keyDisableAction, keyEnableAction, keyRollAction, keysPage } from "./keys.js";
 import { errorPage, STYLESHEET, type Viewer } from "./layout.js";
 import { loginPage, loginMessage } from "./login.js";
@@ -289,6 +290,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   getPage("/dashboard/projects", projectsPage);
   getPage("/dashboard/keys", keysPage);
   getPage("/dashboard/keys/confirm", keyConfirmPage);
+  getPage("/dashboard/webhooks", webhooksPage);
   postAction("/dashboard/billing/checkout", checkoutAction, () => "/dashboard");
   postAction("/dashboard/billing/portal", portalAction, () => "/dashboard");
   postAction("/dashboard/checks/feedback", checkFeedbackAction, backOf);
@@ -301,6 +303,9 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   postAction("/dashboard/keys/enable", keyEnableAction, () => "/dashboard/keys");
   postAction("/dashboard/keys/delete", keyDeleteAction, () => "/dashboard/keys");
   postAction("/dashboard/keys/roll", keyRollAction, () => "/dashboard/keys");
+  postAction("/dashboard/webhooks", webhookCreateAction, () => "/dashboard/webhooks");
+  postAction("/dashboard/webhooks/delete", webhookDeleteAction, () => "/dashboard/webhooks");
+  postAction("/dashboard/webhooks/roll", webhookRollAction, () => "/dashboard/webhooks");
 
   // Anything else under /dashboard is an HTML 404 (the API's catch-all would answer JSON).
   const notFound = (res: HttpResponse, req: HttpRequest): void => {

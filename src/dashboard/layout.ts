@@ -25,6 +25,7 @@ const NAV: Array<[string, string]> = [
   ["/dashboard/policy", "Bot policy"],
   ["/dashboard/projects", "Projects"],
   ["/dashboard/keys", "Keys"],
+  ["/dashboard/webhooks", "Webhooks"],
 ];
 
 /** The hidden CSRF field every form of a signed-in page carries. */

@@ -193,3 +193,58 @@ describe("webhook delivery", () => {
     });
   });
 });
+
+describe("the dashboard's Webhooks page", () => {
+  /** A signed-in browser: its session cookie, and GET/POST of dashboard pages. */
+  async function browser(key: string) {
+    const login = await server.fetch(`${server.url}/dashboard/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },
+      body: new URLSearchParams({ key }).toString(),
+      redirect: "manual",
+    });
+    expect(login.status).toBe(303);
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!;
+    const get = async (path: string) => {
+      const res = await server.fetch(`${server.url}${path}`, { headers: { cookie } });
+      return { status: res.status, text: await res.text() };
+    };
+    const post = async (path: string, fields: URLSearchParams) => {
+      const csrf = /name="csrf" value="([^"]+)"/.exec((await get("/dashboard/webhooks")).text)![1]!;
+      fields.set("csrf", csrf);
+      const res = await server.fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { cookie, origin: server.url, "content-type": "application/x-www-form-urlencoded" },
+        body: fields.toString(),
+        redirect: "manual",
+      });
+      expect(res.status).toBe(303);
+      return get(res.headers.get("location")!);
+    };
+    return { get, post };
+  }
+
+  it("adds an endpoint (its secret shown once), shows its delivery log with the answer codes, rolls its secret and deletes it", async () => {
+    const { orgId, key } = await createOrgWithKey(server);
+    const b = await browser(key);
+    expect((await b.get("/dashboard/webhooks")).text).toContain("New endpoint");
+    const fields = new URLSearchParams({ url: receiver.url });
+    fields.append("events", "key.created");
+    const added = await b.post("/dashboard/webhooks", fields);
+    const secret = /whsec_[A-Za-z0-9+/=]+/.exec(added.text)?.[0];
+    expect(secret).toBeDefined();
+    const id = /we_[0-9A-Za-z]{16}/.exec(added.text)![0];
+    receiver.secret = secret!;
+    receiver.answer = () => 202;
+    await admin(server, "POST", `/v1/admin/orgs/${orgId}/keys`, { type: "secret" });
+    await expect
+      .poll(async () => (await b.get(`/dashboard/webhooks?endpoint=${id}`)).text, { timeout: 15_000 })
+      .toMatch(/<td>202<\/td><td>—<\/td><td>delivered<\/td>/);
+    const rolled = await b.post("/dashboard/webhooks/roll", new URLSearchParams({ endpoint: id }));
+    expect(rolled.text).toContain("old secret signs until");
+    expect(/whsec_[A-Za-z0-9+/=]+/.exec(rolled.text)?.[0]).not.toBe(secret);
+    const deleted = await b.post("/dashboard/webhooks/delete", new URLSearchParams({ endpoint: id }));
+    expect(deleted.text).toContain(`Endpoint ${id} is deleted`);
+    expect((await admin(server, "GET", `/v1/admin/orgs/${orgId}/webhooks`)).body.data.items).toEqual([]);
+  });
+});

@@ -197,6 +197,14 @@ export const envSchema = z.object({
   FS_DASHBOARD_SIGNIN_FAILURES: positiveInt.max(1_000_000).default(10),
   /** Minutes the dashboard's wrong-key counts last; past the limit each wrong key restarts them. Example: 15. */
   FS_DASHBOARD_SIGNIN_WINDOW_MINUTES: positiveInt.max(1440).default(15),
+  /**
+   * Most observations (and, apart, most checks) one traffic report reads (GET
+   * /v1/projects/{projectId}/traffic, the dashboard's Traffic page): past it the report says
+   * `partial` and covers the newest part of its range. A read costs the front thread a few
+   * microseconds of CPU per observation (docs/operations.md), in slices of 2,000 with other
+   * requests served between them. Example: 100000.
+   */
+  FS_TRAFFIC_SCAN_LIMIT: positiveInt.max(10_000_000).default(100_000),
   /** Days beacon observations and their sessions are kept. Example: 30. */
   FS_OBSERVATION_RETENTION_DAYS: positiveInt.max(3650).default(30),
   /**

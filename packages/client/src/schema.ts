@@ -398,6 +398,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{projectId}/traffic": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A project's traffic over time
+         * @description Hits of a project of the key's org in the range [`from`, `to`) per time bucket (UTC hours or days) and decision; the top 20 kinds, reasons, bots, networks (ASN, named by the IP dataset in service) and countries with their share of the hits and how many were blocked; and the org's checks per bucket and decision (checks carry no project). Computed from the stored observations (kept FS_OBSERVATION_RETENTION_DAYS) and check history, newest first, at most FS_TRAFFIC_SCAN_LIMIT of each: past it `partial` is true and the figures cover the newest part of the range. A range longer than 31 days of hours or 400 days of days, or `from` not before `to`, answers 400 VALIDATION_ERROR. Reads after every hit and check answered so far is stored.
+         *
+         *     Credits: 0 per successful call.
+         */
+        get: operations["getV1ProjectsProjectIdTraffic"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects/{projectId}/bot-policy": {
         parameters: {
             query?: never;
@@ -5857,6 +5879,295 @@ export interface operations {
                             }[];
                             /** @description Pass as `cursor` for the next page; null at the end. */
                             next_cursor: string | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getV1ProjectsProjectIdTraffic: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Start of the range (inclusive); default 24 hours before `to`.
+                 * @example 2026-11-20
+                 */
+                from?: string;
+                /**
+                 * @description End of the range (exclusive); default now.
+                 * @example 2026-11-21
+                 */
+                to?: string;
+                /**
+                 * @description Width of the series' buckets (UTC); default `hour` for ranges up to 48 hours, else `day`.
+                 * @example day
+                 */
+                bucket?: "hour" | "day";
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The project's id (prj_...).
+                 * @example prj_8Hq2LmT7aZ3kXw9B
+                 */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "project_id": "prj_8Hq2LmT7aZ3kXw9B",
+                     *         "from": "2026-11-20T00:00:00.000Z",
+                     *         "to": "2026-11-21T00:00:00.000Z",
+                     *         "bucket": "day",
+                     *         "partial": false,
+                     *         "scanned": 3,
+                     *         "totals": {
+                     *           "hits": 3,
+                     *           "allow": 2,
+                     *           "review": 0,
+                     *           "block": 1
+                     *         },
+                     *         "series": [
+                     *           {
+                     *             "start": "2026-11-20T00:00:00.000Z",
+                     *             "allow": 2,
+                     *             "review": 0,
+                     *             "block": 1
+                     *           }
+                     *         ],
+                     *         "kinds": [
+                     *           {
+                     *             "kind": "human",
+                     *             "hits": 2,
+                     *             "share": 0.6667,
+                     *             "blocked": 0
+                     *           },
+                     *           {
+                     *             "kind": "ai_crawler",
+                     *             "hits": 1,
+                     *             "share": 0.3333,
+                     *             "blocked": 1
+                     *           }
+                     *         ],
+                     *         "reasons": [
+                     *           {
+                     *             "reason": "bot:id:gptbot",
+                     *             "hits": 1,
+                     *             "share": 0.3333,
+                     *             "blocked": 1
+                     *           }
+                     *         ],
+                     *         "bots": [
+                     *           {
+                     *             "bot_id": "gptbot",
+                     *             "bot_name": "GPTBot",
+                     *             "bot_kind": "ai_crawler",
+                     *             "hits": 1,
+                     *             "share": 0.3333,
+                     *             "blocked": 1
+                     *           }
+                     *         ],
+                     *         "asns": [
+                     *           {
+                     *             "asn": 7922,
+                     *             "org": "Comcast Cable Communications, LLC",
+                     *             "hits": 2,
+                     *             "share": 0.6667,
+                     *             "blocked": 0
+                     *           },
+                     *           {
+                     *             "asn": 8075,
+                     *             "org": "Microsoft Corporation",
+                     *             "hits": 1,
+                     *             "share": 0.3333,
+                     *             "blocked": 1
+                     *           }
+                     *         ],
+                     *         "countries": [
+                     *           {
+                     *             "country": "US",
+                     *             "hits": 3,
+                     *             "share": 1,
+                     *             "blocked": 1
+                     *           }
+                     *         ],
+                     *         "checks": {
+                     *           "scope": "org",
+                     *           "partial": false,
+                     *           "totals": {
+                     *             "checks": 1,
+                     *             "allow": 1,
+                     *             "review": 0,
+                     *             "block": 0
+                     *           },
+                     *           "series": [
+                     *             {
+                     *               "start": "2026-11-20T00:00:00.000Z",
+                     *               "allow": 1,
+                     *               "review": 0,
+                     *               "block": 0
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            project_id: string;
+                            /** @description Start of the range (ISO 8601). */
+                            from: string;
+                            /** @description End of the range (ISO 8601, exclusive). */
+                            to: string;
+                            /** @enum {string} */
+                            bucket: "hour" | "day";
+                            /** @description True when the scan stopped at its limit (FS_TRAFFIC_SCAN_LIMIT observations or checks): the figures then cover only the newest part of the range. */
+                            partial: boolean;
+                            /** @description Observations read to answer. */
+                            scanned: number;
+                            totals: {
+                                hits: number;
+                                allow: number;
+                                review: number;
+                                block: number;
+                            };
+                            /** @description Hits per bucket and decision, every bucket of the range, oldest first. */
+                            series: {
+                                /** @description Start of the bucket (ISO 8601, UTC). */
+                                start: string;
+                                allow: number;
+                                review: number;
+                                block: number;
+                            }[];
+                            /** @description Largest first, at most 20. */
+                            kinds: {
+                                /** @description `ua.bot_kind` of the hit (a bot kind, `automation`, `client`), or `human`. */
+                                kind: string;
+                                /** @description Hits of the range with this value. */
+                                hits: number;
+                                /** @description `hits` over all hits of the range (4 decimals). */
+                                share: number;
+                                /** @description Of them, decided `block`. */
+                                blocked: number;
+                            }[];
+                            /** @description Largest first, at most 20; a hit counts once for each of its reasons. */
+                            reasons: {
+                                reason: string;
+                                /** @description Hits of the range with this value. */
+                                hits: number;
+                                /** @description `hits` over all hits of the range (4 decimals). */
+                                share: number;
+                                /** @description Of them, decided `block`. */
+                                blocked: number;
+                            }[];
+                            /** @description Hits of registry bots by `bot_id`, largest first, at most 20. */
+                            bots: {
+                                bot_id: string;
+                                bot_name: string | null;
+                                bot_kind: string | null;
+                                /** @description Hits of the range with this value. */
+                                hits: number;
+                                /** @description `hits` over all hits of the range (4 decimals). */
+                                share: number;
+                                /** @description Of them, decided `block`. */
+                                blocked: number;
+                            }[];
+                            /** @description Hits by the network of their address (the IP dataset in service now), largest first, at most 20. */
+                            asns: {
+                                /** @description Null: the address is in no announced range. */
+                                asn: number | null;
+                                org: string | null;
+                                /** @description Hits of the range with this value. */
+                                hits: number;
+                                /** @description `hits` over all hits of the range (4 decimals). */
+                                share: number;
+                                /** @description Of them, decided `block`. */
+                                blocked: number;
+                            }[];
+                            /** @description Largest first, at most 20. */
+                            countries: {
+                                /** @description ISO code; null when unknown. */
+                                country: string | null;
+                                /** @description Hits of the range with this value. */
+                                hits: number;
+                                /** @description `hits` over all hits of the range (4 decimals). */
+                                share: number;
+                                /** @description Of them, decided `block`. */
+                                blocked: number;
+                            }[];
+                            /** @description The org's checks (POST /v1/check and /v1/check/deep that its check history keeps) per bucket and decision. */
+                            checks: {
+                                /**
+                                 * @description Checks carry no project: these are the org's.
+                                 * @constant
+                                 */
+                                scope: "org";
+                                partial: boolean;
+                                totals: {
+                                    checks: number;
+                                    allow: number;
+                                    review: number;
+                                    block: number;
+                                };
+                                series: {
+                                    /** @description Start of the bucket (ISO 8601, UTC). */
+                                    start: string;
+                                    allow: number;
+                                    review: number;
+                                    block: number;
+                                }[];
+                            };
                         };
                         error: null;
                         metadata: {

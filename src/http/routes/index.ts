@@ -17,6 +17,7 @@ import { adminProjectPatch } from "./admin/project.patch.js";
 import { collectPost, handshakePost, probeGet, reportPost } from "./beacon.post.js";
 import { botPolicyGet, botPolicyPut } from "./bot-policy.js";
 import { observationsGet } from "./observations.get.js";
+import { trafficGet } from "./traffic.get.js";
 import { challengeGet, challengeVerifyPost } from "./challenge.js";
 import { emailPost } from "./email.post.js";
 import { checkoutPost, portalPost, stripeWebhookPost } from "./billing.js";
@@ -71,6 +72,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     collectPost(deps),
     reportPost(deps),
     observationsGet(deps),
+    trafficGet(deps),
     botPolicyGet(deps),
     botPolicyPut(deps),
     checkPost(deps),

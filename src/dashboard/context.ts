@@ -20,6 +20,7 @@ import { webhookDeliveriesGet } from "../http/routes/webhooks/webhook-deliveries
 import { webhookRollPost } from "../http/routes/webhooks/webhook-roll.post.js";
 import { webhooksGet } from "../http/routes/webhooks/webhooks.get.js";
 import { webhooksPost } from "../http/routes/webhooks/webhooks.post.js";
+import { trafficGet } from "../http/routes/traffic.get.js";
 import { invoke } from "./invoke.js";
 import type { Flash } from "./sessions.js";
 import type { Viewer } from "./layout.js";
@@ -50,6 +51,7 @@ export function dashboardRoutes(deps: AppDeps) {
     webhookDelete: webhookDelete(deps, "org"),
     webhookRoll: webhookRollPost(deps, "org"),
     webhookDeliveries: webhookDeliveriesGet(deps, "org"),
+    traffic: trafficGet(deps),
   };
 }
 

@@ -18,6 +18,7 @@ import { hitPage, observationsPage } from "./observations.js";
 import { backOf, checkFeedbackAction, checkHistoryAction, checksPage } from "./checks.js";
 import { checkoutAction, overviewPage, portalAction } from "./overview.js";
 import { policyAction, policyPage } from "./policy.js";
+import { trafficCsv, trafficPage } from "./traffic.js";
 import { projectCreateAction, projectOriginsAction, projectsPage } from "./projects.js";
 import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, signInAddress, SessionStore, type DashboardSession } from "./sessions.js";
 
@@ -51,7 +52,13 @@ interface Req {
   bodyOwner: BodyOwner;
 }
 
-type Page = (ctx: DashContext) => Promise<string | null>;
+/** A page's HTML, or a download (CSV); null: not found. */
+type Page = (ctx: DashContext) => Promise<string | Download | null>;
+/** A file the browser saves (Content-Disposition: attachment). */
+interface Download {
+  filename: string;
+  csv: string;
+}
 /** A signed-in request: its session, the key it signed in with, and who is looking. */
 type SignedIn = { session: DashboardSession; principal: KeyPrincipal; viewer: Viewer };
 type Action = (ctx: DashContext) => Promise<ActionResult>;
@@ -242,7 +249,12 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
         query = new URLSearchParams();
       }
       void render(contextFor(r, s, nowMs, query)).then(
-        (body) => (body === null ? html(res, state, 404, errorPage(404, "Not found", "There is no such page, or it belongs to another org.", s.viewer)) : html(res, state, 200, body)),
+        (body) =>
+          body === null
+            ? html(res, state, 404, errorPage(404, "Not found", "There is no such page, or it belongs to another org.", s.viewer))
+            : typeof body === "string"
+              ? html(res, state, 200, body)
+              : write(res, state, 200, body.csv, { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${body.filename.replace(/[^\w.-]/g, "_")}"` }),
         (err: unknown) => failPage(res, state, deps, err, s.viewer),
       );
     }
@@ -283,6 +295,8 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
 
   const project = (form: URLSearchParams): string => encodeURIComponent(form.get("project") ?? "");
   getPage("/dashboard", overviewPage);
+  getPage("/dashboard/traffic", trafficPage);
+  getPage("/dashboard/traffic.csv", trafficCsv);
   getPage("/dashboard/observations", observationsPage);
   getPage("/dashboard/observations/hit", hitPage);
   getPage("/dashboard/checks", checksPage);
@@ -368,7 +382,8 @@ function write(res: HttpResponse, state: ResponseState, status: number, body: st
   state.aborted = true;
   res.cork(() => {
     res.writeStatus(STATUS[status] ?? String(status));
-    for (const k in PAGE_HEADERS) res.writeHeader(k, PAGE_HEADERS[k]!);
+    // A download names its own content type (the other page headers apply to it as well).
+    for (const k in PAGE_HEADERS) if (headers?.[k] === undefined) res.writeHeader(k, PAGE_HEADERS[k]!);
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
     res.end(body, state.close === true);

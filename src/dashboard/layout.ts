@@ -20,6 +20,7 @@ export interface Viewer {
 
 const NAV: Array<[string, string]> = [
   ["/dashboard", "Overview"],
+  ["/dashboard/traffic", "Traffic"],
   ["/dashboard/observations", "Observations"],
   ["/dashboard/checks", "Checks"],
   ["/dashboard/policy", "Bot policy"],

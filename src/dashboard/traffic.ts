@@ -93,9 +93,7 @@ function requestOf(q: URLSearchParams, nowMs: number): Request {
 }
 
 /** The project and its figures; an API refusal (a bad date) is a message, not an error page. */
-async function load(
-  ctx: DashContext,
-): Promise<{
+async function load(ctx: DashContext): Promise<{
   projects: Array<{ id: string; name: string }>;
   project: { id: string; name: string } | null;
   req: Request | null;

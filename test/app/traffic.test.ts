@@ -212,6 +212,50 @@ describe("GET /v1/projects/{projectId}/traffic", () => {
   });
 });
 
+describe("the dashboard's Traffic page and CSV download, as the API counts", () => {
+  it("downloads a table as text/csv attachment with the API's rows; refuses an unknown table (400), another org's project (404), bad dates (a message)", async () => {
+    const p = await createBeaconProject(server, "pro");
+    const t = Math.floor(Date.now() / DAY) * DAY - DAY;
+    await hit(p, t + HOUR, CHROME, HOME_IP);
+    await hit(p, t + 2 * HOUR, GOOGLEBOT, GOOGLEBOT_IP);
+    const login = await server.fetch(`${server.url}/dashboard/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },
+      body: new URLSearchParams({ key: p.secretKey }).toString(),
+      redirect: "manual",
+    });
+    expect(login.status).toBe(303);
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!;
+    const get = (path: string) => server.fetch(`${server.url}${path}`, { headers: { cookie }, redirect: "manual" });
+    const day = new Date(t).toISOString().slice(0, 10);
+    const q = (table: string, project = p.projectId) => `/dashboard/traffic.csv?${new URLSearchParams({ project, range: "dates", from: day, to: day, table })}`;
+
+    const csv = await get(q("bots"));
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(csv.headers.get("content-disposition")).toBe(
+      `attachment; filename="traffic-${p.projectId}-bots-${day}-${new Date(t + DAY).toISOString().slice(0, 10)}.csv"`,
+    );
+    const counted = await traffic(p, `from=${day}&to=${new Date(t + DAY).toISOString()}`);
+    expect(await csv.text()).toBe(
+      `bot_id,bot_name,bot_kind,hits,share,blocked\r\n${counted.bots.map((b: any) => `${b.bot_id},${b.bot_name},${b.bot_kind},${b.hits},${b.share},${b.blocked}\r\n`).join("")}`,
+    );
+    expect(counted.bots).toHaveLength(1);
+
+    const unknown = await get(q("everything"));
+    expect(unknown.status).toBe(400);
+    expect(unknown.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await unknown.text()).toContain("table: one of decisions, kinds, reasons, bots, asns, countries, checks.");
+    const other = await createBeaconProject(server);
+    expect((await get(q("kinds", other.projectId))).status).toBe(404);
+
+    const page = await get(`/dashboard/traffic?project=${p.projectId}&range=dates&from=${day}&to=not-a-date`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(await page.text()).toContain('role="alert"><p>Give both dates, from and to, as YYYY-MM-DD.</p>');
+  });
+});
+
 describe("GET /v1/projects/{projectId}/traffic past FS_TRAFFIC_SCAN_LIMIT", () => {
   let small!: TestApp;
   beforeAll(async () => {

@@ -1,5 +1,5 @@
-import { invokeAsKey, type ActionResult, type DashContext } from "./context.js";
-import { csrfField, esc, page, select, when } from "./layout.js";
+import { invokeAsKey, invokeForData, showsTestData, type ActionResult, type DashContext } from "./context.js";
+import { csrfField, dataToggle, esc, page, select, when } from "./layout.js";
 
 /** Characters of a kept text shown in the list. */
 const EXCERPT = 160;
@@ -25,9 +25,10 @@ interface Agreement {
 }
 
 /**
- * GET /dashboard/checks?decision=&label=&form_id=&cursor=: the org's check history (newest
+ * GET /dashboard/checks?decision=&label=&form_id=&cursor=&data=: the org's check history (newest
  * first, filtered) with spam / not spam buttons that send feedback; the org model's panel (its
  * feedback counts and how its agreement with the labels has moved); and the history setting.
+ * `data=test`: the test keys' checks and the model their feedback trained (issue 29).
  */
 export async function checksPage(ctx: DashContext): Promise<string> {
   const f = {
@@ -38,16 +39,20 @@ export async function checksPage(ctx: DashContext): Promise<string> {
   const cursor = ctx.query.get("cursor") ?? "";
   const q = new URLSearchParams({ limit: "50" });
   for (const [k, v] of Object.entries(f)) if (v) q.set(k, v);
-  const filters = q.toString();
+  const test = showsTestData(ctx.query);
+  const shown = new URLSearchParams(q);
+  if (test) shown.set("data", "test");
+  const filters = shown.toString();
   if (cursor) q.set("cursor", cursor);
   const orgId = ctx.viewer.orgId;
   const [list, figures] = await Promise.all([
-    invokeAsKey(ctx, ctx.routes.checks, { params: [orgId], query: q.toString() }) as Promise<{ items: CheckItem[]; next_cursor: string | null }>,
-    invokeAsKey(ctx, ctx.routes.orgFeedback, { params: [orgId] }),
+    invokeForData(ctx, ctx.routes.checks, { params: [orgId], query: q.toString() }) as Promise<{ items: CheckItem[]; next_cursor: string | null }>,
+    invokeForData(ctx, ctx.routes.orgFeedback, { params: [orgId] }),
   ]);
   // Where a button sends the browser back: this very listing.
   const back = `/dashboard/checks?${filters}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
-  const form = `<form method="get" action="/dashboard/checks" class="row" aria-label="Filters">
+  const toggle = dataToggle("/dashboard/checks", new URLSearchParams(Object.entries(f).filter(([, v]) => v !== "")), test);
+  const form = `<form method="get" action="/dashboard/checks" class="row" aria-label="Filters">${test ? '<input type="hidden" name="data" value="test">' : ""}
 <div>${select("decision", "Decision", [["", "any"], ["allow", "allow"], ["review", "review"], ["block", "block"]], f.decision)}</div>
 <div>${select("label", "Feedback", [["", "any"], ["spam", "marked spam"], ["ham", "marked not spam"], ["none", "no feedback yet"]], f.label)}</div>
 <div><label for="form_id">Form id</label><input id="form_id" name="form_id" value="${esc(f.form_id)}" placeholder="contact" size="16"></div>
@@ -59,7 +64,7 @@ export async function checksPage(ctx: DashContext): Promise<string> {
       ? `<p>No checks match${f.decision || f.label || f.form_id ? " these filters" : history.mode === "none" ? ": this org keeps no history (see the setting below)" : " yet: POST /v1/check has not been called, or its checks are past their retention"}.</p>`
       : `<table><caption class="muted">Checks kept in the org's history, newest first</caption><thead><tr><th scope="col">Time</th><th scope="col">Form</th><th scope="col">Decision</th><th scope="col">Score</th><th scope="col">Content</th><th scope="col">Text</th><th scope="col">Feedback</th></tr></thead><tbody>${rows}</tbody></table>`;
   const more = list.next_cursor ? `<p><a href="/dashboard/checks?${esc(filters)}&amp;cursor=${esc(encodeURIComponent(list.next_cursor))}">Older checks</a></p>` : "";
-  return page("Checks", modelPanel(figures) + form + table + more + historyForm(ctx, history, figures.history.default as boolean), ctx.viewer, "/dashboard/checks");
+  return page("Checks", toggle + modelPanel(figures) + form + table + more + historyForm(ctx, history, figures.history.default as boolean), ctx.viewer, "/dashboard/checks");
 }
 
 function checkRow(ctx: DashContext, c: CheckItem, back: string): string {
@@ -67,7 +72,7 @@ function checkRow(ctx: DashContext, c: CheckItem, back: string): string {
   const content = c.spam_probability === null ? "—" : `${c.spam_probability.toFixed(4)}${c.org_model > 0 ? `<br><span class="muted">org model v${c.org_model}</span>` : ""}`;
   const label = c.label === "spam" ? "marked spam" : c.label === "ham" ? "marked not spam" : "";
   const button = (value: "spam" | "ham", text: string): string =>
-    `<form method="post" action="/dashboard/checks/feedback" class="inline">${csrfField(ctx.viewer)}<input type="hidden" name="request_id" value="${esc(c.request_id)}"><input type="hidden" name="label" value="${value}"><input type="hidden" name="back" value="${esc(back)}"><button type="submit" class="${c.label === value ? "" : "secondary"}" aria-label="${text}: check ${esc(c.request_id)}"${c.label === value ? ' aria-pressed="true"' : ""}>${text}</button></form>`;
+    `<form method="post" action="/dashboard/checks/feedback" class="inline">${csrfField(ctx.viewer)}<input type="hidden" name="request_id" value="${esc(c.request_id)}"><input type="hidden" name="label" value="${value}">${showsTestData(ctx.query) ? '<input type="hidden" name="data" value="test">' : ""}<input type="hidden" name="back" value="${esc(back)}"><button type="submit" class="${c.label === value ? "" : "secondary"}" aria-label="${text}: check ${esc(c.request_id)}"${c.label === value ? ' aria-pressed="true"' : ""}>${text}</button></form>`;
   const actions = c.learnable ? `${button("spam", "Spam")} ${button("ham", "Not spam")}` : "";
   return `<tr data-request-id="${esc(c.request_id)}"><td>${esc(when(c.created_at))}<br><span class="mono muted">${esc(c.request_id)}</span></td><td>${esc(c.form_id)}</td><td><span class="decision-${esc(c.decision)}">${esc(c.decision)}</span></td><td>${c.score.toFixed(4)}</td><td>${content}</td><td>${text}</td><td>${label ? `<p data-field="label">${label}</p>` : ""}${actions}</td></tr>`;
 }
@@ -110,7 +115,8 @@ function historyForm(ctx: DashContext, h: { mode: string; days: number }, isDefa
 export async function checkFeedbackAction(ctx: DashContext): Promise<ActionResult> {
   const label = ctx.query.get("label") ?? "";
   const requestId = ctx.query.get("request_id") ?? "";
-  const r = await invokeAsKey(ctx, ctx.routes.feedback, { body: { label, request_id: requestId } });
+  // data=test: a test check's feedback, which teaches the test keys' model only.
+  const r = await invokeForData(ctx, ctx.routes.feedback, { body: { label, request_id: requestId } });
   const said = label === "spam" ? "spam" : "not spam";
   const text = r.outcome === "repeated" ? `Check ${requestId} was already marked ${said}.` : `Check ${requestId} is marked ${said}; the org's model learned it (now v${r.model_version}).`;
   return { redirect: backOf(ctx.query), flash: { kind: "ok", text } };

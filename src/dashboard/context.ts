@@ -94,6 +94,25 @@ export function invokeAsKey(ctx: DashContext, route: Parameters<typeof invoke>[0
   return invoke(route, ctx.principal, { ...call, nowMs: ctx.nowMs });
 }
 
+/** Whether a page shows the test data (`data=test`, issue 29) rather than the live data, its default. */
+export function showsTestData(query: URLSearchParams): boolean {
+  return query.get("data") === "test";
+}
+
+/**
+ * The signed-in key as a key of the mode the page shows (showsTestData), whatever its own mode:
+ * the routes it runs then read that mode's data (front/auth.ts dataScope), as a key of that mode would.
+ */
+export function dataPrincipal(ctx: DashContext): KeyPrincipal {
+  const { mode: _, ...key } = ctx.principal.key;
+  return { ...ctx.principal, key: showsTestData(ctx.query) ? { ...key, mode: "test" } : key };
+}
+
+/** invoke() of a secret-key route as the signed-in key, reading the data of the mode the page shows (dataPrincipal). */
+export function invokeForData(ctx: DashContext, route: Parameters<typeof invoke>[0], call: { params?: string[]; query?: string; body?: unknown }): Promise<any> {
+  return invoke(route, dataPrincipal(ctx), { ...call, nowMs: ctx.nowMs });
+}
+
 /** The project a page is about: `project` of the query when the org owns it, else the org's first. */
 export function chooseProject<P extends { id: string }>(projects: P[], wanted: string | null): P | null {
   return projects.find((p) => p.id === wanted) ?? projects[0] ?? null;

@@ -64,6 +64,22 @@ export function errorPage(status: number, title: string, text: string, viewer: V
   return page(title, `<p>${esc(text)}</p><p><a href="/dashboard">Back to the dashboard</a></p><p class="muted">HTTP ${status}</p>`, viewer);
 }
 
+/**
+ * The live / test data switch of a page that lists recorded data (issue 29): live data unless
+ * `data=test`. `query` is the page's query without `data`; the current mode is marked, not linked.
+ */
+export function dataToggle(path: string, query: URLSearchParams, test: boolean): string {
+  const href = (mode: "live" | "test"): string => {
+    const q = new URLSearchParams(query);
+    if (mode === "test") q.set("data", "test");
+    const text = q.toString();
+    return esc(text ? `${path}?${text}` : path);
+  };
+  const item = (mode: "live" | "test", label: string): string =>
+    mode === (test ? "test" : "live") ? `<strong aria-current="true">${label}</strong>` : `<a href="${href(mode)}">${label}</a>`;
+  return `<p class="data-toggle" data-mode="${test ? "test" : "live"}">Showing: ${item("live", "live data")} · ${item("test", "test data")} <span class="muted">(what test keys, fs_test_ and fs_pub_test_, recorded)</span></p>`;
+}
+
 /** A select element with a label; `options` are [value, label] pairs. */
 export function select(name: string, label: string, options: Array<[string, string]>, selected: string, id = name): string {
   return `<label for="${esc(id)}">${esc(label)}</label><select id="${esc(id)}" name="${esc(name)}">${options

@@ -1,5 +1,5 @@
 import { hashKey, hashesEqual, parseKey, type Scope } from "../shared/api-keys.js";
-import type { KeyRecord } from "../store/records.js";
+import { scopedId, type KeyRecord } from "../store/records.js";
 import type { StateDbs } from "../store/state-env.js";
 import { ApiError } from "../shared/errors.js";
 
@@ -14,6 +14,14 @@ export type AuthRequirement =
 /** Whether the caller's key is a test-mode key: charged nothing, no quota (docs/api.md, "Test mode"). */
 export function isTestPrincipal(principal: KeyPrincipal | null): boolean {
   return principal !== null && principal.key.mode === "test";
+}
+
+/**
+ * The id the caller's org or project keeps the caller's mode's data under (observations,
+ * sessions, bindings, feedback): the id itself for a live key, its test scope for a test key.
+ */
+export function dataScope(principal: KeyPrincipal, id: string): string {
+  return scopedId(id, principal.key.mode === "test");
 }
 
 /** The authenticated caller of an API-key route. */

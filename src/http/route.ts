@@ -57,7 +57,7 @@ export interface RouteResult {
    * (`seq` null) or journaled as charge-journal record `seq`. The router sends that answer.
    */
   recorded?: { seq: number | null };
-  /** A check's record for its org's history, journaled with the debit (needs `credits` > 0). */
+  /** A check's record for its org's history (its test scope's for a test key), journaled with the debit (of 0 credits for a test key). */
   history?: CheckHistoryRecord;
 }
 

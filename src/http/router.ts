@@ -437,7 +437,9 @@ function answer(c: Call, result: RouteResult): void {
     if (metadata === undefined && metadataJson !== undefined) metadataJson += `,"credits":${credits}`;
     else if (metadata === undefined && result.data instanceof RawJson) metadataJson = `"credits":${credits}`;
     else metadata = { ...metadata, credits };
-    if (credits > 0) {
+    // A test key's check charges nothing but is journaled all the same: its history record rides on
+    // the (0-credit) debit line, as a live check's does (kept in the org's test scope).
+    if (credits > 0 || result.history !== undefined) {
       // Answered once the debit is in the journal; a refusal (429) throws here, before any debit.
       const hold = state.hold ?? null;
       state.hold = null; // charge() ends it, also when it throws (but for a wait: see below)
@@ -459,7 +461,7 @@ function answer(c: Call, result: RouteResult): void {
             }
             if (stored) deps.idempotency!.remember(stored, seq!);
             countCredits(state.route, deps.quota.planOf(orgId), credits);
-            writeRendered(res, state, status, body, withRateLimit(c, headers, orgId));
+            writeRendered(res, state, status, body, credits > 0 ? withRateLimit(c, headers, orgId) : headers);
           },
           hold,
           stored,

@@ -46,8 +46,27 @@ export interface ProjectRecord {
   bot_policy_updated_at?: string | null;
 }
 
+/**
+ * Test-mode data (issue 29): what a test key records (beacon observations and sessions, session
+ * bindings, feedback and the org model it trains) is stored under its project's or org's id with
+ * this suffix, apart from live data, which keeps the plain ids. A store from before test mode
+ * loads unchanged, and a read under one mode's id never finds the other mode's records.
+ */
+export const TEST_SCOPE_SUFFIX = ":test";
+
+/** The id a project's or org's records of one mode are stored under (the id itself for live data). */
+export function scopedId(id: string, test: boolean): string {
+  return test ? id + TEST_SCOPE_SUFFIX : id;
+}
+
+/** The project or org id a stored id names, and whether it is the test scope's. */
+export function splitScopedId(stored: string): { id: string; test: boolean } {
+  return stored.endsWith(TEST_SCOPE_SUFFIX) ? { id: stored.slice(0, -TEST_SCOPE_SUFFIX.length), test: true } : { id: stored, test: false };
+}
+
 /** A beacon session of one project, kept by the writer as observations arrive. */
 export interface SessionRecord {
+  /** The project's id, scoped (scopedId) for a test key's session. */
   project_id: string;
   session_id: string;
   /** Epoch ms of the first and the latest observation. */
@@ -165,6 +184,7 @@ export interface ObservationRecord {
   seq: number;
   id: string;
   org_id: string;
+  /** The project's id, scoped (scopedId) for a test key's hit: stored and listed apart from live ones. */
   project_id: string;
   session_id: string;
   kind: ObservationKind;

@@ -385,7 +385,7 @@ export interface paths {
         };
         /**
          * List a project's observations
-         * @description The beacon's observations of a project of the key's org, newest first, optionally of one session or kind. `next_cursor` continues the listing (null at the end); a filtered page examines at most 5000 observations, so it may hold fewer items than `limit` and still have a cursor. Reads after every hit answered so far is stored.
+         * @description The beacon's observations of a project of the key's org, newest first, optionally of one session or kind: a live key's hits for a live key, a test key's (`fs_pub_test_`) for a test key. `next_cursor` continues the listing (null at the end); a filtered page examines at most 5000 observations, so it may hold fewer items than `limit` and still have a cursor. Reads after every hit answered so far is stored.
          *
          *     Credits: 0 per successful call.
          */

@@ -13,7 +13,7 @@ import { JournalClosedError } from "../../store/journal.js";
 import type { TrustedProxies } from "../client-address.js";
 import type { IpDatasetHolder } from "../../datasets/holder.js";
 import { ApiError } from "../../shared/errors.js";
-import type { KeyPrincipal } from "../auth.js";
+import { dataScope, type KeyPrincipal } from "../auth.js";
 import type { RequestSnapshot } from "../../http/request.js";
 import { RawJson } from "../../http/respond.js";
 import type { RouteResult } from "../../http/route.js";
@@ -101,14 +101,15 @@ export function admitBeaconWrite(services: BeaconServices, principal: KeyPrincip
 }
 
 /**
- * The session a hit or a handshake continues: the one its token (even an expired one, within
+ * The session a hit or a handshake continues in `scope` (the project's id, or its test scope for a
+ * test key): the one its token (even an expired one, within
  * `sessionProofMs`) was issued for, when the call names no other; else null, and it starts a new
  * one. A session id alone proves nothing: it is passed to the site's backend and shown in
  * answers and listings, so whoever saw it could otherwise file hits in someone else's session.
  */
-export function provenSession(services: BeaconServices, projectId: string, token: string | undefined, claimed: string | undefined, nowMs: number): string | null {
+export function provenSession(services: BeaconServices, scope: string, token: string | undefined, claimed: string | undefined, nowMs: number): string | null {
   if (!token) return null;
-  const proved = services.tokens.provenSession(token, projectId, nowMs, services.sessionProofMs);
+  const proved = services.tokens.provenSession(token, scope, nowMs, services.sessionProofMs);
   return proved !== null && (claimed === undefined || claimed === proved) ? proved : null;
 }
 
@@ -130,14 +131,17 @@ export function recordHit(
   if (body.kind !== undefined && body.kind !== kind) {
     throw new ApiError("VALIDATION_ERROR", `body.kind: this endpoint records ${kind} hits.`);
   }
-  const tokenSession = body.token ? services.tokens.verify(body.token, project.id, nowMs) : null;
+  // A test key's hits go to its project's test scope (records.ts scopedId): tokens, sessions and
+  // observations of one mode are unknown to the other.
+  const scope = dataScope(principal, project.id);
+  const tokenSession = body.token ? services.tokens.verify(body.token, scope, nowMs) : null;
   const claimed = body.session_id !== undefined && SESSION_ID.test(body.session_id) ? body.session_id : null;
   // A token is valid for the session it was issued to; a hit claiming another session is not vouched for.
   const tokenValid = tokenSession !== null && (claimed === null || claimed === tokenSession);
   // Filed in the session its token proves, when it names no other (an expired token still proves
   // it: a page left open past the token's lifetime); otherwise in a session of its own, which the
   // answer names.
-  const sessionId = tokenValid ? tokenSession : (provenSession(services, project.id, body.token, claimed ?? undefined, nowMs) ?? newSessionId());
+  const sessionId = tokenValid ? tokenSession : (provenSession(services, scope, body.token, claimed ?? undefined, nowMs) ?? newSessionId());
   // Past the org's budget for the day the hit is answered as usual and not recorded (budget.ts).
   if (!services.budget.take(project.org_id, nowMs)) return Promise.resolve({ data: hitAnswerJson(sequentialId("obs"), sessionId), credits: 0, neverBlock: true });
 
@@ -170,7 +174,7 @@ export function recordHit(
       seq: 0,
       id: sequentialId("obs"),
       org_id: project.org_id,
-      project_id: project.id,
+      project_id: scope,
       session_id: sessionId,
       kind,
       action: body.action ?? (kind === "page.view" ? "pageview" : "submit"),

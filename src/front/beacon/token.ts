@@ -16,7 +16,8 @@ export function newSessionId(): string {
  * store keeps (generated at first start). A token proves that a script fetched from this service
  * ran the handshake for this project and session within its lifetime; it is not a secret from the
  * page. The project id travels in clear so a site's backend can hand the token to POST /v1/check,
- * which finds the project from it.
+ * which finds the project from it. A test key's tokens name the project's test scope
+ * (`prj_…:test`, records.ts scopedId), so they prove nothing for its live sessions, and the other way round.
  */
 export class BeaconTokens {
   /**
@@ -73,7 +74,7 @@ export class BeaconTokens {
     const parts = token.split(".");
     if (parts.length !== 5 || parts[0] !== "v1") return null;
     const [, projectId, sessionId, exp, mac] = parts as [string, string, string, string, string];
-    if (!/^prj_[0-9A-Za-z]{1,40}$/.test(projectId) || !SESSION_ID.test(sessionId) || !/^[0-9a-z]{1,12}$/.test(exp)) return null;
+    if (!/^prj_[0-9A-Za-z]{1,40}(:test)?$/.test(projectId) || !SESSION_ID.test(sessionId) || !/^[0-9a-z]{1,12}$/.test(exp)) return null;
     const expiresAt = parseInt(exp, 36);
     if (!(expiresAt > nowMs)) return null;
     const want = Buffer.from(this.mac(projectId, sessionId, exp));

@@ -1,5 +1,5 @@
 import { magicDecision } from "../../scoring/test-mode.js";
-import { isTestPrincipal } from "../../front/auth.js";
+import { dataScope, isTestPrincipal } from "../../front/auth.js";
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { analyzeEmailWithMx } from "../../scoring/email.js";
 import { preflightVerdict } from "../../scoring/session-verdict.js";
@@ -90,10 +90,12 @@ export function authCheckPost(deps: Deps) {
         body.session_id !== undefined ? syncObservations(deps) : Promise.resolve(),
         body.email !== undefined ? analyzeEmailWithMx(deps.email, body.email) : Promise.resolve(null),
       ]);
-      const session = body.session_id !== undefined ? await orgSession(deps, orgId, body.session_id) : undefined;
+      const test = isTestPrincipal(principal);
+      const session = body.session_id !== undefined ? await orgSession(deps, orgId, body.session_id, test) : undefined;
       // Read-only: the counts a resolve would answer, from what the writer has committed.
       const keys = joinKeysOf(deps.pseudonyms, { externalUserId: body.external_user_id, sessionId: body.session_id, fingerprint: body.fingerprint, ip, email: body.email });
-      const peeked = peekCounts(deps.reads, orgId, keys);
+      // A test key's bindings are its org's test scope's (records.ts scopedId).
+      const peeked = peekCounts(deps.reads, dataScope(principal!, orgId), keys);
       const counts = peeked instanceof Promise ? await peeked : peeked;
       const edge = edgeVerdictOf(session, facts);
       const verdict = preflightVerdict(edge, counts, sharedNetwork, {
@@ -102,7 +104,7 @@ export function authCheckPost(deps: Deps) {
         // On a login the address is the account's own, accepted at its signup: reported, not weighed.
         emailReasons: email && signup ? email.analysis.reasons : null,
       });
-      const magic = isTestPrincipal(principal) ? magicDecision(body.email, body.ip) : null;
+      const magic = test ? magicDecision(body.email, body.ip) : null;
       if (magic) Object.assign(verdict, magic);
       return {
         data: {

@@ -1,4 +1,5 @@
 import type { AppDeps } from "../deps.js";
+import { dataScope } from "../../front/auth.js";
 import { admitBeaconWrite, beaconProject, provenSession, recordHit } from "../../front/beacon/hits.js";
 import { newSessionId } from "../../front/beacon/token.js";
 import { defineRoute, type RouteDocs } from "../route.js";
@@ -36,8 +37,10 @@ export function handshakePost(deps: Deps) {
     },
     handle({ principal, snap, body, nowMs }) {
       const project = beaconProject(deps.beacon, principal!, snap.origin, true);
-      const sessionId = provenSession(deps.beacon, project.id, body.token, body.session_id, nowMs) ?? newSessionId();
-      const { token, expiresAt } = deps.beacon.tokens.issue(project.id, sessionId, nowMs);
+      // A test key's tokens are issued for the project's test scope: its sessions stay apart.
+      const scope = dataScope(principal!, project.id);
+      const sessionId = provenSession(deps.beacon, scope, body.token, body.session_id, nowMs) ?? newSessionId();
+      const { token, expiresAt } = deps.beacon.tokens.issue(scope, sessionId, nowMs);
       return { data: { token, session_id: sessionId, expires_at: expiresAt }, credits: 0, neverBlock: true };
     },
   });

@@ -12,7 +12,7 @@ import { deepBody, deepMetadata, deepResponse } from "../schemas/deep.js";
 import { joinKeysOf } from "../../front/sessions/identifiers.js";
 import { orgSession } from "../../front/sessions/session.js";
 import { countDecision } from "../../front/counters.js";
-import { isTestPrincipal } from "../../front/auth.js";
+import { dataScope, isTestPrincipal, type KeyPrincipal } from "../../front/auth.js";
 import { magicDecision } from "../../scoring/test-mode.js";
 import { checkSubmission, historyRecord, type CheckOutcome } from "./check.post.js";
 import { listObservations, syncObservations } from "./observations.get.js";
@@ -60,12 +60,13 @@ export function checkDeepPost(deps: Deps) {
     },
     async handle({ principal, body, nowMs, requestId }) {
       const orgId = principal!.orgId;
+      const test = isTestPrincipal(principal);
       // The reverse lookup starts at once, beside the check's own waits (MX, content model); an
       // address that does not parse is refused by the check.
       const parsed = body.metadata?.ip !== undefined ? parseIp(body.metadata.ip.trim()) : null;
-      const [check, rdns] = await Promise.all([checkSubmission(deps, orgId, body, nowMs), parsed ? deps.rdns.lookup(formatIp(parsed)) : Promise.resolve(null)]);
+      const [check, rdns] = await Promise.all([checkSubmission(deps, orgId, body, nowMs, test), parsed ? deps.rdns.lookup(formatIp(parsed)) : Promise.resolve(null)]);
       const sessionRef = body.session_id !== undefined ? { id: body.session_id, source: "session_id" as const } : check.beaconSession ? { id: check.beaconSession.sessionId, source: "beacon_field" as const } : null;
-      const [session, content] = await Promise.all([sessionBlock(deps, orgId, sessionRef, nowMs), contentBlock(deps, check)]);
+      const [session, content] = await Promise.all([sessionBlock(deps, principal!, sessionRef, nowMs), contentBlock(deps, check)]);
       const network = networkBlock(rdns);
       const email = emailBlock(check.email);
 
@@ -77,7 +78,7 @@ export function checkDeepPost(deps: Deps) {
       };
       const fused = fuseDeep(check.fused, findings);
       // A test-mode key's magic inputs decide the deep verdict and the check's own, as POST /v1/check answers them.
-      const magic = isTestPrincipal(principal) ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
+      const magic = test ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
       if (magic) {
         Object.assign(fused, magic);
         Object.assign(check.data, magic);
@@ -102,7 +103,7 @@ export function checkDeepPost(deps: Deps) {
         credits,
         metadata: { deep: { resolved, skipped, credits } },
         // The history keeps the form check's verdict (the one feedback is about), as POST /v1/check would.
-        history: historyRecord(check, orgId, requestId, body.form_id, nowMs),
+        history: historyRecord(check, dataScope(principal!, orgId), requestId, body.form_id, nowMs),
       };
     },
   });
@@ -135,10 +136,10 @@ function emailBlock(a: EmailAnalysis | null) {
  * The session block: the org's session (after every hit answered so far is stored), its newest
  * hits up to HISTORY_MAX_HITS, and the accounts bound to it. Read-only.
  */
-async function sessionBlock(deps: Deps, orgId: string, ref: { id: string; source: "session_id" | "beacon_field" } | null, nowMs: number) {
+async function sessionBlock(deps: Deps, principal: KeyPrincipal, ref: { id: string; source: "session_id" | "beacon_field" } | null, nowMs: number) {
   if (ref === null) return { status: "skipped" as const, reason: "not_given" as const, session_id: null, source: null, summary: null as SessionSummary | null };
   await syncObservations(deps);
-  const session = await orgSession(deps, orgId, ref.id);
+  const session = await orgSession(deps, principal.orgId, ref.id, isTestPrincipal(principal));
   if (!session) return { status: "skipped" as const, reason: "not_found" as const, session_id: ref.id, source: ref.source, summary: null as SessionSummary | null };
   const want = Math.min(session.observation_count, HISTORY_MAX_HITS);
   const hits: ObservationRecord[] = [];
@@ -149,7 +150,7 @@ async function sessionBlock(deps: Deps, orgId: string, ref: { id: string; source
     if (r.next === null) break;
     before = parseInt(r.next, 36);
   }
-  const bound = (await peekCounts(deps.reads, orgId, joinKeysOf(deps.pseudonyms, { sessionId: ref.id }))).accounts_sharing_session;
+  const bound = (await peekCounts(deps.reads, dataScope(principal, principal.orgId), joinKeysOf(deps.pseudonyms, { sessionId: ref.id }))).accounts_sharing_session;
   const summary = summarizeSession(session, hits, hits.length >= session.observation_count, bound, nowMs);
   return { status: "resolved" as const, reason: null, session_id: ref.id, source: ref.source, summary: summary as SessionSummary | null };
 }

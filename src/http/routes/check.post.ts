@@ -1,5 +1,5 @@
 import { magicDecision } from "../../scoring/test-mode.js";
-import { isTestPrincipal } from "../../front/auth.js";
+import { dataScope, isTestPrincipal } from "../../front/auth.js";
 import { STRONG_TELLS } from "../../scoring/observation.js";
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { fuseCheck, type CheckInput, type CheckResult } from "../../scoring/check.js";
@@ -12,7 +12,7 @@ import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
 import { countDecision } from "../../front/counters.js";
 import { FLAGS, formText, type ContentAnalysis, type ContentEvidence } from "../../scoring/content/index.js";
-import type { CheckHistoryRecord, ProjectRecord, SessionRecord } from "../../store/records.js";
+import { scopedId, splitScopedId, type CheckHistoryRecord, type ProjectRecord, type SessionRecord } from "../../store/records.js";
 import type { OrgLearning } from "../../front/feedback/org-learning.js";
 import { analyzeEmailWithMx, toCheckEmailSignals, type CheckEmailSignals, type EmailAnalysis } from "../../scoring/email.js";
 import { verifyChallengeToken } from "../../front/challenge/index.js";
@@ -68,12 +68,13 @@ export function checkPost(deps: Deps) {
       },
     },
     async handle({ principal, body, nowMs, requestId }) {
-      const outcome = await checkSubmission(deps, principal!.orgId, body, nowMs);
-      const magic = isTestPrincipal(principal) ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
+      const test = isTestPrincipal(principal);
+      const outcome = await checkSubmission(deps, principal!.orgId, body, nowMs, test);
+      const magic = test ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
       if (magic) Object.assign(outcome.data, magic);
       countDecision("POST /v1/check", outcome.data.decision);
-      // A test-mode key's check is charged nothing, and its history is written with a charge only: none is kept.
-      return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, history: historyRecord(outcome, principal!.orgId, requestId, body.form_id, nowMs) };
+      // A test key's check is charged nothing; its history is kept in the org's test scope (records.ts scopedId).
+      return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, history: historyRecord(outcome, dataScope(principal!, principal!.orgId), requestId, body.form_id, nowMs) };
     },
   });
 }
@@ -103,10 +104,12 @@ export interface CheckOutcome {
 }
 
 /**
- * Scores a form submission (the whole of POST /v1/check but the charge).
+ * Scores a form submission (the whole of POST /v1/check but the charge). `test`: a test key's, which
+ * reads its org's test scope (records.ts scopedId): the test sessions its beacon field proves and
+ * the org model its test feedback trained.
  * @throws ApiError MISSING_REQUIRED_DATA (nothing to analyse), VALIDATION_ERROR (metadata.ip).
  */
-export async function checkSubmission(deps: Deps, orgId: string, body: CheckBody, nowMs: number): Promise<CheckOutcome> {
+export async function checkSubmission(deps: Deps, orgId: string, body: CheckBody, nowMs: number, test = false): Promise<CheckOutcome> {
   const md = body.metadata ?? {};
   const { beaconField, fields } = splitBeaconField(body.form_data);
   const hasForm = fields !== null && Object.values(fields).some((v) => v !== null && v !== "" && !(Array.isArray(v) && v.length === 0));
@@ -131,13 +134,14 @@ export async function checkSubmission(deps: Deps, orgId: string, body: CheckBody
   const ua = md.user_agent !== undefined ? uaClassifierFor(dataset).classify(md.user_agent) : null;
 
   // The beacon's field: token verified, its session's latest observation folded in.
-  const proved = beaconField !== null ? beaconEvidence(deps, orgId, beaconField, nowMs) : null;
+  const proved = beaconField !== null ? beaconEvidence(deps, orgId, test, beaconField, nowMs) : null;
   const beacon = proved instanceof Promise ? await proved : proved;
 
   // The org's own model and history setting (one Map lookup; read over the pool the first time on
   // a cluster node): the text's evidence is wanted when the org keeps it or has a model to score it with.
   const cached = deps.learning.get(orgId);
-  const learning = cached instanceof Promise ? await cached : cached;
+  let learning = cached instanceof Promise ? await cached : cached;
+  if (test) learning = await testLearning(deps, orgId, learning);
   const wantEvidence = learning.scorer !== null || learning.history.mode !== "none";
 
   // Asynchronous parts, in parallel: the content model (on the pool), the MX lookup for the
@@ -261,6 +265,15 @@ export function historyRecord(o: CheckOutcome, orgId: string, requestId: string,
   };
 }
 
+/**
+ * What a test key's check runs with: the model its org's test scope learned from test feedback
+ * (records.ts scopedId; none until a test key gave feedback), and the org's own history setting.
+ */
+async function testLearning(deps: Deps, orgId: string, live: OrgLearning): Promise<OrgLearning> {
+  const own = await deps.learning.get(scopedId(orgId, true));
+  return { ...own, history: live.history };
+}
+
 /** Separates the beacon's hidden field from the site's own fields. */
 type FormData = NonNullable<CheckBody["form_data"]>;
 
@@ -275,11 +288,12 @@ function splitBeaconField(formData: CheckBody["form_data"]): { beaconField: stri
 type BeaconEvidence = { evidence: NonNullable<CheckInput["beacon"]>; session: CheckOutcome["beaconSession"] };
 
 /**
- * What the beacon's field proves: a valid handshake token of one of this org's projects, the
+ * What the beacon's field proves: a valid handshake token of one of this org's projects, issued to
+ * a key of the caller's mode (`test`; a token of the other mode proves nothing), the
  * client's strong automation tells, and the session's latest observation (its score). Read at
  * once on LMDB; on a cluster node the project (if not cached) and the session over the pool.
  */
-function beaconEvidence(deps: Deps, orgId: string, field: string, nowMs: number): BeaconEvidence | Promise<BeaconEvidence> {
+function beaconEvidence(deps: Deps, orgId: string, test: boolean, field: string, nowMs: number): BeaconEvidence | Promise<BeaconEvidence> {
   const parsed = parseField(field);
   const tells = Array.isArray(parsed?.signals?.tells) ? (parsed!.signals!.tells as unknown[]).filter((t): t is string => typeof t === "string") : [];
   const strongTells = tells.some((t) => STRONG_TELLS.has(t));
@@ -288,14 +302,16 @@ function beaconEvidence(deps: Deps, orgId: string, field: string, nowMs: number)
     !proved || !project || project.org_id !== orgId
       ? { evidence: { tokenValid: false, strongTells, verdictScore: null }, session: null }
       : { evidence: { tokenValid: true, strongTells, verdictScore: session ? session.last.score : null }, session: { projectId: proved.projectId, sessionId: proved.sessionId } };
-  if (!proved) return answer(undefined, undefined);
+  // The token's project id is scoped for a test key's session (records.ts scopedId).
+  const scope = proved ? splitScopedId(proved.projectId) : null;
+  if (!proved || scope!.test !== test) return answer(undefined, undefined);
   const local = deps.reads.local;
   if (local) {
-    const project = deps.beacon.projects.get(proved.projectId);
+    const project = deps.beacon.projects.get(scope!.id);
     return answer(project, project?.org_id === orgId ? local.sessions.get([proved.projectId, proved.sessionId]) : undefined);
   }
   return (async () => {
-    const project = await withStore(() => deps.beacon.projects.get(proved.projectId));
+    const project = await withStore(() => deps.beacon.projects.get(scope!.id));
     return answer(project, project?.org_id === orgId ? await deps.reads.get("sessions", [proved.projectId, proved.sessionId]) : undefined);
   })();
 }

@@ -1,5 +1,6 @@
 import type { CheckHistoryRecord } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
+import { dataScope } from "../../front/auth.js";
 import { defineRoute, type InputsOf } from "../route.js";
 import { checksQuery, checksResponse } from "../schemas/feedback.js";
 import { orgIdParam } from "../schemas/params.js";
@@ -58,7 +59,8 @@ export function checksGet(deps: Deps) {
     async handle({ principal, params, query }) {
       const orgId = ownOrgId(principal!, params.orgId);
       await syncChecks(deps);
-      const page = await listChecks(deps, orgId, checksFilter(query));
+      // A test key lists its test checks, a live key the live ones (records.ts scopedId).
+      const page = await listChecks(deps, dataScope(principal!, orgId), checksFilter(query));
       return { data: { items: page.items.map(publicCheck), next_cursor: page.next }, credits: 0 };
     },
   });

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { formText } from "../../scoring/content/index.js";
 import type { OrgLearningRecord } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
+import { dataScope } from "../../front/auth.js";
 import { ApiError } from "../../shared/errors.js";
 import { defineRoute } from "../route.js";
 import { feedbackBody, feedbackResponse } from "../schemas/feedback.js";
@@ -39,7 +40,9 @@ export function feedbackPost(deps: Deps) {
       },
     },
     async handle({ principal, body, nowMs }) {
-      const orgId = principal!.orgId;
+      // A test key's feedback is about its test checks and teaches its org's test scope's model,
+      // never the live one (records.ts scopedId); the per-org limit counts both (admit).
+      const orgId = dataScope(principal!, principal!.orgId);
       let target;
       if (body.request_id !== undefined) {
         // The check's history record rides on its debit, which may still wait on this thread for

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { formatIp, parseIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
+import { dataScope } from "../../front/auth.js";
 import { ApiError } from "../../shared/errors.js";
 import { defineRoute, type RouteDocs } from "../route.js";
 import { meterBody, meterResponse, windowMs } from "../schemas/sessions.js";
@@ -56,7 +57,8 @@ export function meterPost(deps: Deps) {
         await deps.store.send({
           op: "meter.consume",
           request: {
-            orgId: principal!.orgId,
+            // A test key's budgets and bindings are its org's test scope's (records.ts scopedId).
+            orgId: dataScope(principal!, principal!.orgId),
             resource: body.resource,
             user: id.user_id !== undefined ? h.hash("user", id.user_id) : undefined,
             session: id.session !== undefined ? h.hash("session", id.session) : undefined,

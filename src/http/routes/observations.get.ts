@@ -1,6 +1,7 @@
 import type { ObservationRecord } from "../../store/records.js";
 import { lineSeq, pageLinesNewestFirst } from "../../store/observation-pages.js";
 import type { AppDeps } from "../deps.js";
+import { dataScope } from "../../front/auth.js";
 import { defineRoute } from "../route.js";
 import { observationsQuery, observationsResponse } from "../schemas/beacon.js";
 import { projectIdParam } from "../schemas/params.js";
@@ -27,7 +28,7 @@ export function observationsGet(deps: Deps) {
     query: observationsQuery,
     docs: {
       summary: "List a project's observations",
-      description: `The beacon's observations of a project of the key's org, newest first, optionally of one session or kind. \`next_cursor\` continues the listing (null at the end); a filtered page examines at most ${SCAN_LIMIT} observations, so it may hold fewer items than \`limit\` and still have a cursor. Reads after every hit answered so far is stored.`,
+      description: `The beacon's observations of a project of the key's org, newest first, optionally of one session or kind: a live key's hits for a live key, a test key's (\`fs_pub_test_\`) for a test key. \`next_cursor\` continues the listing (null at the end); a filtered page examines at most ${SCAN_LIMIT} observations, so it may hold fewer items than \`limit\` and still have a cursor. Reads after every hit answered so far is stored.`,
       tag: "projects",
       response: observationsResponse,
       credits: [0],
@@ -67,7 +68,8 @@ export function observationsGet(deps: Deps) {
       const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
       await syncObservations(deps);
       const q = { limit: query.limit, before: query.cursor ?? Number.MAX_SAFE_INTEGER, sessionId: query.session_id, kind: query.kind };
-      const page = await listObservations(deps, project.id, q);
+      // A test key lists its project's test observations, a live key the live ones (records.ts scopedId).
+      const page = await listObservations(deps, dataScope(principal!, project.id), q);
       return { data: { items: page.items.map(publicObservation), next_cursor: page.next }, credits: 0 };
     },
   });
@@ -87,7 +89,7 @@ export async function syncObservations(deps: Deps): Promise<void> {
   ackOrThrow(await deps.store.send({ op: "ping" }));
 }
 
-/** One page of a project's observations, newest first. */
+/** One page of a project's observations, newest first; `projectId` as stored (scoped for test data, records.ts scopedId). */
 export async function listObservations(deps: Deps, projectId: string, q: ListQuery): Promise<{ items: ObservationRecord[]; next: string | null }> {
   const items: ObservationRecord[] = [];
   let scanned = 0;

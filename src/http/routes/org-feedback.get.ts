@@ -1,4 +1,5 @@
 import type { AppDeps } from "../deps.js";
+import { dataScope } from "../../front/auth.js";
 import { defineRoute } from "../route.js";
 import { orgFeedbackResponse } from "../schemas/feedback.js";
 import { orgIdParam } from "../schemas/params.js";
@@ -40,14 +41,17 @@ export function orgFeedbackGet(deps: Deps) {
     },
     async handle({ principal, params }) {
       const orgId = ownOrgId(principal!, params.orgId);
-      const l = await deps.learning.get(orgId);
+      // A test key's figures are its org's test scope's (what test feedback taught); the history setting is the org's.
+      const scope = dataScope(principal!, orgId);
+      const l = await deps.learning.get(scope);
+      const setting = scope === orgId ? l : await deps.learning.get(orgId);
       const r = l.record ?? emptyLearning(orgId);
       const share = (k: number, n: number): number => Math.round((k / n) * 10_000) / 10_000;
       return {
         data: {
           model_version: r.model_version,
           feedback: feedbackCounts(r),
-          history: historyView(l.history, l.record),
+          history: historyView(setting.history, setting.record),
           agreement: r.agreement.map((d) => ({ day: d.day, feedback: d.n, org_model: share(d.org, d.n), global_model: share(d.global, d.n) })),
           updated_at: r.updated_at,
         },

@@ -1,6 +1,7 @@
 import { verdictOf } from "../../scoring/session-verdict.js";
 import { parseIp, type ParsedIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
+import { dataScope } from "../../front/auth.js";
 import { ApiError } from "../../shared/errors.js";
 import { defineRoute } from "../route.js";
 import { resolveBody, resolveResponse } from "../schemas/sessions.js";
@@ -59,7 +60,8 @@ export function sessionsResolvePost(deps: Deps) {
       if (body.session_id === undefined && body.fingerprint === undefined && body.ip === undefined) {
         throw new ApiError("MISSING_REQUIRED_DATA", "Nothing to bind on: give at least one of session_id, fingerprint, ip.");
       }
-      const orgId = principal!.orgId;
+      // A test key binds in its org's test scope and reads its test sessions (records.ts scopedId).
+      const orgId = dataScope(principal!, principal!.orgId);
       let ip: ParsedIp | null = null;
       if (body.ip !== undefined) {
         ip = parseIp(body.ip.trim());

@@ -1,6 +1,6 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import { IDEMPOTENCY_TTL_MS, type ChargeRecord, type DemoInfo, type KeyRecord, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
+import { IDEMPOTENCY_TTL_MS, scopedId, splitScopedId, type ChargeRecord, type DemoInfo, type KeyRecord, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
 import type { AckFailure, AckOf, IntentOf, Op, WebhookSettings } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
@@ -92,21 +92,26 @@ export class IntentApplier {
     const projectIds = sessionProjects.readMany(ids);
     const known = ids.map((id, i) => [projectIds[i], id] as [string | undefined, string]).filter((k): k is [string, string] => k[0] !== undefined);
     const records = sessions.readMany(known);
-    const distinct = [...new Set(known.map((k) => k[0]))];
+    // A test key's session names its project's test scope: owned by the org's test scope (records.ts scopedId).
+    const distinct = [...new Set(known.map((k) => splitScopedId(k[0]).id))];
     const owners = new Map(projects.readMany(distinct).map((p, i) => [distinct[i]!, p?.org_id]));
     ids.forEach((id, i) => this.sessionsAhead.set(id, { projectId: projectIds[i], orgId: undefined, session: undefined }));
-    known.forEach((k, i) => this.sessionsAhead.set(k[1], { projectId: k[0], orgId: owners.get(k[0]), session: records[i] }));
+    known.forEach((k, i) => this.sessionsAhead.set(k[1], { projectId: k[0], orgId: ownerScope(owners, k[0]), session: records[i] }));
   }
 
   /**
    * The beacon session a resolve names by its `_fs` id, when it is one of the org's (the state
    * this batch reads: hits answered before the resolve are stored ahead of it); undefined otherwise.
+   * `orgId` is scoped for a test key's resolve, and a test key's session is owned by that scope only.
    */
   private beaconSession(orgId: string, sessionId: string): SessionRecord | undefined {
     const ahead = this.sessionsAhead.get(sessionId);
     if (ahead) return ahead.orgId === orgId ? ahead.session : undefined;
     const projectId = this.dbs.sessionProjects.get(sessionId);
-    if (projectId === undefined || this.dbs.projects.get(projectId)?.org_id !== orgId) return undefined;
+    if (projectId === undefined) return undefined;
+    const scope = splitScopedId(projectId);
+    const owner = this.dbs.projects.get(scope.id)?.org_id;
+    if (owner === undefined || scopedId(owner, scope.test) !== orgId) return undefined;
     return this.dbs.sessions.get([projectId, sessionId]);
   }
 
@@ -611,6 +616,13 @@ function answered(key: string): AckFailure {
 
 function conflict(message: string): AckFailure {
   return { ok: false, error: "CONFLICT", message };
+}
+
+/** The org scope owning a session stored under `projectId` (scoped for a test key's session), given the projects' orgs. */
+function ownerScope(owners: Map<string, string | undefined>, projectId: string): string | undefined {
+  const scope = splitScopedId(projectId);
+  const owner = owners.get(scope.id);
+  return owner === undefined ? undefined : scopedId(owner, scope.test);
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -8,7 +8,7 @@ import { decodeFeatures } from "../../scoring/content/evidence.js";
 import { decodeOrgModel, encodeOrgModel } from "../../scoring/org-model/codec.js";
 import { emptyOrgModel, learnFeedback, type OrgModel } from "../../scoring/org-model/model.js";
 import type { AckFailure, AckOf, IntentOf } from "../protocol.js";
-import { AGREEMENT_DAYS, emptyLearning, historySetting, type CheckHistoryRecord, type CheckHistorySetting, type OrgLearningRecord } from "../records.js";
+import { AGREEMENT_DAYS, emptyLearning, historySetting, scopedId, splitScopedId, type CheckHistoryRecord, type CheckHistorySetting, type OrgLearningRecord } from "../records.js";
 import type { StateDbs } from "../state-env.js";
 
 const DAY_MS = 86_400_000;
@@ -89,7 +89,10 @@ export class FeedbackApplier {
   setHistory(i: IntentOf<"history.set">, limit = 5000): AckOf<"history.set"> {
     const learning = { ...(this.dbs.orgLearning.get(i.orgId) ?? emptyLearning(i.orgId)), history: { ...i.setting } };
     this.dbs.orgLearning.putSync(i.orgId, learning);
-    this.pruneChecks(i.orgId, cutoffOf(i.setting, i.nowMs), limit);
+    // The setting holds for the org's test scope's checks too (records.ts scopedId).
+    const cutoff = cutoffOf(i.setting, i.nowMs);
+    const live = this.pruneChecks(i.orgId, cutoff, limit);
+    this.pruneChecks(scopedId(i.orgId, true), cutoff, limit - live.removed);
     return { ok: true, learning };
   }
 
@@ -104,7 +107,7 @@ export class FeedbackApplier {
     if (this.pruneCursor === null || this.pruneCursor.phase === "checks") {
       let org = this.firstOrgFrom(this.pruneCursor?.org ?? null);
       while (org !== null) {
-        const setting = historySetting(this.dbs.orgLearning.get(org));
+        const setting = this.settingOf(org);
         const r = this.pruneChecks(org, cutoffOf(setting, nowMs), limit - removed);
         removed += r.removed;
         if (r.more) {
@@ -116,7 +119,7 @@ export class FeedbackApplier {
       this.pruneCursor = { phase: "feedback", org: null };
     }
     for (const { key, value } of this.dbs.orgLearning.getRange({ start: this.pruneCursor.org ?? undefined })) {
-      const cutoff = nowMs - Math.max(1, historySetting(value).days) * DAY_MS;
+      const cutoff = nowMs - Math.max(1, (splitScopedId(key).test ? this.settingOf(key) : historySetting(value)).days) * DAY_MS;
       const r = this.pruneFeedback(key, cutoff, limit - removed);
       removed += r.removed;
       if (r.more) {
@@ -126,6 +129,11 @@ export class FeedbackApplier {
     }
     this.pruneCursor = null;
     return { removed, more: false };
+  }
+
+  /** The history setting in force for an org's (or its test scope's: the org's own setting) checks. */
+  private settingOf(stored: string): CheckHistorySetting {
+    return historySetting(this.dbs.orgLearning.get(splitScopedId(stored).id));
   }
 
   /** The first org id with stored checks at or after `from` (after it, with `past`); null at the end. */

@@ -212,6 +212,12 @@ export const envSchema = z.object({
    * each one rewrites the org's model in a writer commit. 0 turns the limit off. Example: 600.
    */
   FS_FEEDBACK_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(600),
+  /**
+   * Checks of test-mode keys kept in an org's (test) check history per UTC day: test keys are
+   * charged nothing, so their history is bounded here instead of by the quota. Past it a test
+   * check is answered as usual and not kept. Example: 1000.
+   */
+  FS_TEST_HISTORY_PER_DAY: positiveInt.max(1_000_000).default(1000),
   /** Days a session-resolution binding counts towards shared-account figures. Example: 90. */
   FS_BINDING_RETENTION_DAYS: positiveInt.max(3650).default(90),
   /**

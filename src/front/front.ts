@@ -200,6 +200,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     content: new ContentBatcher(pool, loadContentModel()),
     learning,
     feedbackLimit: new FeedbackLimit(config.FS_FEEDBACK_PER_MINUTE),
+    testHistory: new ObservationBudget(setup.cells, config.FS_TEST_HISTORY_PER_DAY, "testchecks:"),
     pseudonyms: new Pseudonymizer(setup.secrets.identifier),
     billing,
     email: { mx: createMxResolver(config) },

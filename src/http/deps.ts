@@ -18,6 +18,7 @@ import type { ServiceMetrics } from "../front/metrics.js";
 import type { IdempotencyKeys } from "../front/idempotency.js";
 import type { FrontPeers } from "../front/peers.js";
 import type { OrgLearningCache } from "../front/feedback/org-learning.js";
+import type { ObservationBudget } from "../front/beacon/budget.js";
 import type { FeedbackLimit } from "../front/feedback/limit.js";
 
 /** Services the route handlers use. Built once in main.ts. */
@@ -61,6 +62,8 @@ export interface AppDeps {
   learning: OrgLearningCache;
   /** The per-org limit on POST /v1/feedback (FS_FEEDBACK_PER_MINUTE). */
   feedbackLimit: FeedbackLimit;
+  /** Test keys' checks kept in history per org and day (FS_TEST_HISTORY_PER_DAY). */
+  testHistory: ObservationBudget;
   /** Keyed hashes for identifiers the store keeps (session resolution, metering). */
   pseudonyms: Pseudonymizer;
   /** Stripe billing; null when not configured (billing endpoints answer 503). */

@@ -9,7 +9,8 @@ import { admin, api, createBeaconProject } from "../integration/helpers/server.j
  */
 
 let server!: TestApp;
-useApp((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1" });
+const TEST_HISTORY_PER_DAY = 3;
+useApp((s) => (server = s), { FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_TEST_HISTORY_PER_DAY: String(TEST_HISTORY_PER_DAY) });
 
 const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 const BROWSER = { "user-agent": CHROME, "x-forwarded-for": "73.15.20.30", "accept-encoding": "gzip, deflate, br", "accept-language": "en-US,en;q=0.9" };
@@ -111,6 +112,15 @@ describe("test-mode data is kept apart from live data", () => {
     expect((await feedback(p.testSecret, test)).body.data.outcome).toBe("recorded");
     expect((await api(server, "GET", `/v1/orgs/${p.orgId}/checks?label=spam`, { key: p.testSecret })).body.data.items.map((c: { request_id: string }) => c.request_id)).toEqual([test]);
     expect((await api(server, "GET", `/v1/orgs/${p.orgId}/checks?label=spam`, { key: p.secretKey })).body.data.items).toEqual([]);
+  });
+
+  it("a test key's checks, charged nothing, are kept up to FS_TEST_HISTORY_PER_DAY a day; live checks are not counted", async () => {
+    const p = await projectWithTestKeys();
+    const check = (key: string) => api(server, "POST", "/v1/check", { key, body: { form_id: "contact", form_data: { message: PITCH } } });
+    for (let i = 0; i < TEST_HISTORY_PER_DAY + 2; i++) expect((await check(p.testSecret)).status).toBe(200);
+    for (let i = 0; i < 2; i++) await check(p.secretKey);
+    expect(await checkIds(p, p.testSecret)).toHaveLength(TEST_HISTORY_PER_DAY);
+    expect(await checkIds(p, p.secretKey)).toHaveLength(2);
   });
 
   it("a test key's feedback never moves the live org model, which live checks keep using", async () => {

@@ -12,6 +12,9 @@
  * with the UTC day as the period: `used` counts the day's recorded observations, `held` the
  * dropped ones. With several front threads that table is shared, so the budget holds for the
  * process as a whole; it is counted in memory, so a restart starts the day's count again.
+ *
+ * The same count per org and day bounds the checks of test-mode keys kept in their history
+ * (FS_TEST_HISTORY_PER_DAY, with its own `prefix`).
  */
 import type { QuotaCell, QuotaCells } from "../admission/cells.js";
 
@@ -37,10 +40,12 @@ export class ObservationBudget {
   /**
    * @param cells the admission table (shared by the front threads)
    * @param perDay observations recorded per org and UTC day; 0: no budget
+   * @param prefix keeps these counters apart from others in the same table (the org's credits, another budget)
    */
   constructor(
     private readonly cells: QuotaCells,
     private readonly perDay: number,
+    private readonly prefix = "obs:",
   ) {}
 
   /** Whether the org may record one more observation at `nowMs`; counts it either way. */
@@ -74,8 +79,8 @@ export class ObservationBudget {
     const day = Math.floor(nowMs / DAY_MS);
     const known = this.orgs.get(orgId);
     if (known !== undefined && known.day === day) return known.cell;
-    // `obs:` keeps these counters apart from the org's credit counters in the same table.
-    const cell = this.cells.cell(`obs:${orgId}`, `day:${day}`, () => 0);
+    // The prefix keeps these counters apart from the org's credit counters in the same table.
+    const cell = this.cells.cell(this.prefix + orgId, `day:${day}`, () => 0);
     if (known !== undefined) {
       known.day = day;
       known.cell = cell;

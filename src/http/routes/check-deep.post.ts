@@ -14,11 +14,11 @@ import { orgSession } from "../../front/sessions/session.js";
 import { countDecision } from "../../front/counters.js";
 import { dataScope, isTestPrincipal, type KeyPrincipal } from "../../front/auth.js";
 import { magicDecision } from "../../scoring/test-mode.js";
-import { checkSubmission, historyRecord, type CheckOutcome } from "./check.post.js";
+import { checkSubmission, keptHistory, type CheckOutcome } from "./check.post.js";
 import { listObservations, syncObservations } from "./observations.get.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
-type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "flushObservations" | "ipDatasets" | "learning" | "pseudonyms" | "rdns" | "reads" | "store">;
+type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "flushObservations" | "ipDatasets" | "learning" | "pseudonyms" | "rdns" | "reads" | "store" | "testHistory">;
 
 /** The check's price, and the deep analysis's when at least one deep block resolved. */
 const CHECK_CREDITS = 2;
@@ -103,7 +103,7 @@ export function checkDeepPost(deps: Deps) {
         credits,
         metadata: { deep: { resolved, skipped, credits } },
         // The history keeps the form check's verdict (the one feedback is about), as POST /v1/check would.
-        history: historyRecord(check, dataScope(principal!, orgId), requestId, body.form_id, nowMs),
+        history: keptHistory(deps, principal!, check, requestId, body.form_id, nowMs),
       };
     },
   });

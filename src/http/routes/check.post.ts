@@ -1,5 +1,5 @@
 import { magicDecision } from "../../scoring/test-mode.js";
-import { dataScope, isTestPrincipal } from "../../front/auth.js";
+import { dataScope, isTestPrincipal, type KeyPrincipal } from "../../front/auth.js";
 import { STRONG_TELLS } from "../../scoring/observation.js";
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { fuseCheck, type CheckInput, type CheckResult } from "../../scoring/check.js";
@@ -19,7 +19,7 @@ import { verifyChallengeToken } from "../../front/challenge/index.js";
 import { withStore } from "../../store/store-wait.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
-type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "ipDatasets" | "learning" | "reads">;
+type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "ipDatasets" | "learning" | "reads" | "testHistory">;
 
 /** The hidden field the beacon injects (its default name; sites may rename it with data-fs-field). */
 const BEACON_FIELD = "_fs_signals";
@@ -73,8 +73,7 @@ export function checkPost(deps: Deps) {
       const magic = test ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
       if (magic) Object.assign(outcome.data, magic);
       countDecision("POST /v1/check", outcome.data.decision);
-      // A test key's check is charged nothing; its history is kept in the org's test scope (records.ts scopedId).
-      return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, history: historyRecord(outcome, dataScope(principal!, principal!.orgId), requestId, body.form_id, nowMs) };
+      return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, history: keptHistory(deps, principal!, outcome, requestId, body.form_id, nowMs) };
     },
   });
 }
@@ -238,6 +237,17 @@ function mergeFlags(fromText: readonly string[], fromFields: readonly string[]):
   if (fromText.length === 0 && fromFields.length === 0) return [];
   const all = new Set([...fromText, ...fromFields]);
   return FLAGS.filter((f) => all.has(f));
+}
+
+/**
+ * What the history keeps of a check answered to `principal`: a live key's in its org's history; a
+ * test key's (charged nothing) in the org's test scope (records.ts scopedId), up to
+ * FS_TEST_HISTORY_PER_DAY of them per org and UTC day.
+ */
+export function keptHistory(deps: Pick<Deps, "testHistory">, principal: KeyPrincipal, o: CheckOutcome, requestId: string, formId: string, nowMs: number): CheckHistoryRecord | undefined {
+  if (!isTestPrincipal(principal)) return historyRecord(o, principal.orgId, requestId, formId, nowMs);
+  const r = historyRecord(o, dataScope(principal, principal.orgId), requestId, formId, nowMs);
+  return r && deps.testHistory.take(principal.orgId, nowMs) ? r : undefined;
 }
 
 /**

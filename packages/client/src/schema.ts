@@ -513,7 +513,7 @@ export interface paths {
          * Report a check's true label
          * @description Tells the service that an earlier check (`request_id`, its answer's `metadata.request_id`) or a submission sent again in the shape of `POST /v1/check` (`form_data`, as Akismet's submit-spam / submit-ham) was `spam` or `ham`. The org's own model learns it at once: the org's next checks of similar text score accordingly, and no other org's.
          *
-         *     Idempotent: the same label for the same check or content counts once (`outcome: repeated`); another label replaces it (`relabelled`). A request id that is unknown, another org's, not kept (the org's check history setting) or past its retention answers 404 NOT_FOUND, all alike. A check or content without text answers 422 MISSING_REQUIRED_DATA (the model learns from text). Feedback is limited per org (429 RATE_LIMITED with Retry-After).
+         *     Idempotent: the same label for the same check or content counts once (`outcome: repeated`); another label replaces it (`relabelled`). A request id that is unknown, another org's, not kept (the org's check history setting) or past its retention answers 404 NOT_FOUND, all alike. A check or content without text answers 422 MISSING_REQUIRED_DATA (the model learns from text). Feedback is limited per org (429 RATE_LIMITED with Retry-After). A test key's feedback names test checks and trains the org's test model only, never the live one.
          *
          *     Credits: 0 per successful call.
          */
@@ -533,7 +533,7 @@ export interface paths {
         };
         /**
          * List the org's checks
-         * @description The checks the org's history keeps (its check history setting), newest first, optionally with one decision, one feedback label (`none`: without feedback) or of one form. `next_cursor` continues the listing (null at the end); a filtered page examines at most 5000 checks, so it may hold fewer items than `limit` and still have a cursor. `text` is there only when the org keeps text. Another org's id answers 404 NOT_FOUND.
+         * @description The checks the org's history keeps (its check history setting), newest first, optionally with one decision, one feedback label (`none`: without feedback) or of one form. `next_cursor` continues the listing (null at the end); a filtered page examines at most 5000 checks, so it may hold fewer items than `limit` and still have a cursor. `text` is there only when the org keeps text. A test key lists its test checks, a live key the live ones. Another org's id answers 404 NOT_FOUND.
          *
          *     Credits: 0 per successful call.
          */

@@ -26,7 +26,7 @@ export function checksGet(deps: Deps) {
     query: checksQuery,
     docs: {
       summary: "List the org's checks",
-      description: `The checks the org's history keeps (its check history setting), newest first, optionally with one decision, one feedback label (\`none\`: without feedback) or of one form. \`next_cursor\` continues the listing (null at the end); a filtered page examines at most ${CHECKS_SCAN_LIMIT} checks, so it may hold fewer items than \`limit\` and still have a cursor. \`text\` is there only when the org keeps text. Another org's id answers 404 NOT_FOUND.`,
+      description: `The checks the org's history keeps (its check history setting), newest first, optionally with one decision, one feedback label (\`none\`: without feedback) or of one form. \`next_cursor\` continues the listing (null at the end); a filtered page examines at most ${CHECKS_SCAN_LIMIT} checks, so it may hold fewer items than \`limit\` and still have a cursor. \`text\` is there only when the org keeps text. A test key lists its test checks, a live key the live ones. Another org's id answers 404 NOT_FOUND.`,
       tag: "scoring",
       response: checksResponse,
       credits: [0],

@@ -28,7 +28,7 @@ export function feedbackPost(deps: Deps) {
       summary: "Report a check's true label",
       description: [
         "Tells the service that an earlier check (`request_id`, its answer's `metadata.request_id`) or a submission sent again in the shape of `POST /v1/check` (`form_data`, as Akismet's submit-spam / submit-ham) was `spam` or `ham`. The org's own model learns it at once: the org's next checks of similar text score accordingly, and no other org's.",
-        "Idempotent: the same label for the same check or content counts once (`outcome: repeated`); another label replaces it (`relabelled`). A request id that is unknown, another org's, not kept (the org's check history setting) or past its retention answers 404 NOT_FOUND, all alike. A check or content without text answers 422 MISSING_REQUIRED_DATA (the model learns from text). Feedback is limited per org (429 RATE_LIMITED with Retry-After).",
+        "Idempotent: the same label for the same check or content counts once (`outcome: repeated`); another label replaces it (`relabelled`). A request id that is unknown, another org's, not kept (the org's check history setting) or past its retention answers 404 NOT_FOUND, all alike. A check or content without text answers 422 MISSING_REQUIRED_DATA (the model learns from text). Feedback is limited per org (429 RATE_LIMITED with Retry-After). A test key's feedback names test checks and trains the org's test model only, never the live one.",
       ].join("\n\n"),
       tag: "scoring",
       response: feedbackResponse,

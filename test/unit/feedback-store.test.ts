@@ -6,7 +6,7 @@ import { loadContentModel } from "../../src/scoring/content/index.js";
 import { decodeOrgModel } from "../../src/scoring/org-model/codec.js";
 import { compileOrgModel } from "../../src/scoring/org-model/scorer.js";
 import { CHARGE_CODEC } from "../../src/store/charge-journal.js";
-import type { CheckHistoryRecord } from "../../src/store/records.js";
+import { scopedId, type CheckHistoryRecord } from "../../src/store/records.js";
 import { openState, stateTransaction, type LmdbStateDbs } from "../../src/store/state-env.js";
 import { IntentApplier } from "../../src/store/writer/apply.js";
 
@@ -98,6 +98,20 @@ describe("check history and feedback (writer)", () => {
     tx(() => applier.apply({ op: "history.set", orgId: "org_b", setting: { mode: "none", days: 5 }, nowMs: NOW }));
     expect(ids()).toEqual([]);
     expect(tx(() => applier.apply({ op: "history.set", orgId: "org_none", setting: { mode: "none", days: 5 }, nowMs: NOW }))).toMatchObject({ ok: false, error: "NOT_FOUND" });
+  });
+
+  it("keeps an org's test checks (its test scope, issue 29) as long as the org's own setting says", () => {
+    const test = scopedId("org_a", true);
+    tx(() => applier.apply({ op: "history.set", orgId: "org_a", setting: { mode: "features", days: 60 }, nowMs: NOW }));
+    for (const [id, age] of [["t_old", 70], ["t_mid", 40], ["t_new", 0]] as const) tx(() => applier.feedback.keepCheck(history(test, id, NOW - age * DAY)));
+    const ids = () => [...dbs.checks.getKeys({ start: [test], end: [test, Number.MAX_SAFE_INTEGER] })].map((k) => k[2]);
+    // The retention pass reads the org's 60 days, not the default 30 of a scope without a setting.
+    tx(() => applier.feedback.prune(NOW));
+    expect(ids()).toEqual(["t_mid", "t_new"]);
+    // Changing the org's setting deletes its test checks past it at once, as its live ones.
+    tx(() => applier.apply({ op: "history.set", orgId: "org_a", setting: { mode: "features", days: 5 }, nowMs: NOW }));
+    expect(ids()).toEqual(["t_new"]);
+    expect(dbs.orgLearning.get(test)).toBeUndefined();
   });
 
   it("prunes in bounded steps and goes on where it stopped", () => {

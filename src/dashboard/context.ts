@@ -2,6 +2,7 @@ import type { KeyPrincipal } from "../front/auth.js";
 import type { AppDeps } from "../http/deps.js";
 import { checkoutPost, portalPost } from "../http/routes/billing.js";
 import { botPolicyGet, botPolicyPut } from "../http/routes/bot-policy.js";
+import { botPolicyReplayPost } from "../http/routes/bot-policy-replay.post.js";
 import { adminKeyDisablePost } from "../http/routes/admin/key-disable.post.js";
 import { adminKeyEnablePost } from "../http/routes/admin/key-enable.post.js";
 import { adminKeyRollPost } from "../http/routes/admin/key-roll.post.js";
@@ -33,6 +34,7 @@ export function dashboardRoutes(deps: AppDeps) {
     portal: portalPost(deps),
     policyGet: botPolicyGet(deps),
     policyPut: botPolicyPut(deps),
+    policyReplay: botPolicyReplayPost(deps),
     projects: adminProjectsGet(deps),
     projectCreate: adminProjectsPost(deps),
     projectPatch: adminProjectPatch(deps),

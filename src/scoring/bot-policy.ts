@@ -11,6 +11,8 @@
  *    "block" always applies; "allow" applies to verified bots (`bot_verified === true`), or to
  *    unverifiable ones (`null`) when `allow_unverified` is true; "score" leaves the score's decision.
  * A rule that does not apply falls through to the next. A spoofed bot is never allowed.
+ * A rule named in `dry_run` is watched, not enforced: the live decision passes over it, and the
+ * first such rule that would have applied is returned as `dry_run` (PolicyVerdict).
  */
 import type { BotKind } from "../datasets/bot-registry.js";
 
@@ -56,6 +58,11 @@ export interface BotPolicy {
   spoofed: "block" | "score";
   /** Let "allow" kind rules apply to bots that cannot be verified (`bot_verified === null`). */
   allow_unverified: boolean;
+  /**
+   * Rules in dry run, by their path (PolicyOutcome.rule: "spoofed", "bots.<bot_id>",
+   * "kinds.<kind>"): the live decision ignores them; a hit one would have decided records it.
+   */
+  dry_run: string[];
 }
 
 /** What a policy decided for one hit: the action, and the rule as a path into the document. */
@@ -92,6 +99,7 @@ export const DEFAULT_BOT_POLICY: Readonly<BotPolicy> = deepFreeze({
   },
   spoofed: "block",
   allow_unverified: false,
+  dry_run: [],
 });
 
 /**
@@ -109,36 +117,87 @@ export function resolvePolicy(stored: Partial<BotPolicy> | null): Readonly<BotPo
     kinds: { ...DEFAULT_BOT_POLICY.kinds, ...stored.kinds },
     spoofed: stored.spoofed ?? DEFAULT_BOT_POLICY.spoofed,
     allow_unverified: stored.allow_unverified ?? DEFAULT_BOT_POLICY.allow_unverified,
+    dry_run: stored.dry_run ? [...stored.dry_run] : DEFAULT_BOT_POLICY.dry_run,
   });
 }
 
+/** What a policy says about one hit: the rule that decides it, and the dry-run rule that would have. */
+export interface PolicyVerdict {
+  /** The first live rule that applies, or null when the score decides. */
+  outcome: PolicyOutcome | null;
+  /** The first rule in dry run that applies before `outcome` (what it would have done), or null. */
+  dry_run: PolicyOutcome | null;
+}
+
+/** A hit's decision under a policy, from the decision of its score alone (see decideWithPolicy). */
+export interface PolicyDecision<D extends string> extends PolicyVerdict {
+  decision: D | PolicyAction;
+}
+
+const NO_VERDICT: PolicyVerdict = Object.freeze({ outcome: null, dry_run: null });
+
 /**
- * The policy's decision for one hit, or null when no rule applies (the score decides).
+ * The policy's live decision for one hit, or null when no rule applies (the score decides).
  * Hits that are neither a bot nor automation (`bot_id` and `bot_kind` null) never match.
  */
 export function applyPolicy(policy: Readonly<BotPolicy>, hit: PolicySubject): PolicyOutcome | null {
+  return evaluatePolicy(policy, hit).outcome;
+}
+
+/**
+ * The policy's rules for one hit, in order: the first live rule that applies, and the first
+ * dry-run rule that applies before it.
+ */
+export function evaluatePolicy(policy: Readonly<BotPolicy>, hit: PolicySubject): PolicyVerdict {
+  let dryRun: PolicyOutcome | null = null;
   const spoofed = hit.bot_verified === false;
-  if (spoofed && policy.spoofed === "block") return { action: "block", rule: "spoofed" };
+  if (spoofed && policy.spoofed === "block") {
+    const o: PolicyOutcome = { action: "block", rule: "spoofed" };
+    if (!isDryRun(policy, o.rule)) return { outcome: o, dry_run: null };
+    dryRun = o;
+  }
 
   // Own-property lookups only: a bot id such as "constructor" must not find Object.prototype members.
   if (hit.bot_id !== null && Object.hasOwn(policy.bots, hit.bot_id)) {
     const action = policy.bots[hit.bot_id]!;
-    if (action === "block" || !spoofed) return { action, rule: `bots.${hit.bot_id}` };
+    if (action === "block" || !spoofed) {
+      const o: PolicyOutcome = { action, rule: `bots.${hit.bot_id}` };
+      if (!isDryRun(policy, o.rule)) return { outcome: o, dry_run: dryRun };
+      dryRun ??= o;
+    }
   }
 
   if (hit.bot_kind !== null && Object.hasOwn(policy.kinds, hit.bot_kind)) {
     const action = policy.kinds[hit.bot_kind];
-    const rule = `kinds.${hit.bot_kind}`;
-    if (action === "block") return { action, rule };
-    if (action === "allow" && (hit.bot_verified === true || (hit.bot_verified === null && policy.allow_unverified))) {
-      return { action, rule };
+    if (action === "block" || (action === "allow" && (hit.bot_verified === true || (hit.bot_verified === null && policy.allow_unverified)))) {
+      const o: PolicyOutcome = { action, rule: `kinds.${hit.bot_kind}` };
+      if (!isDryRun(policy, o.rule)) return { outcome: o, dry_run: dryRun };
+      dryRun ??= o;
     }
   }
-  return null;
+  return dryRun === null ? NO_VERDICT : { outcome: null, dry_run: dryRun };
+}
+
+/**
+ * A hit's decision: its score's decision, unless a live rule of the policy decides. The one
+ * place that combines the two, for the live path (scoreHit) and the replay of stored hits.
+ *
+ * @param scoreDecision the decision of the hit's score alone (decide(score))
+ * @example decideWithPolicy("review", resolvePolicy({ kinds: { ai_crawler: "block" } }), gptbot).decision // "block"
+ */
+export function decideWithPolicy<D extends string>(scoreDecision: D, policy: Readonly<BotPolicy>, hit: PolicySubject): PolicyDecision<D> {
+  const v = evaluatePolicy(policy, hit);
+  return { decision: v.outcome?.action ?? scoreDecision, outcome: v.outcome, dry_run: v.dry_run };
+}
+
+/** Whether a rule (by path) is in dry run; the list is short (MAX_DRY_RUN_RULES) and read only when a rule applies. */
+function isDryRun(policy: Readonly<BotPolicy>, rule: string): boolean {
+  return policy.dry_run.length > 0 && policy.dry_run.includes(rule);
 }
 
 function deepFreeze<T extends BotPolicy>(p: T): Readonly<T> {
   Object.freeze(p.bots);
   Object.freeze(p.kinds);
+  Object.freeze(p.dry_run);
   return Object.freeze(p);
 }

@@ -50,7 +50,13 @@ export const FUSION_WEIGHTS = Object.freeze({
 /** Fraud prior for a form without text. */
 export const FRAUD_BASE_RATE = 0.02;
 
-export const DECISION_THRESHOLDS = Object.freeze({ review: 0.45, block: 0.8 });
+/** A check's decision thresholds: allow below `review`, review below `block`, block from `block`. */
+export interface DecisionThresholds {
+  review: number;
+  block: number;
+}
+
+export const DECISION_THRESHOLDS: Readonly<DecisionThresholds> = Object.freeze({ review: 0.45, block: 0.8 });
 
 /** What the route gathered; every part optional (absent = not provided). */
 export interface CheckInput {
@@ -89,8 +95,12 @@ const logit = (p: number): number => {
 const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
 
-export function decide(score: number): Decision {
-  return score >= DECISION_THRESHOLDS.block ? "block" : score >= DECISION_THRESHOLDS.review ? "review" : "allow";
+/**
+ * A check's decision for its score; `thresholds` other than the service's only to replay stored
+ * checks under proposed ones (POST /v1/projects/{projectId}/bot-policy/replay).
+ */
+export function decide(score: number, thresholds: Readonly<DecisionThresholds> = DECISION_THRESHOLDS): Decision {
+  return score >= thresholds.block ? "block" : score >= thresholds.review ? "review" : "allow";
 }
 
 /**

@@ -13,7 +13,7 @@
 import type { BotKind } from "../datasets/bot-registry.js";
 import type { ClientTell } from "../datasets/ua-shape.js";
 import type { IpFacts } from "../datasets/ip-facts.js";
-import { applyPolicy, type BotPolicy, type PolicyAction, type PolicyKind } from "./bot-policy.js";
+import { decideWithPolicy, type BotPolicy, type PolicyAction, type PolicyKind } from "./bot-policy.js";
 
 /** The registry bot a UA names, with what the registry knows for verifying it. */
 export interface HitBot {
@@ -58,7 +58,10 @@ export interface ScoredHit {
   /** Probability in [0, 1] that the hit is a bot or automation, 4 decimals. */
   score: number;
   decision: Decision;
-  /** Reasons, plus `policy:<action>:<rule>` when the policy changed the decision. */
+  /**
+   * Reasons, plus `policy:<action>:<rule>` when the policy changed the decision, and
+   * `policy_dry_run:<action>:<rule>` when a rule in dry run would have changed it.
+   */
   reasons: string[];
   ua: {
     browser: string | null;
@@ -75,6 +78,8 @@ export interface ScoredHit {
   bot_verified: boolean | null;
   /** The policy rule that matched, or null when the score alone decided. */
   policy: { action: PolicyAction; rule: string } | null;
+  /** The rule in dry run that would have decided the hit (before `policy`), or null. */
+  dry_run: { action: PolicyAction; rule: string } | null;
 }
 
 /** Beacon tells that prove browser automation: any one makes the hit an automation visit. */
@@ -252,12 +257,10 @@ export function scoreHit(input: HitInput, policy: Readonly<BotPolicy>): ScoredHi
   const score = Math.round(sigmoid(logit) * 10_000) / 10_000;
   const bot_kind: PolicyKind | null = automation ? "automation" : (bot?.bot_kind ?? (client !== null ? "client" : null));
   const bot_id = bot?.bot_id ?? null;
-  let decision = decide(score);
-  const outcome = applyPolicy(policy, { bot_id, bot_kind, bot_verified: verified });
-  if (outcome !== null && outcome.action !== decision) {
-    decision = outcome.action;
-    reasons.push(`policy:${outcome.action}:${outcome.rule}`);
-  }
+  const byScore = decide(score);
+  const { decision, outcome, dry_run } = decideWithPolicy(byScore, policy, { bot_id, bot_kind, bot_verified: verified });
+  if (outcome !== null && decision !== byScore) reasons.push(`policy:${decision}:${outcome.rule}`);
+  if (dry_run !== null && dry_run.action !== decision) reasons.push(`policy_dry_run:${dry_run.action}:${dry_run.rule}`);
 
   return {
     score,
@@ -274,6 +277,7 @@ export function scoreHit(input: HitInput, policy: Readonly<BotPolicy>): ScoredHi
     bot_operator: bot?.bot_operator ?? null,
     bot_verified: verified,
     policy: outcome,
+    dry_run,
   };
 }
 

@@ -200,6 +200,8 @@ export interface ObservationRecord {
   bot_verified: boolean | null;
   /** The policy rule that set the decision, if any. */
   policy: { action: "allow" | "block"; rule: string } | null;
+  /** The policy rule in dry run that would have set it, if any (absent from records stored before dry runs). */
+  dry_run?: { action: "allow" | "block"; rule: string } | null;
   /** Client address as seen by the service (after trusted proxies). */
   ip: string | null;
   /** ISO country of the address, when the datasets know it. */

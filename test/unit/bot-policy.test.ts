@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { MAX_BOT_RULES, putBotPolicyBody } from "../../src/http/schemas/bot-policy.js";
+import { MAX_BOT_RULES, MAX_DRY_RUN_RULES, putBotPolicyBody } from "../../src/http/schemas/bot-policy.js";
 import * as botPolicy from "../../src/scoring/bot-policy.js";
 import {
   BOT_KINDS,
   DEFAULT_BOT_POLICY,
   POLICY_KINDS,
   applyPolicy,
+  decideWithPolicy,
+  evaluatePolicy,
   resolvePolicy,
   type PolicySubject,
 } from "../../src/scoring/bot-policy.js";
@@ -14,7 +16,7 @@ const subject = (over: Partial<PolicySubject>): PolicySubject => ({ bot_id: null
 
 describe("bot-policy module", () => {
   it("exports exactly its public API", () => {
-    expect(Object.keys(botPolicy).sort()).toEqual(["BOT_KINDS", "DEFAULT_BOT_POLICY", "POLICY_KINDS", "applyPolicy", "resolvePolicy"]);
+    expect(Object.keys(botPolicy).sort()).toEqual(["BOT_KINDS", "DEFAULT_BOT_POLICY", "POLICY_KINDS", "applyPolicy", "decideWithPolicy", "evaluatePolicy", "resolvePolicy"]);
     expect(POLICY_KINDS).toEqual([...BOT_KINDS, "automation", "client"]);
   });
 });
@@ -29,12 +31,14 @@ describe("DEFAULT_BOT_POLICY", () => {
       },
       spoofed: "block",
       allow_unverified: false,
+      dry_run: [],
     });
   });
   it("is frozen all the way down", () => {
     expect(Object.isFrozen(DEFAULT_BOT_POLICY)).toBe(true);
     expect(Object.isFrozen(DEFAULT_BOT_POLICY.bots)).toBe(true);
     expect(Object.isFrozen(DEFAULT_BOT_POLICY.kinds)).toBe(true);
+    expect(Object.isFrozen(DEFAULT_BOT_POLICY.dry_run)).toBe(true);
   });
   it("allows a verified search crawler, not an unverifiable or spoofed one", () => {
     const s = { bot_id: "googlebot", bot_kind: "search_crawler" } as const;
@@ -66,6 +70,7 @@ describe("resolvePolicy", () => {
       kinds: { ...DEFAULT_BOT_POLICY.kinds, ai_crawler: "block", search_crawler: "score" },
       spoofed: "score",
       allow_unverified: true,
+      dry_run: [],
     });
     expect(Object.isFrozen(p.kinds)).toBe(true);
     expect(DEFAULT_BOT_POLICY.kinds.ai_crawler).toBe("score");
@@ -169,5 +174,40 @@ describe("putBotPolicyBody", () => {
     const parsed = putBotPolicyBody.safeParse(JSON.parse('{"bots":{"__proto__":"allow"}}'));
     if (parsed.success) expect(Object.hasOwn(parsed.data.bots!, "__proto__")).toBe(false);
     expect(({} as Record<string, unknown>).allow).toBeUndefined();
+  });
+});
+
+describe("rules in dry run", () => {
+  const gptbot = subject({ bot_id: "gptbot", bot_kind: "ai_crawler", bot_verified: true });
+  it("are passed over by the live decision and reported as what would have decided", () => {
+    const p = resolvePolicy({ bots: { gptbot: "block" }, kinds: { ai_crawler: "allow" }, dry_run: ["bots.gptbot"] });
+    expect(evaluatePolicy(p, gptbot)).toEqual({ outcome: { action: "allow", rule: "kinds.ai_crawler" }, dry_run: { action: "block", rule: "bots.gptbot" } });
+    expect(applyPolicy(p, gptbot)).toEqual({ action: "allow", rule: "kinds.ai_crawler" });
+    expect(decideWithPolicy("review", p, gptbot)).toMatchObject({ decision: "allow", dry_run: { rule: "bots.gptbot" } });
+  });
+  it("leave the score's decision when no live rule applies; the first dry-run rule is the one reported", () => {
+    const p = resolvePolicy({ bots: { gptbot: "block" }, kinds: { ai_crawler: "allow" }, dry_run: ["kinds.ai_crawler", "bots.gptbot"] });
+    expect(decideWithPolicy("review", p, gptbot)).toEqual({ decision: "review", outcome: null, dry_run: { action: "block", rule: "bots.gptbot" } });
+  });
+  it("a spoofed rule in dry run lets a spoofed bot be scored, and never lets an allow rule apply to it", () => {
+    const p = resolvePolicy({ bots: { gptbot: "allow" }, dry_run: ["spoofed"] });
+    const spoofed = { ...gptbot, bot_verified: false };
+    expect(decideWithPolicy("block", p, spoofed)).toEqual({ decision: "block", outcome: null, dry_run: { action: "block", rule: "spoofed" } });
+  });
+  it("a rule a hit does not meet is not reported", () => {
+    const p = resolvePolicy({ kinds: { monitor: "block" }, dry_run: ["kinds.monitor"] });
+    expect(evaluatePolicy(p, gptbot)).toEqual({ outcome: null, dry_run: null });
+  });
+});
+
+describe("putBotPolicyBody dry_run", () => {
+  it("takes rule paths and refuses anything else at its index", () => {
+    expect(putBotPolicyBody.safeParse({ dry_run: ["spoofed", "bots.gptbot", "kinds.client"] }).success).toBe(true);
+    for (const bad of ["kinds.robot", "bots.GPTBot", "spoofed.x", "bots.", "allow_unverified"]) {
+      const r = putBotPolicyBody.safeParse({ dry_run: ["spoofed", bad] });
+      expect(r.success, bad).toBe(false);
+      expect(r.error!.issues[0]!.path).toEqual(["dry_run", 1]);
+    }
+    expect(putBotPolicyBody.safeParse({ dry_run: Array.from({ length: MAX_DRY_RUN_RULES + 1 }, () => "spoofed") }).success).toBe(false);
   });
 });

@@ -74,7 +74,7 @@ describe("SCORE_WEIGHTS", () => {
     expect(r).toEqual({
       score: r.score, decision: "allow", reasons: [],
       ua: { browser: "Chrome", os: "Windows", device: null, bot_kind: null, bot_name: null },
-      bot_id: null, bot_operator: null, bot_verified: null, policy: null,
+      bot_id: null, bot_operator: null, bot_verified: null, policy: null, dry_run: null,
     });
   });
 
@@ -248,7 +248,7 @@ describe("reasons", () => {
   });
 
   it("only emits documented reasons (plus policy reasons)", () => {
-    const spec = /^(automation_detected|ua_bot|ua_client:(empty|bot_token|runtime|inconsistent|incomplete|no_browser|library)|bot:ai_crawler|bot:search_crawler|bot:id:.+|bot:verified|bot:spoofed:.+|client_token_missing|ip_datacenter|ip_vpn|ip_proxy|ip_scanner|policy:(allow|block):.+)$/;
+    const spec = /^(automation_detected|ua_bot|ua_client:(empty|bot_token|runtime|inconsistent|incomplete|no_browser|library)|bot:ai_crawler|bot:search_crawler|bot:id:.+|bot:verified|bot:spoofed:.+|client_token_missing|ip_datacenter|ip_vpn|ip_proxy|ip_scanner|policy:(allow|block):.+|policy_dry_run:(allow|block):.+)$/;
     const all = scoreHit(
       hit({ automationUa: true, bot: googlebot, clientUa: "library", ip: facts({ type: datacenter.type, risk: { proxy: true, vpn: true, tor: true, residential_proxy: true, scanner: true } }), tokenValid: false, tells: [...STRONG_TELLS, ...WEAK_TELLS, "x"], clientUaMismatch: true }),
       DEFAULT_BOT_POLICY,
@@ -383,6 +383,12 @@ describe("scoreHit with the bot policy", () => {
     const r = scoreHit(hit({ bot: uptime }), resolvePolicy({ bots: { uptimerobot: "block" } }));
     expect(r.decision).toBe("block");
     expect(r.reasons).toContain("policy:block:bots.uptimerobot");
+  });
+
+  it("records a rule in dry run that would have changed the decision, without applying it", () => {
+    const r = scoreHit(hit({ bot: uptime }), resolvePolicy({ bots: { uptimerobot: "block" }, dry_run: ["bots.uptimerobot"] }));
+    const live = scoreHit(hit({ bot: uptime }), DEFAULT_BOT_POLICY);
+    expect(r).toEqual({ ...live, reasons: [...live.reasons, "policy_dry_run:block:bots.uptimerobot"], dry_run: { action: "block", rule: "bots.uptimerobot" } });
   });
 
   it("never applies to plain browser hits", () => {

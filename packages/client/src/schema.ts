@@ -450,6 +450,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{projectId}/bot-policy/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a proposed bot policy or check thresholds
+         * @description Re-decides the project's stored hits of the last `days` days under a proposed bot policy (the document PUT bot-policy takes), and the org's stored checks with proposed thresholds, with the same functions that decide live hits and checks; saves nothing.
+         *
+         *     Answers how many were re-decided and how many would change, by old and new decision, by kind and by reason (hits) or by form (checks), with up to `examples` examples in each group. At most 20,000 hits and 20,000 checks are re-decided, newest first; `partial` says the cap cut the period short. Checks are kept only as the org's check history setting says.
+         *
+         *     Credits: 0 per successful call.
+         */
+        post: operations["postV1ProjectsProjectIdBotPolicyReplay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/check": {
         parameters: {
             query?: never;
@@ -3159,6 +3183,53 @@ export interface components {
                 };
             };
         };
+        /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same Idempotency-Key is still being processed; retry once it has been answered. */
+        "409.IDEMPOTENCY_KEY_IN_USE": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_IN_USE",
+                 *         "message": "A request with the same Idempotency-Key is still being processed; retry once it has been answered."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                    };
+                };
+            };
+        };
         /**
          * @description `MISSING_REQUIRED_DATA`: No analyzable data provided.
          *
@@ -3212,53 +3283,6 @@ export interface components {
                          * @constant
                          */
                         credits: 0;
-                    };
-                };
-            };
-        };
-        /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same Idempotency-Key is still being processed; retry once it has been answered. */
-        "409.IDEMPOTENCY_KEY_IN_USE": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "IDEMPOTENCY_KEY_IN_USE",
-                 *         "message": "A request with the same Idempotency-Key is still being processed; retry once it has been answered."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "IDEMPOTENCY_KEY_IN_USE";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
                     };
                 };
             };
@@ -5815,6 +5839,7 @@ export interface operations {
                      *             "bot_operator": null,
                      *             "bot_verified": null,
                      *             "policy": null,
+                     *             "dry_run": null,
                      *             "ip": "203.0.113.7",
                      *             "country": "DE",
                      *             "page": "/signup",
@@ -5865,6 +5890,12 @@ export interface operations {
                                 bot_verified: boolean | null;
                                 /** @description The bot policy rule that set the decision. */
                                 policy: {
+                                    /** @enum {string} */
+                                    action: "allow" | "block";
+                                    rule: string;
+                                } | null;
+                                /** @description The bot policy rule in dry run (the policy's `dry_run`) that would have set the decision; it did not. Null when none applied. */
+                                dry_run: {
                                     /** @enum {string} */
                                     action: "allow" | "block";
                                     rule: string;
@@ -6246,7 +6277,8 @@ export interface operations {
                      *             "automation": "score"
                      *           },
                      *           "spoofed": "block",
-                     *           "allow_unverified": false
+                     *           "allow_unverified": false,
+                     *           "dry_run": []
                      *         },
                      *         "stored": {
                      *           "bots": {
@@ -6282,6 +6314,7 @@ export interface operations {
                                 /** @enum {string} */
                                 spoofed: "block" | "score";
                                 allow_unverified: boolean;
+                                dry_run: string[];
                             };
                             /** @description The document as last PUT; null when the project uses the defaults. */
                             stored: {
@@ -6321,6 +6354,8 @@ export interface operations {
                                 /** @enum {string} */
                                 spoofed?: "block" | "score";
                                 allow_unverified?: boolean;
+                                /** @description Rules in dry run: the decision ignores them, and a hit one would have decided records it (the observation's `dry_run` and reason `policy_dry_run:<action>:<rule>`). */
+                                dry_run?: string[];
                             } | null;
                             /** @description When the document was last PUT. */
                             updated_at: string | null;
@@ -6423,6 +6458,8 @@ export interface operations {
                     /** @enum {string} */
                     spoofed?: "block" | "score";
                     allow_unverified?: boolean;
+                    /** @description Rules in dry run: the decision ignores them, and a hit one would have decided records it (the observation's `dry_run` and reason `policy_dry_run:<action>:<rule>`). */
+                    dry_run?: string[];
                 };
             };
         };
@@ -6453,7 +6490,8 @@ export interface operations {
                      *             "automation": "score"
                      *           },
                      *           "spoofed": "block",
-                     *           "allow_unverified": false
+                     *           "allow_unverified": false,
+                     *           "dry_run": []
                      *         },
                      *         "stored": {
                      *           "bots": {
@@ -6489,6 +6527,7 @@ export interface operations {
                                 /** @enum {string} */
                                 spoofed: "block" | "score";
                                 allow_unverified: boolean;
+                                dry_run: string[];
                             };
                             /** @description The document as last PUT; null when the project uses the defaults. */
                             stored: {
@@ -6528,6 +6567,8 @@ export interface operations {
                                 /** @enum {string} */
                                 spoofed?: "block" | "score";
                                 allow_unverified?: boolean;
+                                /** @description Rules in dry run: the decision ignores them, and a hit one would have decided records it (the observation's `dry_run` and reason `policy_dry_run:<action>:<rule>`). */
+                                dry_run?: string[];
                             } | null;
                             /** @description When the document was last PUT. */
                             updated_at: string | null;
@@ -6554,6 +6595,344 @@ export interface operations {
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postV1ProjectsProjectIdBotPolicyReplay: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The project's id (prj_...).
+                 * @example prj_8Hq2LmT7aZ3kXw9B
+                 */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "policy": {
+                 *         "kinds": {
+                 *           "ai_crawler": "block"
+                 *         }
+                 *       },
+                 *       "thresholds": {
+                 *         "review": 0.5,
+                 *         "block": 0.8
+                 *       },
+                 *       "days": 7,
+                 *       "examples": 1
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A proposed policy document (as PUT bot-policy takes it): replayed over the project's stored hits. */
+                    policy?: {
+                        bots?: {
+                            [key: string]: "allow" | "block";
+                        };
+                        kinds?: {
+                            /** @enum {string} */
+                            search_crawler?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            ai_crawler?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            ai_search?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            ai_assistant?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            monitor?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            preview?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            seo?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            feed?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            archive?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            scraper?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            tool?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            other?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            automation?: "allow" | "block" | "score";
+                            /** @enum {string} */
+                            client?: "allow" | "block" | "score";
+                        };
+                        /** @enum {string} */
+                        spoofed?: "block" | "score";
+                        allow_unverified?: boolean;
+                        /** @description Rules in dry run: the decision ignores them, and a hit one would have decided records it (the observation's `dry_run` and reason `policy_dry_run:<action>:<rule>`). */
+                        dry_run?: string[];
+                    };
+                    /** @description Proposed check thresholds (allow below `review`, block from `block`): replayed over the org's stored checks. */
+                    thresholds?: {
+                        review: number;
+                        block: number;
+                    };
+                    /**
+                     * @description How many days back to replay (1-30).
+                     * @default 7
+                     */
+                    days?: number;
+                    /**
+                     * @description Most examples in each group (0-20).
+                     * @default 5
+                     */
+                    examples?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "project_id": "prj_8Hq2LmT7aZ3kXw9B",
+                     *         "days": 7,
+                     *         "since": "2026-11-13T22:15:00.000Z",
+                     *         "hits": {
+                     *           "scanned": 1840,
+                     *           "changed": 212,
+                     *           "partial": false,
+                     *           "transitions": [
+                     *             {
+                     *               "from": "review",
+                     *               "to": "block",
+                     *               "count": 212
+                     *             }
+                     *           ],
+                     *           "by_kind": [
+                     *             {
+                     *               "kind": "ai_crawler",
+                     *               "count": 212,
+                     *               "examples": [
+                     *                 {
+                     *                   "id": "obs_Xk3Lm9Qa2b1f",
+                     *                   "created_at": "2026-11-20T22:20:00.000Z",
+                     *                   "page": "/blog/launch",
+                     *                   "bot_id": "gptbot",
+                     *                   "bot_kind": "ai_crawler",
+                     *                   "score": 0.7311,
+                     *                   "from": "review",
+                     *                   "to": "block",
+                     *                   "rule": "kinds.ai_crawler"
+                     *                 }
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "by_reason": [
+                     *             {
+                     *               "reason": "kinds.ai_crawler",
+                     *               "count": 212,
+                     *               "examples": [
+                     *                 {
+                     *                   "id": "obs_Xk3Lm9Qa2b1f",
+                     *                   "created_at": "2026-11-20T22:20:00.000Z",
+                     *                   "page": "/blog/launch",
+                     *                   "bot_id": "gptbot",
+                     *                   "bot_kind": "ai_crawler",
+                     *                   "score": 0.7311,
+                     *                   "from": "review",
+                     *                   "to": "block",
+                     *                   "rule": "kinds.ai_crawler"
+                     *                 }
+                     *               ]
+                     *             }
+                     *           ]
+                     *         },
+                     *         "checks": {
+                     *           "scanned": 930,
+                     *           "changed": 41,
+                     *           "partial": false,
+                     *           "transitions": [
+                     *             {
+                     *               "from": "review",
+                     *               "to": "allow",
+                     *               "count": 41
+                     *             }
+                     *           ],
+                     *           "by_form": [
+                     *             {
+                     *               "form_id": "contact",
+                     *               "count": 41,
+                     *               "examples": [
+                     *                 {
+                     *                   "request_id": "req_3kT9xQ2mLbVf",
+                     *                   "created_at": "2026-11-20T22:20:00.000Z",
+                     *                   "form_id": "contact",
+                     *                   "score": 0.4712,
+                     *                   "from": "review",
+                     *                   "to": "allow"
+                     *                 }
+                     *               ]
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            project_id: string;
+                            days: number;
+                            /**
+                             * Format: date-time
+                             * @description Start of the replayed period.
+                             */
+                            since: string;
+                            /** @description The project's hits re-decided under the proposed policy (null without one). */
+                            hits: {
+                                /** @description Stored items re-decided. */
+                                scanned: number;
+                                /** @description Of them, those whose decision would change. */
+                                changed: number;
+                                /** @description The scan stopped at its cap before the start of the period: the figures cover the newest `scanned` items only. */
+                                partial: boolean;
+                                /** @description Changes by old and new decision, most frequent first. */
+                                transitions: {
+                                    /** @enum {string} */
+                                    from: "allow" | "review" | "block";
+                                    /** @enum {string} */
+                                    to: "allow" | "review" | "block";
+                                    count: number;
+                                }[];
+                                /** @description Changes by the hit's kind (`ua.bot_kind`; `browser` for a browser). */
+                                by_kind: {
+                                    kind: string;
+                                    count: number;
+                                    examples: {
+                                        id: string;
+                                        /** Format: date-time */
+                                        created_at: string;
+                                        page: string | null;
+                                        bot_id: string | null;
+                                        bot_kind: string | null;
+                                        score: number;
+                                        /** @enum {string} */
+                                        from: "allow" | "review" | "block";
+                                        /** @enum {string} */
+                                        to: "allow" | "review" | "block";
+                                        /** @description The proposed policy's rule that decides the hit; null when its score does. */
+                                        rule: string | null;
+                                    }[];
+                                }[];
+                                /** @description Changes by what decides under the proposal: a rule's path, or `score`. */
+                                by_reason: {
+                                    reason: string;
+                                    count: number;
+                                    examples: {
+                                        id: string;
+                                        /** Format: date-time */
+                                        created_at: string;
+                                        page: string | null;
+                                        bot_id: string | null;
+                                        bot_kind: string | null;
+                                        score: number;
+                                        /** @enum {string} */
+                                        from: "allow" | "review" | "block";
+                                        /** @enum {string} */
+                                        to: "allow" | "review" | "block";
+                                        /** @description The proposed policy's rule that decides the hit; null when its score does. */
+                                        rule: string | null;
+                                    }[];
+                                }[];
+                            } | null;
+                            /** @description The org's stored checks re-decided with the proposed thresholds (null without them). */
+                            checks: {
+                                /** @description Stored items re-decided. */
+                                scanned: number;
+                                /** @description Of them, those whose decision would change. */
+                                changed: number;
+                                /** @description The scan stopped at its cap before the start of the period: the figures cover the newest `scanned` items only. */
+                                partial: boolean;
+                                /** @description Changes by old and new decision, most frequent first. */
+                                transitions: {
+                                    /** @enum {string} */
+                                    from: "allow" | "review" | "block";
+                                    /** @enum {string} */
+                                    to: "allow" | "review" | "block";
+                                    count: number;
+                                }[];
+                                /** @description Changes by form. */
+                                by_form: {
+                                    form_id: string;
+                                    count: number;
+                                    examples: {
+                                        request_id: string;
+                                        /** Format: date-time */
+                                        created_at: string;
+                                        form_id: string;
+                                        score: number;
+                                        /** @enum {string} */
+                                        from: "allow" | "review" | "block";
+                                        /** @enum {string} */
+                                        to: "allow" | "review" | "block";
+                                    }[];
+                                }[];
+                            } | null;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            408: components["responses"]["408.REQUEST_TIMEOUT"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];

@@ -187,6 +187,7 @@ export function recordHit(
       bot_operator: scored.bot_operator,
       bot_verified: scored.bot_verified,
       policy: scored.policy,
+      dry_run: scored.dry_run,
       ip: ip ? formatIp(ip) : null,
       country: facts?.country ?? null,
       page: body.page ? pathOnly(body.page) : null,

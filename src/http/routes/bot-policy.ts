@@ -92,6 +92,7 @@ const POLICY_EXAMPLE: RouteExample = {
       kinds: { search_crawler: "allow", ai_crawler: "score", ai_search: "allow", ai_assistant: "score", monitor: "score", preview: "score", automation: "score" },
       spoofed: "block",
       allow_unverified: false,
+      dry_run: [],
     },
     stored: { bots: { gptbot: "block" }, kinds: { ai_search: "allow" } },
     updated_at: "2026-11-20T22:15:00.000Z",

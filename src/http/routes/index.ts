@@ -16,6 +16,7 @@ import { adminProjectsPost } from "./admin/projects.post.js";
 import { adminProjectPatch } from "./admin/project.patch.js";
 import { collectPost, handshakePost, probeGet, reportPost } from "./beacon.post.js";
 import { botPolicyGet, botPolicyPut } from "./bot-policy.js";
+import { botPolicyReplayPost } from "./bot-policy-replay.post.js";
 import { observationsGet } from "./observations.get.js";
 import { trafficGet } from "./traffic.get.js";
 import { challengeGet, challengeVerifyPost } from "./challenge.js";
@@ -75,6 +76,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     trafficGet(deps),
     botPolicyGet(deps),
     botPolicyPut(deps),
+    botPolicyReplayPost(deps),
     checkPost(deps),
     checkDeepPost(deps),
     feedbackPost(deps),

@@ -162,6 +162,10 @@ export const observationResponse = z.object({
   bot_operator: z.string().nullable(),
   bot_verified: z.boolean().nullable().describe("true verified, false spoofed, null not a bot or unverifiable."),
   policy: z.object({ action: z.enum(["allow", "block"]), rule: z.string() }).nullable().describe("The bot policy rule that set the decision."),
+  dry_run: z
+    .object({ action: z.enum(["allow", "block"]), rule: z.string() })
+    .nullable()
+    .describe("The bot policy rule in dry run (the policy's `dry_run`) that would have set the decision; it did not. Null when none applied."),
   ip: z.string().nullable(),
   country: z.string().nullable(),
   page: z.string().nullable().describe("The page's path, without query or fragment."),

@@ -17,7 +17,7 @@ import { loginPage, loginMessage } from "./login.js";
 import { hitPage, observationsPage } from "./observations.js";
 import { backOf, checkFeedbackAction, checkHistoryAction, checksPage } from "./checks.js";
 import { checkoutAction, overviewPage, portalAction } from "./overview.js";
-import { policyAction, policyPage } from "./policy.js";
+import { policyAction, policyPage, policyPreviewPage } from "./policy.js";
 import { trafficCsv, trafficPage } from "./traffic.js";
 import { projectCreateAction, projectOriginsAction, projectsPage } from "./projects.js";
 import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCookie, signInAddress, SessionStore, type DashboardSession } from "./sessions.js";
@@ -231,7 +231,8 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     });
   };
 
-  const show = (res: HttpResponse, state: ResponseState, r: Req, s: SignedIn | null, nowMs: number, render: Page): void => {
+  /** Renders a page for a signed-in session (`fields`: a POSTed form's, else the query string's). */
+  const show = (res: HttpResponse, state: ResponseState, r: Req, s: SignedIn | null, nowMs: number, render: Page, fields?: URLSearchParams): void => {
     {
       if (!s) {
         const stale = readCookie(r.cookie, cookieName(r.secure)) !== undefined;
@@ -244,7 +245,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
       }
       let query: URLSearchParams;
       try {
-        query = new URLSearchParams(r.query);
+        query = fields ?? new URLSearchParams(r.query);
       } catch {
         query = new URLSearchParams();
       }
@@ -293,6 +294,20 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     });
   };
 
+  /**
+   * A page rendered from a POSTed form that changes nothing (a preview): the same checks as a
+   * change (Origin, session, CSRF token), then the page, as a GET would show it.
+   */
+  const postPage = (path: string, render: Page): void => {
+    app.post(path, (res, req) => {
+      const state = newState(res, req.getHeader("x-request-id"), `POST ${path}`);
+      const r = readReq(res, req);
+      void readForm(res, state, r, deps)
+        .then(async (form) => show(res, state, r, await guard(r, form), Date.now(), render, form))
+        .catch((err: unknown) => failPage(res, state, deps, err, null));
+    });
+  };
+
   const project = (form: URLSearchParams): string => encodeURIComponent(form.get("project") ?? "");
   getPage("/dashboard", overviewPage);
   getPage("/dashboard/traffic", trafficPage);
@@ -310,6 +325,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   postAction("/dashboard/checks/feedback", checkFeedbackAction, backOf);
   postAction("/dashboard/checks/history", checkHistoryAction, () => "/dashboard/checks");
   postAction("/dashboard/policy", policyAction, (f) => `/dashboard/policy?project=${project(f)}`);
+  postPage("/dashboard/policy/preview", policyPreviewPage);
   postAction("/dashboard/projects", projectCreateAction, () => "/dashboard/projects");
   postAction("/dashboard/projects/origins", projectOriginsAction, () => "/dashboard/projects");
   postAction("/dashboard/keys", keyCreateAction, () => "/dashboard/keys");

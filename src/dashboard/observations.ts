@@ -79,7 +79,7 @@ export async function observationsPage(ctx: DashContext): Promise<string> {
 <div><button type="submit">Show</button></div></form>`;
   const rows = items
     .map((o) => `<tr><td><a href="/dashboard/observations/hit?project=${esc(project.id)}&amp;seq=${o.seq}${mode}">${esc(when(o.ts))}</a></td><td>${esc(o.kind)}<br><span class="muted">${esc(o.action)}</span></td>
-<td>${decisionCell(o.decision)}${o.policy ? `<br><span class="muted">policy ${esc(o.policy.rule)}</span>` : ""}</td><td>${o.score.toFixed(4)}</td>
+<td>${decisionCell(o.decision)}${o.policy ? `<br><span class="muted">policy ${esc(o.policy.rule)}</span>` : ""}${o.dry_run ? `<br><span class="muted">dry run ${esc(o.dry_run.rule)}: would ${esc(o.dry_run.action)}</span>` : ""}</td><td>${o.score.toFixed(4)}</td>
 <td>${o.bot_id ? esc(o.bot_id) : "—"}${o.ua.bot_kind ? `<br><span class="muted">${esc(o.ua.bot_kind)}${o.bot_verified === true ? ", verified" : o.bot_verified === false ? ", spoofed" : ""}</span>` : ""}</td>
 <td class="mono">${o.reasons.map(esc).join("<br>") || "—"}</td><td>${o.page ? `<span class="mono">${esc(o.page)}</span>` : "—"}</td><td class="mono">${o.ip ? esc(o.ip) : "—"}</td><td>${o.country ? esc(o.country) : "—"}</td><td class="mono">${esc(o.session_id)}</td></tr>`)
     .join("");
@@ -111,6 +111,7 @@ export async function hitPage(ctx: DashContext): Promise<string | null> {
     fact("Decision", decisionCell(o.decision)),
     fact("Score", `${o.score.toFixed(4)} <span class="muted">(allow below 0.45, review below 0.8, block from 0.8)</span>`),
     fact("Policy", o.policy ? `${esc(o.policy.action)} by rule <span class="mono">${esc(o.policy.rule)}</span>` : "no rule applied; the score decided"),
+    ...(o.dry_run ? [fact("Dry run", `rule <span class="mono">${esc(o.dry_run.rule)}</span> would have decided ${esc(o.dry_run.action)}; it is in dry run, so it did not`)] : []),
     fact("Session", `<a class="mono" href="/dashboard/observations?project=${esc(project.id)}&amp;session=${esc(o.session_id)}${mode}">${esc(o.session_id)}</a>`),
     fact("Browser", `${dash(o.ua.browser)} on ${dash(o.ua.os)}${o.ua.device ? ` (${esc(o.ua.device)})` : ""}`),
     fact("Bot", o.bot_id ? `${esc(o.bot_id)}${o.ua.bot_name ? ` (${esc(o.ua.bot_name)})` : ""}, kind ${dash(o.ua.bot_kind)}, operator ${dash(o.bot_operator)}, ${o.bot_verified === true ? "verified" : o.bot_verified === false ? "spoofed (verification failed)" : "not verifiable"}` : o.ua.bot_kind ? `kind ${esc(o.ua.bot_kind)}` : "not a bot"),

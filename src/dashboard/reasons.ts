@@ -25,12 +25,18 @@ export function explainReason(reason: string): string {
     return `Consistency tell ${name}: ${what}${weight === undefined ? "" : w(weight)}.`;
   }
   const policy = /^policy:(allow|block):(.+)$/.exec(reason);
-  if (policy) {
-    const rule = policy[2]!;
-    const which = rule === "spoofed" ? "the rule for spoofed bots" : rule.startsWith("bots.") ? `the rule for the bot "${rule.slice(5)}"` : rule.startsWith("kinds.") ? `the rule for the bot kind "${rule.slice(6)}"` : `the rule ${rule}`;
-    return `The project's bot policy changed the decision to ${policy[1]}: ${which} applied (it overrides the score).`;
-  }
+  if (policy) return `The project's bot policy changed the decision to ${policy[1]}: ${ruleName(policy[2]!)} applied (it overrides the score).`;
+  const dryRun = /^policy_dry_run:(allow|block):(.+)$/.exec(reason);
+  if (dryRun) return `The project's bot policy has ${ruleName(dryRun[2]!)} in dry run: it would have changed the decision to ${dryRun[1]}, and was not applied.`;
   return "No explanation is known for this reason.";
+}
+
+/** A policy rule's path ("spoofed", "bots.<id>", "kinds.<kind>") in words. */
+export function ruleName(rule: string): string {
+  if (rule === "spoofed") return "the rule for spoofed bots";
+  if (rule.startsWith("bots.")) return `the rule for the bot "${rule.slice(5)}"`;
+  if (rule.startsWith("kinds.")) return `the rule for the bot kind "${rule.slice(6)}"`;
+  return `the rule ${rule}`;
 }
 
 const TELLS: Record<string, string> = {

@@ -113,11 +113,11 @@ describe("dashboard in Chromium", () => {
     // Block search crawlers in the demo project's bot policy.
     await page.getByRole("link", { name: "Bot policy" }).click();
     await page.waitForURL(/\/dashboard\/policy/);
-    await page.getByLabel("search_crawler").selectOption("block");
+    await page.getByLabel("search_crawler", { exact: true }).selectOption("block");
     await page.getByRole("button", { name: "Save the policy" }).click();
     await page.waitForURL(/\/dashboard\/policy\?project=/);
     expect(await page.getByRole("status").textContent()).toContain("The bot policy is saved; the next hit follows it.");
-    expect(await page.getByLabel("search_crawler").inputValue()).toBe("block");
+    expect(await page.getByLabel("search_crawler", { exact: true }).inputValue()).toBe("block");
 
     // The next hit obeys it.
     const after = await googlebotHit();

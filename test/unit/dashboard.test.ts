@@ -222,6 +222,12 @@ describe("bot policy form", () => {
     expect(putBotPolicyBody.safeParse(policyFromForm(new URLSearchParams("kind.seo=maybe"))).success).toBe(false);
     expect(putBotPolicyBody.safeParse(policyFromForm(new URLSearchParams("allow_unverified=perhaps"))).success).toBe(false);
   });
+  it("keeps the rules ticked for dry run, once each, and drops a removed bot rule's", () => {
+    const f = new URLSearchParams("kind.seo=block&dry_run=kinds.seo&dry_run=kinds.seo&bot_id=gptbot&bot_action=block&dry_run=bots.gptbot&bot_id=ccbot&bot_action=remove&dry_run=bots.ccbot&dry_run=spoofed");
+    const doc = policyFromForm(f);
+    expect(doc).toEqual({ kinds: { seo: "block" }, bots: { gptbot: "block" }, dry_run: ["kinds.seo", "bots.gptbot", "spoofed"] });
+    expect(putBotPolicyBody.safeParse(doc).success).toBe(true);
+  });
 });
 
 describe("credits chart", () => {
@@ -239,7 +245,7 @@ describe("credits chart", () => {
   });
 
   it("explains every reason the scorer gives", () => {
-    for (const r of ["automation_detected", "ua_bot", "bot:verified", "bot:search_crawler", "bot:ai_crawler", "bot:id:gptbot", "bot:spoofed:googlebot", "client_token_missing", "ip_datacenter", "ip_vpn", "ip_proxy", "ip_scanner", "tell:uach_mismatch", "tell:header_order", "policy:block:kinds.seo", "policy:allow:bots.gptbot", "policy:block:spoofed"]) {
+    for (const r of ["automation_detected", "ua_bot", "bot:verified", "bot:search_crawler", "bot:ai_crawler", "bot:id:gptbot", "bot:spoofed:googlebot", "client_token_missing", "ip_datacenter", "ip_vpn", "ip_proxy", "ip_scanner", "tell:uach_mismatch", "tell:header_order", "policy:block:kinds.seo", "policy:allow:bots.gptbot", "policy:block:spoofed", "policy_dry_run:block:kinds.seo"]) {
       expect(explainReason(r), r).not.toBe("No explanation is known for this reason.");
     }
     expect(explainReason("tell:header_order")).toContain("+2.0");

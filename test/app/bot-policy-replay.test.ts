@@ -227,3 +227,41 @@ describe("rules in dry run", () => {
     expect(r.body.data.hits.by_reason).toEqual([{ reason: "bots.googlebot", count: 1, examples: [expect.objectContaining({ id, from: "allow", to: "block" })] }]);
   });
 });
+
+describe("POST /dashboard/policy/preview", () => {
+  async function signIn(key: string): Promise<{ cookie: string; csrf: string }> {
+    const res = await server.fetch(`${server.url}/dashboard/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url }, body: new URLSearchParams({ key }).toString(), redirect: "manual" });
+    await res.arrayBuffer();
+    expect(res.status).toBe(303);
+    const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0]!;
+    const page = await (await server.fetch(`${server.url}/dashboard/policy`, { headers: { cookie } })).text();
+    return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(page)![1]! };
+  }
+  const preview = (cookie: string, fields: Record<string, string>) =>
+    server.fetch(`${server.url}/dashboard/policy/preview`, { method: "POST", headers: { cookie, origin: server.url, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString(), redirect: "manual" });
+
+  it("shows the replay of the edited form, refuses a form without the session's token, and shows a refused document as a message", async () => {
+    const p = await createBeaconProject(server);
+    await seedHits(p);
+    const { cookie, csrf } = await signIn(p.secretKey);
+    const fields = { project: p.projectId, "kind.search_crawler": "score", days: "7" };
+    const api7 = (await replay(p, { policy: { kinds: { search_crawler: "score" } }, days: 7 })).body.data.hits;
+
+    const ok = await preview(cookie, { ...fields, csrf });
+    const html = await ok.text();
+    expect(ok.status).toBe(200);
+    expect(html).toContain(`<span data-field="replay-scanned">${api7.scanned}</span>`);
+    expect(html).toContain(`<span data-field="replay-changed">${api7.changed}</span>`);
+    expect(html).toMatch(/<option value="score" selected>score<\/option>/);
+
+    const forged = await preview(cookie, { ...fields, csrf: "x" });
+    expect(forged.status).toBe(403);
+    expect(await forged.text()).toContain("security token");
+
+    const bad = await preview(cookie, { ...fields, csrf, new_bot_id: "Not A Bot!" });
+    expect(bad.status).toBe(200);
+    expect(await bad.text()).toMatch(/role="alert"><p>This policy cannot be previewed or saved: .*not a bot id/);
+    // Nothing was saved by any of them.
+    expect((await api(server, "GET", `/v1/projects/${p.projectId}/bot-policy`, { key: p.secretKey })).body.data.stored).toBeNull();
+  });
+});

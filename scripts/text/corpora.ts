@@ -11,7 +11,7 @@ import { parseCsv } from "./csv.js";
 /** Corpus families; per-source metrics are reported by these names. */
 export type SourceName =
   | "sms" | "youtube" | "enron" | "turkish" | "indonesian" | "contact_form" | "sms_mt"
-  | "lingspam" | "trec07p" | "nazario" | "newsgroups" | "instagram";
+  | "lingspam" | "trec07p" | "nazario" | "newsgroups" | "instagram" | "janitr" | "tg_chat";
 
 /** One labelled text. */
 export interface TextRow {
@@ -54,6 +54,8 @@ export const CORPUS_FILES: readonly { file: string; source: SourceName }[] = [
   { file: "email/nazario_phishing_2004_2005.csv", source: "nazario" },
   { file: "newsgroups/20newsgroups_sample.csv", source: "newsgroups" },
   { file: "comments/instagram_scamspot.csv", source: "instagram" },
+  { file: "comments/janitr_x_2026.csv", source: "janitr" },
+  { file: "chat/tg_spam_preset.csv", source: "tg_chat" },
 ];
 
 /**
@@ -61,12 +63,12 @@ export const CORPUS_FILES: readonly { file: string; source: SourceName }[] = [
  * (20 Newsgroups: ham only; Nazario phishing and the contact-form fragments: spam only) are
  * always in the training side of every fold; the machine-translated SMS set is never used.
  */
-export const TWO_CLASS_SOURCES: readonly SourceName[] = ["sms", "youtube", "enron", "turkish", "indonesian", "lingspam", "trec07p", "instagram"];
+export const TWO_CLASS_SOURCES: readonly SourceName[] = ["sms", "youtube", "enron", "turkish", "indonesian", "lingspam", "trec07p", "instagram", "janitr", "tg_chat"];
 /** One-class sources, always on the training side. */
 export const ONE_CLASS_SOURCES: readonly SourceName[] = ["newsgroups", "nazario", "contact_form"];
 
 const LANG_BY_SOURCE: Partial<Record<SourceName, string>> = {
-  sms: "en", youtube: "en", enron: "en", turkish: "tr", indonesian: "id", lingspam: "en", trec07p: "en", nazario: "en", newsgroups: "en", instagram: "en",
+  sms: "en", youtube: "en", enron: "en", turkish: "tr", indonesian: "id", lingspam: "en", trec07p: "en", nazario: "en", newsgroups: "en", instagram: "en", janitr: "en", tg_chat: "ru",
 };
 
 /**
@@ -92,7 +94,7 @@ export function loadCorpora(textDir: string, which: readonly SourceName[] = CORP
         label,
         source,
         lang: r.lang ?? LANG_BY_SOURCE[source] ?? null,
-        group: source === "enron" ? file.replace(/^.*\/|\.csv$/g, "") : (r.video ?? r.original_class ?? r.newsgroup ?? r.part ?? source),
+        group: source === "enron" ? file.replace(/^.*\/|\.csv$/g, "") : (r.video ?? r.original_class ?? r.newsgroup ?? r.part ?? r.source ?? source),
       });
     });
     files.push({ file, source, sha256: createHash("sha256").update(bytes).digest("hex"), rows: records.length, spam, ham: records.length - spam });

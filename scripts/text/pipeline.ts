@@ -19,7 +19,7 @@ import { seededShuffle, unitHash } from "./split.js";
  */
 export const SOURCE_WEIGHTS: Record<SourceName, number> = {
   sms: 1, youtube: 1, enron: 1, turkish: 0.6, indonesian: 0.4, contact_form: 0.15, sms_mt: 0,
-  lingspam: 1, trec07p: 1, nazario: 0.5, newsgroups: 0.5, instagram: 1,
+  lingspam: 1, trec07p: 1, nazario: 0.5, newsgroups: 0.5, instagram: 1, janitr: 1, tg_chat: 0.4,
 };
 
 /** Non-zero weights kept after pruning (sets the model file size, ~3 bytes each). */

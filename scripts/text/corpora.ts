@@ -23,7 +23,7 @@ export interface TextRow {
   source: SourceName;
   /** ISO 639-1 of the text where the corpus states it. */
   lang: string | null;
-  /** Sub-collection: enron subset, YouTube video, Indonesian original class. */
+  /** Sub-collection: enron subset, YouTube video, Indonesian original class, janitr posts or AI replies. */
   group: string;
 }
 
@@ -94,7 +94,7 @@ export function loadCorpora(textDir: string, which: readonly SourceName[] = CORP
         label,
         source,
         lang: r.lang ?? LANG_BY_SOURCE[source] ?? null,
-        group: source === "enron" ? file.replace(/^.*\/|\.csv$/g, "") : (r.video ?? r.original_class ?? r.newsgroup ?? r.part ?? r.source ?? source),
+        group: source === "enron" ? file.replace(/^.*\/|\.csv$/g, "") : (r.video ?? r.original_class ?? r.newsgroup ?? r.part ?? (source === "janitr" ? r.source : undefined) ?? source),
       });
     });
     files.push({ file, source, sha256: createHash("sha256").update(bytes).digest("hex"), rows: records.length, spam, ham: records.length - spam });

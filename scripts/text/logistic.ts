@@ -24,6 +24,14 @@ export interface TrainOptions {
   seed: number;
   /** Train on the word namespace only (character n-gram weights stay 0). */
   wordsOnly?: boolean;
+  /**
+   * NB-weighted logistic regression (Wang & Manning 2012, "NBSVM"): each feature is scaled by its
+   * naive Bayes log-count ratio from the training examples (smoothing `alpha`) before the fit,
+   * and the fitted weights are interpolated towards their mean magnitude, w' = (1 - beta) mean|w|
+   * + beta w. The ratios are folded into the returned weights, so scoring is unchanged.
+   * `wordsOnly`: only the word features are NB-scaled (the character n-grams stay plain).
+   */
+  nb?: { alpha: number; beta: number; wordsOnly?: boolean };
 }
 
 export const DEFAULT_TRAIN_OPTIONS: TrainOptions = { bits: 20, epochs: 2, learningRate: 0.25, l2: 1e-6, seed: 20260618 };
@@ -53,9 +61,44 @@ function featuresOf(text: string, bits: number, cache: FeatureCache | undefined)
   return out;
 }
 
+/**
+ * Naive Bayes log-count ratios per hashed feature: r = log((alpha + p) / |alpha + p|_1) -
+ * log((alpha + q) / |alpha + q|_1), p and q the sample-weighted counts of spam and ham texts
+ * holding the feature (binarised per text, as Wang & Manning), norms over the features seen.
+ * Features no training text holds get 0 (no weight at all, as in the plain fit).
+ */
+export function nbLogCountRatios(examples: readonly Example[], bits: number, alpha: number, cache?: FeatureCache, wordsOnly = false): Float32Array {
+  const size = 2 ** bits;
+  const p = new Float64Array(size);
+  const q = new Float64Array(size);
+  const seenIn = new Int32Array(size).fill(-1);
+  examples.forEach((ex, n) => {
+    const counts = ex.label === 1 ? p : q;
+    const f = featuresOf(ex.text, bits, cache);
+    for (const j of wordsOnly ? f.indices.subarray(0, f.words) : f.indices) {
+      if (seenIn[j] === n) continue;
+      seenIn[j] = n;
+      counts[j] = counts[j]! + ex.weight;
+    }
+  });
+  let sp = 0;
+  let sq = 0;
+  for (let j = 0; j < size; j++) {
+    if (seenIn[j] === -1) continue;
+    sp += alpha + p[j]!;
+    sq += alpha + q[j]!;
+  }
+  const r = new Float32Array(size);
+  for (let j = 0; j < size; j++) if (seenIn[j] !== -1) r[j] = Math.log((alpha + p[j]!) / sp) - Math.log((alpha + q[j]!) / sq);
+  return r;
+}
+
 /** Fits the model. Deterministic for equal examples and options. */
 export function trainLogistic(examples: readonly Example[], opts: TrainOptions = DEFAULT_TRAIN_OPTIONS, cache?: FeatureCache): FloatModel {
   const size = 2 ** opts.bits;
+  const ratios = opts.nb ? nbLogCountRatios(examples, opts.bits, opts.nb.alpha, cache, opts.nb.wordsOnly) : null;
+  // Buckets without a ratio are scaled by 1 when only the words are NB-scaled, else by 0 (no training text holds them).
+  const r = ratios && opts.nb?.wordsOnly ? ratios.map((v) => (v === 0 ? 1 : v)) : ratios;
   const w = new Float32Array(size);
   const g2 = new Float32Array(size);
   let bias = 0;
@@ -71,14 +114,14 @@ export function trainLogistic(examples: readonly Example[], opts: TrainOptions =
       const vw = namespaceValue(f.words, NORM_FLOOR.words);
       const vc = namespaceValue(nc, NORM_FLOOR.chars);
       let z = bias;
-      for (let i = 0; i < f.words; i++) z += w[idx[i]!]! * vw;
-      if (!opts.wordsOnly) for (let i = f.words; i < f.total; i++) z += w[idx[i]!]! * vc;
+      for (let i = 0; i < f.words; i++) z += w[idx[i]!]! * vw * (r ? r[idx[i]!]! : 1);
+      if (!opts.wordsOnly) for (let i = f.words; i < f.total; i++) z += w[idx[i]!]! * vc * (r ? r[idx[i]!]! : 1);
       const p = 1 / (1 + Math.exp(-z));
       const g = (p - ex.label) * ex.weight;
       const upto = opts.wordsOnly ? f.words : f.total;
       for (let i = 0; i < upto; i++) {
         const j = idx[i]!;
-        const grad = g * (i < f.words ? vw : vc) + l2 * w[j]!;
+        const grad = g * (i < f.words ? vw : vc) * (r ? r[j]! : 1) + l2 * w[j]!;
         const acc = g2[j]! + grad * grad;
         g2[j] = acc;
         w[j] = w[j]! - (lr * grad) / Math.sqrt(acc + 1e-8);
@@ -87,7 +130,25 @@ export function trainLogistic(examples: readonly Example[], opts: TrainOptions =
       bias -= (lr * g) / Math.sqrt(biasG2 + 1e-8);
     }
   }
+  if (ratios && opts.nb) foldNbRatios(w, ratios, opts.nb.beta, opts.nb.wordsOnly ?? false);
   return { bits: opts.bits, bias, weights: w };
+}
+
+/**
+ * Folds the NB scaling into the weights in place: w_j <- ((1 - beta) mean|w| + beta w_j) r_j, the
+ * mean over the features the training texts hold (r_j != 0), so the served model stays one weight
+ * per feature. `keepUnscaled` leaves the weights without a ratio as they are (words-only scaling).
+ */
+function foldNbRatios(w: Float32Array, r: Float32Array, beta: number, keepUnscaled: boolean): void {
+  let sum = 0;
+  let n = 0;
+  for (let j = 0; j < w.length; j++) {
+    if (r[j] === 0) continue;
+    sum += Math.abs(w[j]!);
+    n++;
+  }
+  const mean = n ? sum / n : 0;
+  for (let j = 0; j < w.length; j++) if (!keepUnscaled || r[j] !== 0) w[j] = ((1 - beta) * mean + beta * w[j]!) * r[j]!;
 }
 
 /**

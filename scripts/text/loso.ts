@@ -236,9 +236,12 @@ async function main(): Promise<number> {
     ...(env.LOSO_EPOCHS ? { epochs: Number(env.LOSO_EPOCHS) } : {}),
     ...(env.LOSO_LR ? { learningRate: Number(env.LOSO_LR) } : {}),
     ...(env.LOSO_WORDS_ONLY ? { wordsOnly: true } : {}),
+    ...(env.LOSO_NB_BETA ? { nb: { alpha: Number(env.LOSO_NB_ALPHA ?? 1), beta: Number(env.LOSO_NB_BETA), wordsOnly: env.LOSO_NB_WORDS !== "0" } } : {}),
+    ...(env.LOSO_NO_NB ? { nb: undefined } : {}),
   };
-  const cfg = { ...DEFAULT_LOSO_CONFIG, opts, cap: values.cap === undefined ? DEFAULT_CAP : Number(values.cap) };
-  console.log(`options ${JSON.stringify(opts)}`);
+  const sourceWeights = { ...DEFAULT_LOSO_CONFIG.sourceWeights, ...(env.LOSO_SOURCE_WEIGHTS ? (JSON.parse(env.LOSO_SOURCE_WEIGHTS) as Partial<Record<SourceName, number>>) : {}) };
+  const cfg = { ...DEFAULT_LOSO_CONFIG, opts, sourceWeights, cap: values.cap === undefined ? DEFAULT_CAP : Number(values.cap) };
+  console.log(`options ${JSON.stringify(opts)}, source weights ${JSON.stringify(sourceWeights)}`);
   const result = runLoso(losoRows(rows, cfg.cap, cfg.opts.seed), cfg, console.log);
   console.log(`\n${losoTable(result)}\n\n${losoSummary(result)}`);
   const t = losoMeetsTargets(result);

@@ -28,7 +28,7 @@ import { fuseCheck, type CheckInput } from "../../src/scoring/check.js";
 import type { CheckEmailSignals, EmailReason } from "../../src/scoring/email.js";
 import { machineLine, microRow } from "../lib/context.js";
 
-const deps = { content: { version: "content-2.525ef7fdfba1" } } as unknown as AppDeps;
+const deps = { content: { version: "content-2.0748b140a864" } } as unknown as AppDeps;
 
 function factsOf(country: string, datacenter: boolean, vpn: boolean): IpFacts {
   return {

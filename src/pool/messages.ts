@@ -62,7 +62,7 @@ export interface ContentBatchResult {
   results: ContentAnalysis[];
   /** Per text, its evidence where the task asked for it (null elsewhere); absent when it asked for none. */
   evidence?: Array<ContentEvidence | null>;
-  /** The model the thread loaded (data/content-model), e.g. `content-2.525ef7fdfba1`. */
+  /** The model the thread loaded (data/content-model), e.g. `content-2.0748b140a864`. */
   modelVersion: string;
 }
 

@@ -66,7 +66,7 @@ const checkAnswer: fc.Arbitrary<CheckAnswer> = fc.record({
   rule_matches: fc.array(ruleMatch, { maxLength: 4 }),
   fusion: fc.record({
     method: fc.constant("log-odds sum: calibrated content probability + per-signal likelihood ratios (naive Bayes)"),
-    model_version: fc.constantFrom("content:content-2.525ef7fdfba1+fusion:1", "content:other+fusion:1"),
+    model_version: fc.constantFrom("content:content-2.0748b140a864+fusion:1", "content:other+fusion:1"),
   }),
 }) as fc.Arbitrary<CheckAnswer>;
 

@@ -7048,7 +7048,7 @@ export interface operations {
                      *         ],
                      *         "fusion": {
                      *           "method": "log-odds sum: calibrated content probability + per-signal likelihood ratios (naive Bayes)",
-                     *           "model_version": "content:content-2.525ef7fdfba1+fusion:1"
+                     *           "model_version": "content:content-2.0748b140a864+fusion:1"
                      *         }
                      *       },
                      *       "error": null,
@@ -7259,7 +7259,7 @@ export interface operations {
                      *         ],
                      *         "fusion": {
                      *           "method": "log-odds sum: calibrated content probability + per-signal likelihood ratios (naive Bayes); then deep findings as likelihood ratios",
-                     *           "model_version": "content:content-2.525ef7fdfba1+fusion:1+deep:1"
+                     *           "model_version": "content:content-2.0748b140a864+fusion:1+deep:1"
                      *         },
                      *         "check": {
                      *           "score": 0.0312,
@@ -7370,7 +7370,7 @@ export interface operations {
                      *               "spam_probability": 0.0388
                      *             },
                      *             "truncated": false,
-                     *             "model_version": "content-2.525ef7fdfba1"
+                     *             "model_version": "content-2.0748b140a864"
                      *           }
                      *         }
                      *       },
@@ -8680,7 +8680,7 @@ export interface operations {
                      *           "fraud": 0.6422,
                      *           "cold_email": 0.1835
                      *         },
-                     *         "model_version": "content-2.525ef7fdfba1"
+                     *         "model_version": "content-2.0748b140a864"
                      *       },
                      *       "error": null,
                      *       "metadata": {

@@ -222,7 +222,7 @@ const EXAMPLE = {
     ],
     fusion: {
       method: "log-odds sum: calibrated content probability + per-signal likelihood ratios (naive Bayes); then deep findings as likelihood ratios",
-      model_version: "content:content-2.525ef7fdfba1+fusion:1+deep:1",
+      model_version: "content:content-2.0748b140a864+fusion:1+deep:1",
     },
     check: { score: 0.0312, decision: "allow" },
     deep: {
@@ -287,7 +287,7 @@ const EXAMPLE = {
         ],
         strongest: { field: "message", spam_probability: 0.0388 },
         truncated: false,
-        model_version: "content-2.525ef7fdfba1",
+        model_version: "content-2.0748b140a864",
       },
     },
   },

@@ -63,7 +63,7 @@ export function checkPost(deps: Deps) {
             content: { risk: 0.0402, spam_probability: 0.0402, language: "en", flags: [], fields: ["name", "message"] },
           },
           rule_matches: [{ rule: "content_model", signal: "content", contribution: -0.981, detail: "spam_probability 0.0402" }],
-          fusion: { method: FUSION_METHOD, model_version: "content:content-2.525ef7fdfba1+fusion:1" },
+          fusion: { method: FUSION_METHOD, model_version: "content:content-2.0748b140a864+fusion:1" },
         },
       },
     },

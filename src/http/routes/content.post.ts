@@ -33,7 +33,7 @@ export function contentPost(deps: Deps) {
           language: "en",
           flags: ["links", "url_shortener", "prize", "urgency"],
           categories: { spam: 0.9731, fraud: 0.6422, cold_email: 0.1835 },
-          model_version: "content-2.525ef7fdfba1",
+          model_version: "content-2.0748b140a864",
         },
       },
     },

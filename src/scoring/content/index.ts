@@ -42,7 +42,7 @@ export interface ContentAnalysis {
 
 /** A loaded content model. */
 export interface ContentModel {
-  /** Model version (as in manifest.json), e.g. `content-2.525ef7fdfba1`. */
+  /** Model version (as in manifest.json), e.g. `content-2.0748b140a864`. */
   version: string;
   /** Analyses one text. Pure; safe to call concurrently from one thread. */
   analyze(text: string): ContentAnalysis;

@@ -2,7 +2,7 @@ import { createHash, type Hash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadCorpora } from "../../scripts/text/corpora.js";
+import { loadCorpora, type SourceName } from "../../scripts/text/corpora.js";
 import { seededRandom } from "../../scripts/text/split.js";
 import { answers } from "../fixtures/content-texts.js";
 import { textCorporaDir } from "./dirs.js";
@@ -21,7 +21,8 @@ const GOLDEN = JSON.parse(readFileSync(join(import.meta.dirname, "content-golden
 
 describe("lead-word pre-check: flags, cold-email, fraud and analyze() keep their golden answers on the corpora", () => {
   it("every corpus text, its sliding windows and random cuts, per source", () => {
-    const { rows } = loadCorpora(textCorporaDir());
+    // The corpora the golden answers were taken on (later ones come after them in CORPUS_FILES, so the draws below are unchanged).
+    const { rows } = loadCorpora(textCorporaDir(), Object.keys(GOLDEN) as SourceName[]);
     const random = seededRandom(19); // a failure replays
     const hashes = new Map<string, Hash>();
     const counts = new Map<string, number>();

@@ -16,7 +16,9 @@ describe("SyncPg errors", () => {
   afterAll(() => clients.forEach((c) => c.close()));
 
   it("a server that refuses the connection is unavailable (503 NOT_READY), not an internal error", async () => {
-    const pg = new SyncPg(`postgres://fs:fs@127.0.0.1:${await closedPort()}/fs`, 2000, "test");
+    // A refused connection fails at once whatever the timeout; a long one keeps a loaded machine's
+    // slow start of the connection thread from reading as TIMEOUT.
+    const pg = new SyncPg(`postgres://fs:fs@127.0.0.1:${await closedPort()}/fs`, 60_000, "test");
     clients.push(pg);
     for (let i = 0; i < 2; i++) {
       // Twice: the first connection attempt, then the replacement of the broken one.

@@ -166,9 +166,7 @@ describe("webhook delivery", () => {
       .toMatchObject({ type: "plan.changed", data: { org_id: orgId, plan: "pro", previous_plan: "free" } });
   });
 
-  it("announces 80% and 100% of the quota once each per period", async (ctx) => {
-    // On PostgreSQL debits are shipped by SQL (pg/writer-ship.ts), past the applier: not there yet.
-    if (server.config.FS_STORE === "postgres") ctx.skip();
+  it("announces 80% and 100% of the quota once each per period", async () => {
     const { orgId } = await createOrgWithKey(server);
     const endpoint = await register(orgId, ["quota.80_percent", "quota.100_percent"]);
     receiver.secret = endpoint.secret;

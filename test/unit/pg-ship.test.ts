@@ -26,10 +26,10 @@ describe("shipOps", () => {
     ]);
     // In journal order; the adjustment on its own, so that clamping at zero applies to it alone.
     expect(ops.usage).toEqual([
-      { k: hex("org_b:202611"), org: hex("org_b"), c: 2 },
-      { k: hex("org_a:202611"), org: hex("org_a"), c: 4 },
-      { k: hex("org_a:202611"), org: hex("org_a"), c: -5 },
-      { k: hex("org_a:202611"), org: hex("org_a"), c: 1 },
+      { k: hex("org_b:202611"), org: hex("org_b"), o: "org_b", p: "202611", c: 2 },
+      { k: hex("org_a:202611"), org: hex("org_a"), o: "org_a", p: "202611", c: 4 },
+      { k: hex("org_a:202611"), org: hex("org_a"), o: "org_a", p: "202611", c: -5 },
+      { k: hex("org_a:202611"), org: hex("org_a"), o: "org_a", p: "202611", c: 1 },
     ]);
     expect(ops.daily).toHaveLength(2);
     expect(ops.daily.find((d) => (d as { k: string }).k === hex(["org_a", "202611", "2026-11-26"]))).toEqual({ k: hex(["org_a", "202611", "2026-11-26"]), c: 0 });

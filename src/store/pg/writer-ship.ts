@@ -36,6 +36,21 @@ const OVERAGE_QUOTAS = JSON.stringify(
   Object.fromEntries(Object.entries(PLAN_RULES).filter(([, r]) => !r.hardStop && r.monthlyQuota !== null).map(([plan, r]) => [plan, r.monthlyQuota])),
 );
 
+/** Every plan with an included quota: plan -> quota (fs_ship_charges announces 80% and 100% of it). */
+const QUOTAS = JSON.stringify(Object.fromEntries(Object.entries(PLAN_RULES).filter(([, r]) => r.monthlyQuota !== null).map(([plan, r]) => [plan, r.monthlyQuota])));
+
+/** fs_ship_charges refused a batch that crosses a quota threshold not announced yet (migration 005). */
+const QUOTA_CROSSED = "FSQ01";
+
+/** A quota threshold a shipped batch crossed, as fs_ship_charges returns it (the event's data). */
+interface QuotaEvent {
+  org_id: string;
+  period: string;
+  used: number;
+  quota: number;
+  percent: 80 | 100;
+}
+
 /** Journal records applied per statement when shipping from the journal (start-up replay, catch-up). */
 const REPLAY_CHUNK = 5000;
 
@@ -136,16 +151,49 @@ export class PgShipping {
     return { charges, observations };
   }
 
-  /** One call of fs_ship_charges; returns the cursor after it. */
-  private shipCharges(journal: string, after: number, upto: number, records: readonly ChargeRecord[]): number {
-    const rows = this.sql.run([
-      { sql: "BEGIN ISOLATION LEVEL READ COMMITTED" },
-      { sql: "SET LOCAL synchronous_commit = off" },
-      ...historyStatements(records),
-      shipStatement(this.nodeId, this.applier.cursorKey("charges", journal), after, upto, records, Date.now()),
-      { sql: "COMMIT" },
-    ]);
-    return Number(rows[0]?.[0] ?? 0);
+  /**
+   * One call of fs_ship_charges, in one round trip; returns the cursor after it. A batch that
+   * crosses a quota threshold not announced yet is refused by it (QUOTA_CROSSED, nothing applied)
+   * and shipped again with its events (shipAnnouncing). `durable`: wait for the commit's flush.
+   */
+  private shipCharges(journal: string, after: number, upto: number, records: readonly ChargeRecord[], durable = false): number {
+    const stmts: Statement[] = [{ sql: "BEGIN ISOLATION LEVEL READ COMMITTED" }];
+    if (!durable) stmts.push({ sql: "SET LOCAL synchronous_commit = off" });
+    stmts.push(...historyStatements(records), shipStatement(this.nodeId, this.applier.cursorKey("charges", journal), after, upto, records, Date.now()), { sql: "COMMIT" });
+    try {
+      return Number(this.sql.run(stmts)[0]?.[0] ?? 0);
+    } catch (err) {
+      if (!(err instanceof PgError) || err.code !== QUOTA_CROSSED) throw err;
+      this.sql.query("ROLLBACK");
+    }
+    return this.shipAnnouncing(journal, after, upto, records, durable);
+  }
+
+  /**
+   * The batch again, with the quota events it brings appended to the webhook outbox before the
+   * commit (writer/webhooks.ts emit: the same outbox, ids and bounds as on the embedded store).
+   * This transaction is READ COMMITTED while the writer's others are SERIALIZABLE: the rows emit
+   * reads and writes (the outbox sequence, the org's endpoints) are locked first, so it reads
+   * them as committed and a concurrent writer's transaction on them fails and runs again.
+   */
+  private shipAnnouncing(journal: string, after: number, upto: number, records: readonly ChargeRecord[], durable: boolean): number {
+    const kv = this.kv.withOptions({ isolation: "READ COMMITTED", synchronousCommit: durable ? undefined : false });
+    return kv.transactionSync(() => {
+      for (const s of historyStatements(records)) kv.defer(s);
+      const row = kv.read(shipStatement(this.nodeId, this.applier.cursorKey("charges", journal), after, upto, records, Date.now(), true))[0];
+      const events = (typeof row?.[1] === "string" ? JSON.parse(row[1]) : (row?.[1] ?? [])) as QuotaEvent[];
+      if (events.length > 0) {
+        kv.read({ sql: "INSERT INTO fs_meta (k, v) VALUES (convert_to('webhook_seq', 'UTF8'), '0') ON CONFLICT (k) DO NOTHING" });
+        kv.read({ sql: "SELECT 1 FROM fs_meta WHERE k = convert_to('webhook_seq', 'UTF8') FOR UPDATE" });
+      }
+      for (const orgId of new Set(events.map((e) => e.org_id))) {
+        const range = [hexKey([orgId]), hexKey([orgId, "\uffff"])];
+        kv.read({ sql: "SELECT 1 FROM fs_webhook_endpoints WHERE k >= decode($1, 'hex') AND k < decode($2, 'hex') FOR UPDATE", params: range });
+      }
+      const nowMs = Date.now();
+      for (const e of events) this.applier.webhooks.emit(e.org_id, e.percent === 80 ? "quota.80_percent" : "quota.100_percent", { ...e }, nowMs);
+      return Number(row?.[0] ?? 0);
+    });
   }
 
   /**
@@ -159,10 +207,7 @@ export class PgShipping {
     for (let i = 0; i < records.length; i += REPLAY_CHUNK) {
       const part = records.slice(i, i + REPLAY_CHUNK);
       const end = part[part.length - 1]!.seq;
-      const stmts: Statement[] = [{ sql: "BEGIN ISOLATION LEVEL READ COMMITTED" }];
-      if (!durable) stmts.push({ sql: "SET LOCAL synchronous_commit = off" });
-      stmts.push(...historyStatements(part), shipStatement(this.nodeId, this.applier.cursorKey("charges", journal), at, end, part, Date.now()), { sql: "COMMIT" });
-      const reached = Number(this.sql.run(stmts)[0]?.[0] ?? 0);
+      const reached = this.shipCharges(journal, at, end, part, durable);
       // Only this node ships its journal: a cursor that moved meanwhile is a second node with its id.
       if (reached !== end) throw new Error(`the cursor of journal '${journal}' moved while this node shipped from it (to ${reached}): is FS_NODE_ID '${this.nodeId}' running twice?`);
       at = reached;
@@ -209,11 +254,15 @@ export function inRuns<T extends { journal?: string; afterSeq?: number; upToSeq:
   return acks;
 }
 
-/** The statement that ships `records` of a journal as continuing `after`, up to `upto`. */
-export function shipStatement(nodeId: string, cursorKey: string, after: number, upto: number, records: readonly ChargeRecord[], nowMs: number): Statement {
+/**
+ * The statement that ships `records` of a journal as continuing `after`, up to `upto`: one row,
+ * the cursor after it and the quota thresholds crossed. `emit`: a batch that crosses one not
+ * announced yet is applied (marked announced) rather than refused with QUOTA_CROSSED.
+ */
+export function shipStatement(nodeId: string, cursorKey: string, after: number, upto: number, records: readonly ChargeRecord[], nowMs: number, emit = false): Statement {
   return {
-    sql: "SELECT fs_ship_charges($1, decode($2, 'hex'), $3, $4, $5::json, $6::json)",
-    params: [nodeId, hexKey(cursorKey), after, upto, JSON.stringify(shipOps(records, nowMs)), OVERAGE_QUOTAS],
+    sql: "SELECT * FROM fs_ship_charges($1, decode($2, 'hex'), $3, $4, $5::json, $6::json, $7::json, $8)",
+    params: [nodeId, hexKey(cursorKey), after, upto, JSON.stringify(shipOps(records, nowMs)), OVERAGE_QUOTAS, QUOTAS, emit],
   };
 }
 
@@ -227,8 +276,8 @@ export function shipStatement(nodeId: string, cursorKey: string, after: number, 
 export function shipOps(records: readonly ChargeRecord[], nowMs: number): { leases: unknown[]; usage: unknown[]; daily: unknown[]; idem: unknown[] } {
   const day = utcDay(nowMs);
   const leases = new Map<string, { o: string; p: string; c: number }>();
-  const usage: Array<{ k: string; org: string; c: number }> = [];
-  const open = new Map<string, { k: string; org: string; c: number }>();
+  const usage: Array<{ k: string; org: string; o: string; p: string; c: number }> = [];
+  const open = new Map<string, { k: string; org: string; o: string; p: string; c: number }>();
   const daily = new Map<string, number>();
   const idem: Array<{ k: string; v: unknown }> = [];
   for (const r of records) {
@@ -244,7 +293,7 @@ export function shipOps(records: readonly ChargeRecord[], nowMs: number): { leas
     const sum = open.get(uk);
     if (r.credits > 0 && sum) sum.c += r.credits;
     else {
-      const op = { k: hexKey(uk), org: hexKey(r.orgId), c: r.credits };
+      const op = { k: hexKey(uk), org: hexKey(r.orgId), o: r.orgId, p: r.period, c: r.credits };
       usage.push(op);
       if (r.credits > 0) open.set(uk, op);
       else open.delete(uk);

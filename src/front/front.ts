@@ -47,6 +47,7 @@ import { createDebitPipeline } from "./debit-pipeline.js";
 import { journalShipping } from "./journal-shipping.js";
 import { createObservationPipeline } from "./observation-pipeline.js";
 import { openStoreView } from "./store-view.js";
+import { BlockNotifier } from "./webhook-blocks.js";
 import { loadBeaconAsset } from "../http/static.js";
 
 /** How long an operator's usage adjustment waits to be in the shared ledger before it is answered. */
@@ -193,6 +194,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       journal: observations.journal,
       limits: beaconLimits,
       budget: observationBudget,
+      blocks: new BlockNotifier(store),
       sessionProofMs: config.FS_OBSERVATION_RETENTION_DAYS * 86_400_000,
     },
     flushObservations: observations.forwarder.flush,

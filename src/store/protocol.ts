@@ -111,6 +111,12 @@ export interface StoreOps {
   "webhook.get": { req: { orgId: string; id: string }; ack: { endpoint: WebhookEndpointRecord } };
   "webhook.update": { req: { orgId: string; id: string; patch: { url?: string; events?: WebhookEventType[]; enabled?: boolean }; nowMs: number }; ack: { endpoint: WebhookEndpointRecord } };
   "webhook.delete": { req: { orgId: string; id: string }; ack: { endpoint: WebhookEndpointRecord } };
+  /**
+   * A session or account of a project judged `block` (the front's verdict, after the store's
+   * answer): the event, once per (project, subject) and period, for the org's subscribed
+   * endpoints; nothing is written when none subscribed. `written`: outbox entries written.
+   */
+  "webhook.blocked": { req: { orgId: string; projectId: string | null; type: "session.blocked" | "account.blocked"; subject: string; reasons: string[]; nowMs: number }; ack: { written: number } };
   /** A new secret; the old one keeps signing alongside until `oldExpiresAt` (epoch ms). */
   "webhook.roll": { req: { orgId: string; id: string; secret: string; oldExpiresAt: number; nowMs: number }; ack: { endpoint: WebhookEndpointRecord } };
   /** The endpoint's delivery log, newest first. */

@@ -441,7 +441,7 @@ export function historySetting(learning: OrgLearningRecord | null | undefined): 
  * Events an org's webhook endpoints can subscribe to (docs/integrations.md, "Webhooks"). Quota
  * events are sent once per usage period each.
  */
-export const WEBHOOK_EVENTS = ["quota.80_percent", "quota.100_percent", "plan.changed", "subscription.changed", "key.created", "key.disabled"] as const;
+export const WEBHOOK_EVENTS = ["quota.80_percent", "quota.100_percent", "plan.changed", "subscription.changed", "key.created", "key.disabled", "session.blocked", "account.blocked"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
 /** An org's webhook endpoint, key [org_id, id] (store/writer/webhooks.ts). */

@@ -3,7 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { verifyWebhook } from "@fraudscore/client";
 import { useApp, type TestApp } from "../helpers/app.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
-import { admin, api, createOrgWithKey } from "../integration/helpers/server.js";
+import { admin, api, createBeaconProject, createOrgWithKey } from "../integration/helpers/server.js";
 
 let server!: TestApp;
 // Retries after 200 ms then 400 ms, so a retry is seen quickly; http to the local receiver.
@@ -189,6 +189,61 @@ describe("webhook delivery", () => {
       quota: 10_000,
       percent: 100,
     });
+  });
+});
+
+describe("block events", () => {
+  /** A beacon project whose bot policy blocks non-browser clients, a session of it, and a hit that is blocked. */
+  async function blockingProject() {
+    const p = await createBeaconProject(server);
+    const put = await api(server, "PUT", `/v1/projects/${p.projectId}/bot-policy`, {
+      key: p.secretKey,
+      body: { kinds: { client: "block" }, allow_unverified: true },
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const h = await api(server, "POST", "/v1/handshake", { key: p.publishableKey, body: {} });
+    expect(h.status).toBe(200);
+    const sessionId: string = h.body.data.session_id;
+    const blockedHit = async () => {
+      const r = await api(server, "POST", "/v1/collect", {
+        key: p.publishableKey,
+        body: { action: "pageview", token: h.body.data.token, session_id: sessionId, page: "/" },
+        headers: { "user-agent": "lua-resty-http/0.16.1 (Lua) ngx_lua/10019" },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    };
+    return { ...p, sessionId, blockedHit };
+  }
+
+  /** The endpoint as the API shows it (its `pending` count: entries waiting in its outbox). */
+  async function endpointOf(orgId: string, id: string): Promise<Record<string, any>> {
+    return (await admin(server, "GET", `/v1/admin/orgs/${orgId}/webhooks/${id}`)).body.data;
+  }
+
+  it("announces a session judged block once, with its reasons (signed); a second blocked hit of the session adds nothing", async () => {
+    const p = await blockingProject();
+    const endpoint = await register(p.orgId, ["session.blocked"]);
+    receiver.secret = endpoint.secret;
+    receiver.answer = () => 200;
+    await p.blockedHit();
+    const mine = () => receiver.received.filter((r) => r.body.includes(p.sessionId));
+    await expect.poll(() => mine().map((r) => r.verified?.type), { timeout: 15_000 }).toEqual(["session.blocked"]);
+    expect(mine()[0]!.verified!.data).toMatchObject({ org_id: p.orgId, project_id: p.projectId, session_id: p.sessionId });
+    expect(mine()[0]!.verified!.data.reasons).toContain("ua_client:runtime");
+    await expect.poll(async () => (await endpointOf(p.orgId, endpoint.id)).pending, { timeout: 15_000 }).toBe(0);
+    // The answer of a blocked hit comes after its event is stored: nothing waits after the second one.
+    await p.blockedHit();
+    expect((await endpointOf(p.orgId, endpoint.id)).pending).toBe(0);
+    expect(await deliveries(p.orgId, endpoint.id)).toHaveLength(1);
+    expect(mine()).toHaveLength(1);
+  });
+
+  it("writes nothing for an org without an endpoint subscribed to the event", async () => {
+    const p = await blockingProject();
+    const endpoint = await register(p.orgId, ["plan.changed"]);
+    await p.blockedHit();
+    expect((await endpointOf(p.orgId, endpoint.id)).pending).toBe(0);
+    expect(await deliveries(p.orgId, endpoint.id)).toEqual([]);
   });
 });
 

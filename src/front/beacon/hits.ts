@@ -22,6 +22,7 @@ import { originAllowed, type ProjectDirectory } from "../projects.js";
 import { SESSION_ID, newSessionId, type BeaconTokens } from "./token.js";
 import type { BeaconRateLimits } from "./limits.js";
 import type { ObservationBudget } from "./budget.js";
+import type { BlockNotifier } from "../webhook-blocks.js";
 
 export interface BeaconServices {
   projects: ProjectDirectory;
@@ -34,6 +35,8 @@ export interface BeaconServices {
   limits: BeaconRateLimits;
   /** Observations recorded per org and day (budget.ts). */
   budget: ObservationBudget;
+  /** session.blocked webhook events, sent before a block answer (front/webhook-blocks.ts). */
+  blocks: BlockNotifier;
   /**
    * How long after it expired a token still proves its session (FS_OBSERVATION_RETENTION_DAYS:
    * after that the session itself is gone): a returning visitor's handshake continues it.
@@ -198,8 +201,10 @@ export function recordHit(
     return new Promise((resolve, reject) => {
       try {
         services.journal.appendOwned(rec, (err) => {
-          if (err) reject(notRecorded());
-          else resolve({ data: hitAnswerJson(rec.id, sessionId), credits: 0, neverBlock: true });
+          if (err) return reject(notRecorded());
+          const answer: RouteResult = { data: hitAnswerJson(rec.id, sessionId), credits: 0, neverBlock: true };
+          if (scored.decision !== "block") return resolve(answer);
+          services.blocks.blocked(project.org_id, project.id, "session.blocked", sessionId, scored.reasons, nowMs).then(() => resolve(answer), reject);
         });
       } catch (err) {
         reject(err instanceof JournalClosedError ? notRecorded() : err);

@@ -106,6 +106,11 @@ export function authCheckPost(deps: Deps) {
       });
       const magic = test ? magicDecision(body.email, body.ip) : null;
       if (magic) Object.assign(verdict, magic);
+      // An account judged block: its webhook event is stored before the answer (front/webhook-blocks.ts).
+      if (verdict.decision === "block" && body.external_user_id !== undefined) {
+        const projectId = session?.project_id ?? principal!.key.project_id;
+        await deps.beacon.blocks.blocked(orgId, projectId, "account.blocked", body.external_user_id, verdict.reasons, nowMs);
+      }
       return {
         data: {
           request_id: requestId,

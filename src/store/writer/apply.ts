@@ -264,6 +264,7 @@ export class IntentApplier {
     "webhook.delete": (i) => this.webhooks.delete(i.orgId, i.id),
     "webhook.roll": (i) => this.webhooks.roll(i.orgId, i.id, i.secret, i.oldExpiresAt, i.nowMs),
     "webhook.deliveries": (i) => this.webhooks.deliveries(i.orgId, i.id),
+    "webhook.blocked": (i) => ({ ok: true, written: this.webhooks.blocked(i) }),
   };
 
   /** Applies `change` to a key that exists and is not deleted (NOT_FOUND otherwise) and stores the result. */

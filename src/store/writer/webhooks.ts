@@ -1,4 +1,5 @@
 import { randomBase62 } from "../../shared/ids.js";
+import { periodOf } from "../../shared/period.js";
 import type { AckFailure, WebhookSettings } from "../protocol.js";
 import type { WebhookAttempt, WebhookEndpointRecord, WebhookEventType, WebhookOutboxEntry } from "../records.js";
 import type { StateDbs } from "../state-env.js";
@@ -159,6 +160,27 @@ export class WebhookStore {
     }
     this.emitted += written;
     return written;
+  }
+
+  /**
+   * A session or account judged `block`: announced once per (project, subject) and period (a
+   * marker in meta, written only when an endpoint of the org subscribed, so a flood of blocked
+   * hits writes one entry per endpoint and an org without such an endpoint nothing).
+   */
+  blocked(i: {
+    orgId: string;
+    projectId: string | null;
+    type: "session.blocked" | "account.blocked";
+    subject: string;
+    reasons: string[];
+    nowMs: number;
+  }): number {
+    if (!this.list(i.orgId).some((e) => e.enabled && e.events.includes(i.type))) return 0;
+    const marker = `webhook_block:${i.projectId ?? ""}:${i.type}:${i.subject}:${periodOf(i.nowMs)}`;
+    if (this.dbs.meta.get(marker) !== undefined) return 0;
+    this.dbs.meta.putSync(marker, i.nowMs);
+    const subject = i.type === "session.blocked" ? { session_id: i.subject } : { account_id: i.subject };
+    return this.emit(i.orgId, i.type, { org_id: i.orgId, project_id: i.projectId, ...subject, reasons: i.reasons }, i.nowMs);
   }
 
   /** Whether entries were written since the last call (committed or not: a spurious wake-up costs a read). */

@@ -238,6 +238,32 @@ describe("block events", () => {
     expect(mine()).toHaveLength(1);
   });
 
+  it("announces an account judged block by the auth pre-flight once per account", async () => {
+    const { orgId } = await createOrgWithKey(server);
+    const made = await admin(server, "POST", `/v1/admin/orgs/${orgId}/keys`, { type: "secret", mode: "test", scopes: ["sessions"] });
+    expect(made.status).toBe(201);
+    const endpoint = await register(orgId, ["account.blocked"]);
+    receiver.secret = endpoint.secret;
+    receiver.answer = () => 200;
+    const account = `user_${Math.random().toString(36).slice(2)}`;
+    const check = async () => {
+      // The documented magic address: a test key always judges it block.
+      const r = await api(server, "POST", "/v1/auth/check", {
+        key: made.body.data.key,
+        body: { observation_type: "auth.login", email: "a@block.fraudscore.test", external_user_id: account },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.data.verdict.decision).toBe("block");
+    };
+    await check();
+    const mine = () => receiver.received.filter((r) => r.body.includes(account));
+    await expect.poll(() => mine().map((r) => r.verified?.type), { timeout: 15_000 }).toEqual(["account.blocked"]);
+    expect(mine()[0]!.verified!.data).toMatchObject({ org_id: orgId, account_id: account });
+    await check();
+    expect((await endpointOf(orgId, endpoint.id)).pending).toBe(0);
+    expect(mine()).toHaveLength(1);
+  });
+
   it("writes nothing for an org without an endpoint subscribed to the event", async () => {
     const p = await blockingProject();
     const endpoint = await register(p.orgId, ["plan.changed"]);

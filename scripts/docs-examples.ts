@@ -55,6 +55,8 @@ interface Call {
 
 interface Answer {
   status: number;
+  /** By lower-case name, as node reads them. */
+  headers: Record<string, string | string[] | undefined>;
   // Envelopes are the service's, read as JSON.
   body: any;
 }
@@ -84,14 +86,14 @@ class Session {
       headers["content-type"] = "application/json";
       headers["content-length"] = String(Buffer.byteLength(body));
     }
-    const { status, text } = await rawRequest(this.server.url + call.path, call.method, headers, body);
+    const { status, headers: answerHeaders, text } = await rawRequest(this.server.url + call.path, call.method, headers, body);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       throw new Error(`${call.method} ${call.path}: non-JSON answer ${status}: ${text.slice(0, 200)}`);
     }
-    return { status, body: parsed };
+    return { status, headers: answerHeaders, body: parsed };
   }
 
   /** Sends `call`, requiring `status`; returns `data`. */
@@ -142,12 +144,17 @@ function lower(h: Record<string, string> | undefined): Record<string, string> {
   return Object.fromEntries(Object.entries(h ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
-function rawRequest(url: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; text: string }> {
+function rawRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<{ status: number; headers: Answer["headers"]; text: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") }));
       res.on("error", reject);
     });
     req.on("error", reject);
@@ -169,6 +176,8 @@ const VOLATILE_KEYS: Record<string, string> = {
   period_end: "<time>",
   token: "<token>",
   rss_bytes: "<bytes>",
+  reset: "<epoch ms>",
+  reset_in_seconds: "<s>",
 };
 
 /** Id-like strings (by their prefix) and timestamps inside other values. */
@@ -220,15 +229,32 @@ function flatJson(value: unknown): string {
   return members.length ? `{ ${members.join(", ")} }` : "{}";
 }
 
-/** One block: the requests shown, then the answers shown. */
+/** One block: the requests shown, then the answer's headers shown (if any), then the answers shown. */
 interface Shown {
   calls: Call[];
   answers: unknown[];
+  headers?: string[];
+}
+
+/** The rate-limit headers an example shows, by the lower-case name node reads them under. */
+const SHOWN_HEADERS: Record<string, string> = { "retry-after": "Retry-After", "ratelimit-policy": "RateLimit-Policy", ratelimit: "RateLimit" };
+
+/** The rate-limit headers of an answer, as `Name: value` lines with the seconds left as `<s>`. */
+function rateLimitHeaders(a: Answer): string[] {
+  const lines: string[] = [];
+  for (const [name, shown] of Object.entries(SHOWN_HEADERS)) {
+    const v = a.headers[name];
+    if (v === undefined) continue;
+    const value = String(v);
+    lines.push(`${shown}: ${name === "retry-after" ? "<s>" : value.replace(/\bt=\d+/g, "t=<s>")}`);
+  }
+  return lines;
 }
 
 function block(s: Session, shown: Shown): string {
   const parts: string[] = [];
   if (shown.calls.length) parts.push(["```sh", ...shown.calls.map((c) => s.curl(c)), "```"].join("\n"));
+  if (shown.headers?.length) parts.push(["```", ...shown.headers, "```"].join("\n"));
   for (const a of shown.answers) parts.push(["```json", formatJson(normalise(a)), "```"].join("\n"));
   return parts.join("\n\n");
 }
@@ -350,6 +376,12 @@ async function runExamples(s: Session): Promise<Map<string, string>> {
   const observations = await dataOf(s, { method: "GET", path: `/v1/projects/${project.id}/observations?limit=10`, auth: "KEY" });
   add("readme-observations", observations);
   add("api-observation", { calls: [], answers: [(observations.answers[0] as { items: unknown[] }).items[0]] });
+  // Today's hits (UTC), by day: one bucket, whatever the hour of the run.
+  const today = new Date(now).toISOString().slice(0, 10);
+  const tomorrow = new Date(Date.parse(today) + 86_400_000).toISOString().slice(0, 10);
+  s.define("FROM", today);
+  s.define("TO", tomorrow);
+  add("api-traffic", await dataOf(s, { method: "GET", path: `/v1/projects/${project.id}/traffic?from=${today}&to=${tomorrow}&bucket=day`, auth: "KEY" }));
 
   // Two accounts signing up from the one browser session: the second is the example.
   const signup = (user: string, email: string): Call => ({
@@ -399,7 +431,44 @@ async function runExamples(s: Session): Promise<Map<string, string>> {
     body: { bots: { gptbot: "block", uptimerobot: "allow" }, kinds: { ai_search: "allow", seo: "block" }, spoofed: "block", allow_unverified: false },
   });
   add("api-bot-policy", policy);
+  // A policy that would let the spoofed Googlebot in, and thresholds that would send the benign checks to review.
+  add(
+    "api-bot-policy-replay",
+    await dataOf(s, {
+      method: "POST",
+      path: `/v1/projects/${project.id}/bot-policy/replay`,
+      auth: "KEY",
+      body: { policy: { spoofed: "score", kinds: { search_crawler: "allow" } }, thresholds: { review: 0.2, block: 0.9 }, days: 7 },
+    }),
+  );
+  await rateLimitExamples(s, add);
   return out;
+}
+
+/**
+ * The quota's headers and refusal, on orgs of their own (so that the other examples' usage stays
+ * theirs): a fresh org's charged call, then an org the admin API's usage correction brought to its
+ * quota before its first call (in a cluster a node's lease, once granted, would admit calls past a
+ * later correction).
+ */
+async function rateLimitExamples(s: Session, add: (name: string, shown: Shown) => void): Promise<void> {
+  const charged: Call = { method: "GET", path: "/v1/ip/8.8.8.8", auth: "KEY" };
+  await quotaOrg(s, "Quota", 0);
+  const first = await s.send(charged);
+  if (first.status !== 200) throw new Error(`GET /v1/ip/8.8.8.8: expected 200, got ${first.status}`);
+  add("api-ratelimit-headers", { calls: [charged], answers: [], headers: rateLimitHeaders(first) });
+  await quotaOrg(s, "Quota spent", 10_000);
+  const refused = await s.send(charged);
+  if (refused.status !== 429) throw new Error(`GET /v1/ip/8.8.8.8 at the quota: expected 429, got ${refused.status}`);
+  add("api-quota-exceeded", { calls: [charged], answers: [refused.body], headers: [`HTTP/1.1 429`, ...rateLimitHeaders(refused)] });
+}
+
+/** A free org with `used` credits of its period used, whose secret key is `$KEY` from now on. */
+async function quotaOrg(s: Session, name: string, used: number): Promise<void> {
+  const org = await s.data({ method: "POST", path: "/v1/admin/orgs", auth: "ADMIN", body: { name, plan: "free" } }, 201);
+  const key = await s.data({ method: "POST", path: `/v1/admin/orgs/${org.id}/keys`, auth: "ADMIN", body: { type: "secret" } }, 201);
+  s.define("KEY", key.key, true);
+  if (used) await s.data({ method: "POST", path: `/v1/admin/orgs/${org.id}/usage/adjust`, auth: "ADMIN", body: { credits: used, reason: "docs example" } });
 }
 
 /** A block, at any indentation (inside a list item): its lines are written at the same indentation. */

@@ -441,6 +441,21 @@ async function runExamples(s: Session): Promise<Map<string, string>> {
       body: { policy: { spoofed: "score", kinds: { search_crawler: "allow" } }, thresholds: { review: 0.2, block: 0.9 }, days: 7 },
     }),
   );
+  // The meter (the docs' server enables it): a budget kept under the account cluster of the two signups above.
+  add(
+    "api-meter",
+    await dataOf(s, {
+      method: "POST",
+      path: "/v1/meter",
+      auth: "KEY",
+      body: {
+        resource: "api/export",
+        identity: { user_id: "user-1843", session: hs.session_id, ip: "73.15.20.30" },
+        limit: { max: 100, window: "1h" },
+        cost: 1,
+      },
+    }),
+  );
   await rateLimitExamples(s, add);
   return out;
 }

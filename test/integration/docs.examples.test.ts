@@ -34,7 +34,8 @@ let server: TestServer;
 beforeAll(async () => {
   dns = await startDnsServer(PUBLIC_DNS);
   // One pool thread and one front thread, as the helpers start every server: the same answers on any machine.
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}` });
+  // The meter (a preview) is enabled for its example.
+  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_ENABLE_METER: "true" });
 });
 
 afterAll(async () => {

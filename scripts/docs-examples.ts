@@ -187,6 +187,8 @@ const VOLATILE_PATTERNS: Array<[RegExp, string]> = [
   [/\bobs_[0-9A-Za-z]+\b/g, "obs_…"],
   [/\bs_[0-9A-Za-z]{22}\b/g, "s_…"],
   [/\bkey_[0-9A-Za-z]+\b/g, "key_…"],
+  [/\bwe_[0-9A-Za-z]{16}\b/g, "we_…"],
+  [/\bwhsec_[0-9A-Za-z+/]+=*/g, "whsec_…"],
   [/\bfs_(pub_)?(live|test)_[0-9A-Za-z_-]+/g, "fs_$1$2_…"],
   [/\bip-\d{8}T\d{6}Z-[0-9a-f]{8}\b/g, "ip-<build>"],
   [/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b/g, "<time>"],
@@ -455,6 +457,20 @@ async function runExamples(s: Session): Promise<Map<string, string>> {
         cost: 1,
       },
     }),
+  );
+  // A webhook endpoint, registered last: no event of the org follows to be delivered.
+  add(
+    "api-webhook-create",
+    await dataOf(
+      s,
+      {
+        method: "POST",
+        path: `/v1/orgs/${org.id}/webhooks`,
+        auth: "KEY",
+        body: { url: "https://hooks.example.com/fraudscore", events: ["quota.80_percent", "key.created"] },
+      },
+      201,
+    ),
   );
   await rateLimitExamples(s, add);
   return out;

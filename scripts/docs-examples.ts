@@ -467,7 +467,7 @@ async function runExamples(s: Session): Promise<Map<string, string>> {
         method: "POST",
         path: `/v1/orgs/${org.id}/webhooks`,
         auth: "KEY",
-        body: { url: "https://hooks.example.com/fraudscore", events: ["quota.80_percent", "key.created"] },
+        body: { url: "https://hooks.example.com/fraudscore", events: ["session.blocked", "account.blocked", "quota.80_percent"] },
       },
       201,
     ),

@@ -471,8 +471,13 @@ function parameter(name: string, where: "path" | "query", schema: ZodType, requi
     required,
     ...(typeof description === "string" ? { description } : {}),
     schema: json,
-    ...(example !== undefined ? { example } : {}),
+    ...(example !== undefined ? { example: typedExample(json, example) } : {}),
   };
+}
+
+/** A parameter's example as its schema types it: a query string's "20" is the integer 20 to a linter. */
+function typedExample(schema: Record<string, unknown>, example: string): string | number {
+  return (schema.type === "integer" || schema.type === "number") && example.trim() !== "" && Number.isFinite(Number(example)) ? Number(example) : example;
 }
 
 function successExample(route: Route<any>): unknown {

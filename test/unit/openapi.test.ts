@@ -150,7 +150,8 @@ for (const [name, env] of Object.entries(INSTALLATIONS)) {
 
     it("has an example per endpoint that matches its own schemas", () => {
       const contract = new OpenApiContract(doc);
-      const coercing = new Ajv2020({ strict: false, coerceTypes: true });
+      // Not coercing: a linter reads an example as written, so "20" is no integer (Redocly 2's no-invalid-parameter-examples).
+      const exact = new Ajv2020({ strict: false });
       for (const route of routes) {
         const op = operationOf(doc, route)!;
         const ex = route.docs.example;
@@ -169,7 +170,7 @@ for (const [name, env] of Object.entries(INSTALLATIONS)) {
           if (p.in !== "path" && p.in !== "query") continue;
           if (p.in === "path") expect(p.example, `${route.pattern}: example of {${String(p.name)}}`).toBeDefined();
           if (p.example === undefined) continue;
-          const validate = coercing.compile(p.schema as JsonSchema);
+          const validate = exact.compile(p.schema as JsonSchema);
           expect(validate(p.example), `${route.pattern} ${String(p.name)}=${String(p.example)}: ${describeErrors(validate.errors ?? [])}`).toBe(true);
         }
       }
@@ -215,6 +216,15 @@ describe("security requirements", () => {
     expect(doc.paths["/webhooks/stripe"]!.post!.security).toEqual([{ stripeSignature: [] }]);
     expect(doc.paths["/healthz"]!.get!.security).toEqual([]);
     expect(Object.keys(doc.components.securitySchemes!)).toEqual(["secretKey", "publishableKey", "adminToken", "stripeSignature"]);
+  });
+
+  it("counts in docs/api.md's key table the admin calls the routing table has", () => {
+    const { routes } = installation({});
+    const admin = routes.filter((r) => r.pattern.startsWith("/v1/admin/") && !r.pattern.includes("/webhooks"));
+    const apiDoc = readFileSync(join(import.meta.dirname, "../../docs/api.md"), "utf8");
+    expect(apiDoc).toContain(`[\`/v1/admin/...\`](#admin-api) (${admin.length} calls)`);
+    const table = apiDoc.slice(apiDoc.indexOf("### Admin API"));
+    for (const r of admin) expect(table, r.pattern).toContain(`| \`${openApiMethod(r.method).toUpperCase()} ${openApiPath(r.pattern)}`);
   });
 
   it("answers GET /openapi.json with the document itself, not the envelope", () => {

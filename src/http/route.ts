@@ -111,6 +111,11 @@ export interface Route<B = unknown, P extends InputShape = any, Q extends InputS
    */
   minCredits?: number;
   /**
+   * Says from the parsed inputs that this call costs nothing (a bogon lookup): then nothing is
+   * held before the handler, so an org at its quota still gets the free answer.
+   */
+  free?: (inputs: { params: InputsOf<P>; body: B; snap: RequestSnapshot }) => boolean;
+  /**
    * A beacon endpoint called from browsers: the snapshot carries Origin, User-Agent,
    * X-Forwarded-For and the peer address; CORS preflights are answered and every answer carries
    * Access-Control-Allow-Origin for the caller's origin (the handler refuses origins the project

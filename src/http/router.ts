@@ -382,7 +382,7 @@ function run(c: Call, body: unknown): void {
   const { route, state, snap, deps, principal, nowMs } = c;
   // Held, not just checked: concurrent calls see each other's credits before any does its work.
   // Test-mode keys touch no quota: nothing held, nothing charged (answer()).
-  if (principal && route.minCredits && principal.key.mode !== "test") {
+  if (principal && route.minCredits && principal.key.mode !== "test" && !route.free?.({ params: c.params, body, snap })) {
     try {
       state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
     } catch (err) {

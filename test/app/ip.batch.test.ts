@@ -66,5 +66,20 @@ describe("POST /v1/ip/batch", () => {
     const fits = await api(server, "POST", "/v1/ip/batch", { key, body: { ips: ["8.8.8.8", "8.8.8.8", "1.1.1.1"] } });
     expect(fits.status).toBe(200);
     expect(await usedOf(orgId, key)).toBe(10_000);
+    // At the quota, what costs nothing is still answered: bogons alone, by batch, by path and as the caller's own address.
+    const bogons = await api(server, "POST", "/v1/ip/batch", { key, body: { ips: ["10.0.0.1", "192.168.1.1"] } });
+    expect(bogons.status).toBe(200);
+    expect(bogons.body.metadata.credits).toBe(0);
+    const one = await api(server, "GET", "/v1/ip/10.0.0.1", { key });
+    expect(one.status).toBe(200);
+    expect(one.body.data.bogon).toBe(true);
+    const me = await api(server, "GET", "/v1/ip/me", { key });
+    expect(me.status).toBe(200);
+    expect(me.body.data.bogon).toBe(true);
+    for (const refused of [await api(server, "GET", "/v1/ip/8.8.8.8", { key }), await api(server, "POST", "/v1/ip/batch", { key, body: { ips: ["10.0.0.1", "8.8.8.8"] } })]) {
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe("QUOTA_EXCEEDED");
+    }
+    expect(await usedOf(orgId, key)).toBe(10_000);
   });
 });

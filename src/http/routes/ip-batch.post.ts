@@ -29,6 +29,7 @@ export function ipBatchPost(deps: Deps) {
     auth: { kind: "secret" },
     body: ipBatchBody,
     minCredits: CREDITS_PER_ADDRESS,
+    free: ({ body }) => body.ips.every(({ parsed }) => isBogon(parsed)),
     docs: {
       summary: "Look up several IP addresses",
       description: [

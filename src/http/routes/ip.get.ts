@@ -28,6 +28,7 @@ export function ipGet(deps: Deps) {
     pattern: "/v1/ip/:ip",
     auth: { kind: "secret" },
     minCredits: BASE_CREDITS,
+    free: ({ params }) => isBogon(params.ip.parsed),
     params: { ip: ipParam },
     query: ipQuery,
     docs: {
@@ -84,6 +85,10 @@ export function ipMeGet(deps: Deps) {
     pattern: "/v1/ip/me",
     auth: { kind: "secret" },
     minCredits: BASE_CREDITS,
+    free: ({ snap }) => {
+      const parsed = deps.beacon.trusted.clientIp(snap.peer, snap.forwardedFor);
+      return parsed !== null && isBogon(parsed);
+    },
     clientAddress: true,
     query: ipQuery,
     docs: {

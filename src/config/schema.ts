@@ -170,6 +170,17 @@ export const envSchema = z.object({
     .optional()
     .transform((v) => (v === undefined ? undefined : v === "true" || v === "1")),
   /**
+   * Demo submissions (POST /demo/submit, a full form check each) one client address may make
+   * per minute, at most this many at once (an IPv6 address counts by its /64); past it, 429
+   * RATE_LIMITED. Per front thread. 0 turns the limit off. Example: 10.
+   */
+  FS_DEMO_SUBMIT_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(10),
+  /**
+   * The same for the demo's pages (GET /demo and GET /demo/observations together; one visit
+   * makes up to 12). 0 turns the limit off. Example: 120.
+   */
+  FS_DEMO_READ_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(120),
+  /**
    * Preview: serve POST /v1/meter (announced, not yet live). Off: the endpoint
    * answers 404 saying it is not available yet.
    */

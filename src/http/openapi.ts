@@ -20,6 +20,7 @@ import type { ApiTag, Method, Route } from "./route.js";
 import { API_DESCRIPTION, HEADERS, IDEMPOTENCY_KEY_PARAM, REQUEST_ID_PARAM, SECURITY_SCHEMES, TAGS, TEST_NOW_PARAM } from "./openapi-components.js";
 import { isIdempotent } from "../front/idempotency.js";
 import { pathParams } from "./inputs.js";
+import { observationResponse } from "./schemas/beacon.js";
 
 /** A JSON Schema (2020-12) object as it appears in the document. */
 export type JsonSchema = Record<string, unknown>;
@@ -175,7 +176,7 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], options: Ope
     if (route.method === "get" && route.auth.kind === "none") item.head = headOf(op);
     if (route.beacon) item.options = preflightOf(route, op);
   }
-  for (const [path, ops] of Object.entries(pageOperations(options))) {
+  for (const [path, ops] of Object.entries(pageOperations(options, errorResponses))) {
     paths[path] = ops;
     for (const op of Object.values(ops)) for (const tag of op.tags) used.add(tag);
   }
@@ -227,7 +228,7 @@ function preflightOf(route: Route<any>, op: OpenApiOperation): OpenApiOperation 
 const page = (description: string, type: string, extra: Partial<ResponseObject> = {}): ResponseObject => ({ description, content: { [type]: { schema: { type: "string" } } }, ...extra });
 
 /** The endpoints static.ts serves that are not API routes: the beacon script, the icon, the billing return pages, the demo. */
-function pageOperations(options: OpenApiOptions): OpenApiDocument["paths"] {
+function pageOperations(options: OpenApiOptions, errorResponses: Record<string, ResponseObject>): OpenApiDocument["paths"] {
   const tooLarge = { $ref: `#/components/responses/${UWS_431}` };
   const op = (operationId: string, summary: string, description: string, responses: OpenApiOperation["responses"], extra: Partial<OpenApiOperation> = {}): OpenApiOperation => ({
     operationId,
@@ -254,13 +255,24 @@ function pageOperations(options: OpenApiOptions): OpenApiDocument["paths"] {
     "/billing/canceled": { get: op("getBillingCanceled", "Stripe Checkout's default cancel page", "Where the checkout's default cancel_url leads: says nothing was charged and links to the dashboard.", { "200": page("The page.", "text/html") }) },
   };
   if (options.demo) {
-    paths["/demo"] = { get: op("getDemo", "The demo page", "A contact form with the demo project's beacon, and this visit's observation in words (FS_DEMO).", { "200": page("The page.", "text/html") }) };
+    // The demo's errors are the API's envelope; each client address's demo calls are limited
+    // (FS_DEMO_SUBMIT_LIMIT, FS_DEMO_READ_LIMIT; static.ts).
+    const error = (status: number, code: ErrorCode) => {
+      const name = `${status}.${code}`;
+      errorResponses[name] ??= errorResponse(status, [code], false);
+      return { $ref: `#/components/responses/${name}` };
+    };
+    const limited = { "429": error(429, "RATE_LIMITED") };
+    const reads = "Limited per client address with GET /demo/observations (FS_DEMO_READ_LIMIT), then 429 RATE_LIMITED.";
+    paths["/demo"] = {
+      get: op("getDemo", "The demo page", `A contact form with the demo project's beacon, and this visit's observation in words (FS_DEMO). ${reads}`, { "200": page("The page.", "text/html"), ...limited }),
+    };
     paths["/demo/submit"] = {
       post: op(
         "postDemoSubmit",
         "Send the demo form",
-        "The demo's site backend: POST /v1/check on the submission for the demo org (not charged, not kept), and the page with its verdict and the visit's observations in words.",
-        { "200": page("The verdict page.", "text/html"), "413": page("The form is over FS_MAX_BODY_BYTES.", "application/json") },
+        "The demo's site backend: POST /v1/check on the submission for the demo org (not charged, not kept), and the page with its verdict and the visit's observations in words, once the beacon's report of the submission is stored (waited for up to 2 s). Limited per client address (FS_DEMO_SUBMIT_LIMIT), then 429 RATE_LIMITED before the form is read.",
+        { "200": page("The verdict page.", "text/html"), "413": error(413, "PAYLOAD_TOO_LARGE"), ...limited },
         { requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: { type: "object", additionalProperties: { type: "string" } } } } } },
       ),
     };
@@ -268,8 +280,12 @@ function pageOperations(options: OpenApiOptions): OpenApiDocument["paths"] {
       get: op(
         "getDemoObservations",
         "The demo visit's observations",
-        "The demo project's latest observations of one beacon session (at most 10), each with a summary and its reasons in words. Feeds the demo page.",
-        { "200": page("The envelope with data.items.", "application/json"), "400": page("session_id is not a beacon session id (VALIDATION_ERROR).", "application/json") },
+        `The demo project's latest observations of one beacon session (at most 10), each with a summary and its reasons in words. Feeds the demo page. ${reads.replace("with GET /demo/observations", "with GET /demo")}`,
+        {
+          "200": { description: "The session's observations, newest first.", content: { "application/json": { schema: toJsonSchema(DEMO_OBSERVATIONS, "output") } } },
+          "400": error(400, "VALIDATION_ERROR"),
+          ...limited,
+        },
         { parameters: [{ name: "session_id", in: "query", required: true, schema: { type: "string" }, example: "s_2pkfbaHoeLUv6hAPxQ9m" }] },
       ),
     };
@@ -297,6 +313,19 @@ const ENVELOPE_META = {
   request_id: z.string().describe("The request id (also the X-Request-Id header)."),
   processing_time_ms: z.number().min(0).describe("Time from arrival to answer, in milliseconds."),
 };
+
+/** GET /demo/observations's answer (static.ts): each observation in words, and as the API lists it. */
+const DEMO_OBSERVATIONS = z.object({
+  version: z.literal(ENVELOPE_VERSION),
+  data: z.object({
+    items: z
+      .array(z.object({ summary: z.string(), explained: z.array(z.string()).describe("Each reason in words."), observation: observationResponse }))
+      .max(10)
+      .describe("Newest first."),
+  }),
+  error: z.null(),
+  metadata: z.object(ENVELOPE_META),
+});
 
 /** The success envelope of a route (its `data` schema, metadata and credits); the data alone without the envelope. */
 function successSchema(route: Route<any>): ZodType {

@@ -6,7 +6,7 @@ import { readBody } from "./body.js";
 import type { AppDeps } from "./deps.js";
 import { ApiError } from "../shared/errors.js";
 import { toApiError } from "./to-api-error.js";
-import { acceptRequestId, declaredLength, queryParam } from "./request.js";
+import { acceptRequestId, declaredLength, forwardedFor, peerAddress, queryParam } from "./request.js";
 import { writeData, writeError, type ResponseState } from "./respond.js";
 import { listObservations, publicObservation, syncObservations } from "./routes/observations.get.js";
 import { demoPage, demoResultPage, type ObservationInWords } from "./demo-page.js";
@@ -14,6 +14,16 @@ import { checkSubmission, type CheckAnswer } from "./routes/check.post.js";
 import { explainReason } from "../dashboard/reasons.js";
 import type { ObservationRecord } from "../store/records.js";
 import { SESSION_ID } from "../front/beacon/token.js";
+import { DemoLimits, type DemoCall } from "../front/demo-limits.js";
+import type { ParsedIp } from "../shared/ip.js";
+
+/**
+ * How long a demo submission waits for the beacon's report of it (sent at the same moment as the
+ * form, so it usually is stored already or within milliseconds) before answering without it.
+ */
+const REPORT_WAIT_MS = 2000;
+/** The first pause between looks for the report; each pause doubles. */
+const REPORT_FIRST_PAUSE_MS = 25;
 
 /** The built beacon, held in memory with its gzip form and ETag. */
 export interface BeaconAsset {
@@ -92,8 +102,25 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
 
   if (!deps.config.FS_DEMO) return;
 
+  // Anyone may call these without a key: each client address gets a bounded share.
+  const limits = new DemoLimits({ submits: deps.config.FS_DEMO_SUBMIT_LIMIT, reads: deps.config.FS_DEMO_READ_LIMIT });
+  /** The request's client address (read before the handler returns); refused past its limit. */
+  const admit = (res: HttpResponse, req: HttpRequest, state: ResponseState, call: DemoCall): { peer: string; forwardedFor: string; ip: ParsedIp | null } | null => {
+    const peer = peerAddress(res);
+    const forwarded = deps.beacon.trusted.trusts(peer) ? forwardedFor(req) : "";
+    const ip = deps.beacon.trusted.clientIp(peer, forwarded);
+    try {
+      limits.admit(call, ip, Date.now());
+    } catch (err) {
+      writeError(res, state, failWith(deps, state, err));
+      return null;
+    }
+    return { peer, forwardedFor: forwarded, ip };
+  };
+
   app.get("/demo", (res, req) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
+    if (!admit(res, req, state, "read")) return;
     void demoInfo(deps).then(
       (demo) => html(res, state, demoPage(demo.publishable_key)),
       (err: unknown) => writeError(res, state, failWith(deps, state, err)),
@@ -104,9 +131,11 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
   // session's observations (a real backend would forward the field to POST /v1/check).
   app.post("/demo/submit", (res, req) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
+    const client = admit(res, req, state, "submit");
+    if (!client) return;
     const userAgent = req.getHeader("user-agent");
     const length = declaredLength(req);
-    const owner = { pool: "public", peer: "", forwardedFor: req.getHeader("x-forwarded-for") } as const;
+    const owner = { pool: "public", peer: client.peer, forwardedFor: client.forwardedFor } as const;
     readBody(res, state, deps.config.FS_MAX_BODY_BYTES, length, deps.bodies, owner)
       .then(async (raw) => {
         const demo = await demoInfo(deps);
@@ -132,10 +161,8 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
         } catch (err) {
           checkError = toApiError(err).message;
         }
-        // Let the report sent on submit arrive before reading the session back.
-        await new Promise((r) => setTimeout(r, 300));
-        await syncObservations(deps);
-        const items = sessionId ? (await listObservations(deps, demo.project_id, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined })).items : [];
+        const pageView = typeof signals?.observation_id === "string" ? signals.observation_id : null;
+        const items = sessionId ? await sessionAfterReport(deps, state, demo.project_id, sessionId, pageView) : [];
         const observations = items.map((o) => ({ ...observationInWords(o), observation: publicObservation(o) }));
         html(res, state, demoResultPage({ check, checkError, signalsText, tokenValid: tokenSession !== null && tokenSession === sessionId, observations }));
       })
@@ -144,6 +171,7 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
 
   app.get("/demo/observations", (res, req) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
+    if (!admit(res, req, state, "read")) return;
     const query = req.getQuery() ?? "";
     demoInfo(deps)
       .then(async (demo) => {
@@ -170,11 +198,45 @@ export function observationInWords(o: ObservationRecord): ObservationInWords {
   return { summary, explained: o.reasons.map(explainReason) };
 }
 
-function parseSignals(text: string | null): { session_id?: unknown; token?: unknown } | null {
+/**
+ * The session's observations (newest first, up to 10) once the beacon's report of this submission
+ * is stored: a form.submit newer than the page view the hidden field names (any, when it names
+ * none). The report travels beside the form, so it may arrive a little after it; the session is
+ * read again after doubling pauses until it shows, the client leaves, or REPORT_WAIT_MS have
+ * passed (a beacon that was blocked sends none). Bounded per submission, and submissions per
+ * client address (DemoLimits).
+ */
+async function sessionAfterReport(deps: AppDeps, state: ResponseState, projectId: string, sessionId: string, pageView: string | null): Promise<ObservationRecord[]> {
+  const deadline = performance.now() + REPORT_WAIT_MS;
+  for (let pause = REPORT_FIRST_PAUSE_MS; ; pause *= 2) {
+    await syncObservations(deps);
+    const { items } = await listObservations(deps, projectId, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined });
+    const left = deadline - performance.now();
+    if (hasReport(items, pageView) || state.aborted || left <= 0) return items;
+    await new Promise((r) => setTimeout(r, Math.min(pause, left)));
+  }
+}
+
+/** Whether `items` (newest first) hold a form.submit newer than the observation `pageView`. */
+function hasReport(items: readonly ObservationRecord[], pageView: string | null): boolean {
+  for (const o of items) {
+    if (o.id === pageView) return false;
+    if (o.kind === "form.submit") return true;
+  }
+  return false;
+}
+
+interface HiddenField {
+  session_id?: unknown;
+  token?: unknown;
+  observation_id?: unknown;
+}
+
+function parseSignals(text: string | null): HiddenField | null {
   if (!text) return null;
   try {
     const v: unknown = JSON.parse(text);
-    return typeof v === "object" && v !== null ? (v as { session_id?: unknown; token?: unknown }) : null;
+    return typeof v === "object" && v !== null ? (v as HiddenField) : null;
   } catch {
     return null;
   }

@@ -1399,7 +1399,7 @@ export interface paths {
         };
         /**
          * The demo page
-         * @description A contact form with the demo project's beacon, and this visit's observation in words (FS_DEMO).
+         * @description A contact form with the demo project's beacon, and this visit's observation in words (FS_DEMO). Limited per client address with GET /demo/observations (FS_DEMO_READ_LIMIT), then 429 RATE_LIMITED.
          */
         get: operations["getDemo"];
         put?: never;
@@ -1421,7 +1421,7 @@ export interface paths {
         put?: never;
         /**
          * Send the demo form
-         * @description The demo's site backend: POST /v1/check on the submission for the demo org (not charged, not kept), and the page with its verdict and the visit's observations in words.
+         * @description The demo's site backend: POST /v1/check on the submission for the demo org (not charged, not kept), and the page with its verdict and the visit's observations in words, once the beacon's report of the submission is stored (waited for up to 2 s). Limited per client address (FS_DEMO_SUBMIT_LIMIT), then 429 RATE_LIMITED before the form is read.
          */
         post: operations["postDemoSubmit"];
         delete?: never;
@@ -1439,7 +1439,7 @@ export interface paths {
         };
         /**
          * The demo visit's observations
-         * @description The demo project's latest observations of one beacon session (at most 10), each with a summary and its reasons in words. Feeds the demo page.
+         * @description The demo project's latest observations of one beacon session (at most 10), each with a summary and its reasons in words. Feeds the demo page. Limited per client address with GET /demo (FS_DEMO_READ_LIMIT), then 429 RATE_LIMITED.
          */
         get: operations["getDemoObservations"];
         put?: never;
@@ -3021,7 +3021,7 @@ export interface components {
                 };
             };
         };
-        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback); see the RateLimit and Retry-After headers. */
+        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo); see the RateLimit and Retry-After headers. */
         "429.RATE_LIMITED.credits": {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3037,7 +3037,7 @@ export interface components {
                  *       "data": null,
                  *       "error": {
                  *         "code": "RATE_LIMITED",
-                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback); see the RateLimit and Retry-After headers."
+                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo); see the RateLimit and Retry-After headers."
                  *       },
                  *       "metadata": {
                  *         "request_id": "req_4fQ9x2LmT7aZ_1c",
@@ -3338,7 +3338,7 @@ export interface components {
                 };
             };
         };
-        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback); see the RateLimit and Retry-After headers. */
+        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo); see the RateLimit and Retry-After headers. */
         "429.RATE_LIMITED": {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3354,7 +3354,7 @@ export interface components {
                  *       "data": null,
                  *       "error": {
                  *         "code": "RATE_LIMITED",
-                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback); see the RateLimit and Retry-After headers."
+                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo); see the RateLimit and Retry-After headers."
                  *       },
                  *       "metadata": {
                  *         "request_id": "req_4fQ9x2LmT7aZ_1c",
@@ -3571,7 +3571,7 @@ export interface components {
         RateLimitPolicy: string;
         /** @description Credits left in the period and seconds until it resets, after this call: `"monthly";r=<credits>;t=<seconds>`. Absent for unmetered plans. */
         RateLimit: string;
-        /** @description With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`. */
+        /** @description With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`, for the demo `"submit"` or `"demo"` (its pages, per client address). */
         RouteRateLimitPolicy: string;
         /** @description With 429 RATE_LIMITED: `"<limit>";r=0;t=<seconds until a call is allowed again>` (also Retry-After). */
         RouteRateLimit: string;
@@ -12895,6 +12895,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            429: components["responses"]["429.RATE_LIMITED"];
             431: components["responses"]["431.uWebSockets"];
         };
     };
@@ -12922,15 +12923,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The form is over FS_MAX_BODY_BYTES. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": string;
-                };
-            };
+            413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
+            429: components["responses"]["429.RATE_LIMITED"];
             431: components["responses"]["431.uWebSockets"];
         };
     };
@@ -12946,24 +12940,80 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The envelope with data.items. */
+            /** @description The session's observations, newest first. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /** @description Newest first. */
+                            items: {
+                                summary: string;
+                                /** @description Each reason in words. */
+                                explained: string[];
+                                observation: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    kind: "page.view" | "form.submit";
+                                    action: string;
+                                    session_id: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    /** @description Probability that the hit is a bot or automation. */
+                                    score: number;
+                                    /** @enum {string} */
+                                    decision: "allow" | "review" | "block";
+                                    reasons: string[];
+                                    ua: {
+                                        browser: string | null;
+                                        os: string | null;
+                                        device: string | null;
+                                        /** @description Registry kind of a bot the UA names; automation for automation UAs and strong tells; client for a non-browser client no list names (reason ua_client:<tell>); null for a browser. */
+                                        bot_kind: ("search_crawler" | "ai_crawler" | "ai_search" | "ai_assistant" | "monitor" | "preview" | "seo" | "feed" | "archive" | "scraper" | "tool" | "other" | "automation" | "client") | null;
+                                        bot_name: string | null;
+                                    };
+                                    bot_id: string | null;
+                                    bot_operator: string | null;
+                                    /** @description true verified, false spoofed, null not a bot or unverifiable. */
+                                    bot_verified: boolean | null;
+                                    /** @description The bot policy rule that set the decision. */
+                                    policy: {
+                                        /** @enum {string} */
+                                        action: "allow" | "block";
+                                        rule: string;
+                                    } | null;
+                                    /** @description The bot policy rule in dry run (the policy's `dry_run`) that would have set the decision; it did not. Null when none applied. */
+                                    dry_run: {
+                                        /** @enum {string} */
+                                        action: "allow" | "block";
+                                        rule: string;
+                                    } | null;
+                                    ip: string | null;
+                                    country: string | null;
+                                    /** @description The page's path, without query or fragment. */
+                                    page: string | null;
+                                    fingerprint: string | null;
+                                    token_valid: boolean;
+                                    client_tells: string[];
+                                };
+                            }[];
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
                 };
             };
-            /** @description session_id is not a beacon session id (VALIDATION_ERROR). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": string;
-                };
-            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            429: components["responses"]["429.RATE_LIMITED"];
             431: components["responses"]["431.uWebSockets"];
         };
     };

@@ -725,7 +725,7 @@ export interface paths {
         };
         /**
          * Issue a proof-of-work challenge
-         * @description A new signed proof-of-work challenge in the ALTCHA format for the publishable key's project, for the widget to solve; its solution goes to POST /v1/challenge/verify. Nothing is stored, and no cache may keep it (Cache-Control: no-store). Never refused for quota.
+         * @description A new signed proof-of-work challenge in the ALTCHA format for the publishable key's project, for the widget to solve; its solution goes to POST /v1/challenge/verify. Nothing is stored, and no cache may keep it (Cache-Control: no-store). Never refused for quota; counts against the beacon's limits per client address and per project (429 RATE_LIMITED).
          *
          *     Credits: 0 per successful call.
          *
@@ -9004,6 +9004,7 @@ export interface operations {
             };
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.FORBIDDEN.ORIGIN_NOT_ALLOWED.credits"];
+            429: components["responses"]["429.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             /** @description Any other error, in the error envelope; the statuses above list this operation's own. */

@@ -14,7 +14,9 @@ const VERIFY_CREDITS = 1;
  * GET /v1/challenge -> {challenge, expires_at, difficulty}: a new proof-of-work challenge for the
  * publishable key's project, in the ALTCHA format (`challenge` = `{parameters, signature}`).
  * Publishable key, 0 credits, never refused for quota, CORS and allowed_origins as for the
- * beacon. Nothing is stored: the challenge is signed, and only its spend is recorded.
+ * beacon. Nothing is stored: the challenge is signed, and only its spend is recorded. Signing one
+ * costs the front thread about half a millisecond and a publishable key is public, so each call
+ * counts against the beacon's per-address and per-project limits (429 RATE_LIMITED).
  */
 export function challengeGet(deps: Deps, challenges: ChallengeService) {
   return defineRoute({
@@ -22,13 +24,15 @@ export function challengeGet(deps: Deps, challenges: ChallengeService) {
     pattern: "/v1/challenge",
     auth: { kind: "publishable" },
     beacon: true,
+    // Without the writes' Origin requirement: a same-origin page fetches it without one.
+    admit: (snap, principal, nowMs) => deps.beacon.limits.admit(beaconProject(deps.beacon, principal!, snap.origin).id, deps.beacon.trusted.clientIp(snap.peer, snap.forwardedFor), nowMs),
     docs: {
       summary: "Issue a proof-of-work challenge",
-      description: "A new signed proof-of-work challenge in the ALTCHA format for the publishable key's project, for the widget to solve; its solution goes to POST /v1/challenge/verify. Nothing is stored, and no cache may keep it (Cache-Control: no-store). Never refused for quota.",
+      description: "A new signed proof-of-work challenge in the ALTCHA format for the publishable key's project, for the widget to solve; its solution goes to POST /v1/challenge/verify. Nothing is stored, and no cache may keep it (Cache-Control: no-store). Never refused for quota; counts against the beacon's limits per client address and per project (429 RATE_LIMITED).",
       tag: "scoring",
       response: challengeResponse,
       credits: [0],
-      errors: ["FORBIDDEN", "ORIGIN_NOT_ALLOWED"],
+      errors: ["FORBIDDEN", "ORIGIN_NOT_ALLOWED", "RATE_LIMITED"],
       example: {
         response: {
           challenge: {

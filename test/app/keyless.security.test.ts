@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { useApp, type TestApp } from "../helpers/app.js";
-import { api } from "../integration/helpers/server.js";
+import { api, createBeaconProject } from "../integration/helpers/server.js";
 
 /**
  * The mission rule "whatever a client without a secret key can reach is bounded per client", on
@@ -9,15 +9,24 @@ import { api } from "../integration/helpers/server.js";
  * (X-Forwarded-For only from a trusted proxy) gets FS_DEMO_SUBMIT_LIMIT submissions and
  * FS_DEMO_READ_LIMIT page requests a minute, then 429 RATE_LIMITED; other addresses are still
  * answered. Small limits, so a refill (one every 20 s and 12 s) cannot blur the counts.
+ *
+ * GET /v1/challenge, with a publishable key (public), signs a challenge on the front thread:
+ * it counts against the beacon's per-address limit (FS_BEACON_ADDRESS_LIMIT) as the writes do.
  */
 
 const SUBMITS = 3;
 const READS = 5;
+const BEACON = 4;
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 
 let app!: TestApp;
 // Loopback (the test's default peer) is the trusted proxy, so each request can name its client.
-useApp((a) => (app = a), { FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_DEMO_SUBMIT_LIMIT: String(SUBMITS), FS_DEMO_READ_LIMIT: String(READS) });
+useApp((a) => (app = a), {
+  FS_TRUSTED_PROXIES: "127.0.0.1,::1",
+  FS_DEMO_SUBMIT_LIMIT: String(SUBMITS),
+  FS_DEMO_READ_LIMIT: String(READS),
+  FS_BEACON_ADDRESS_LIMIT: String(BEACON),
+});
 
 function submit(client: { forwardedFor?: string; peer?: string }, fields: Record<string, string> = {}): Promise<Response> {
   const form = new URLSearchParams({ name: "Ada", email: "ada@gmail.com", message: "Hello, could you send me a quote for twenty licences?", ...fields });
@@ -112,5 +121,21 @@ describe("the submission's report", () => {
     const html = await answer;
     expect(html).toMatch(/A form submit from .+ on \/demo/);
     expect(html).toMatch(/A page view from .+ on \/demo/);
+  });
+});
+
+describe("GET /v1/challenge", () => {
+  it("counts against the beacon's per-address limit: refused past it, another address still served", async () => {
+    const site = await createBeaconProject(app);
+    const issue = (address: string) => api(app, "GET", "/v1/challenge", { key: site.publishableKey, headers: { "x-forwarded-for": address } });
+    const statuses: number[] = [];
+    for (let i = 0; i < BEACON + 2; i++) statuses.push((await issue("203.0.113.60")).status);
+    expect(statuses.slice(0, BEACON)).toEqual(Array(BEACON).fill(200));
+    expect(statuses.slice(BEACON)).toContain(429);
+    const refused = await issue("203.0.113.60");
+    expect(refused.body.error.code).toBe("RATE_LIMITED");
+    expect(refused.headers.get("ratelimit-policy")).toBe(`"address";q=${BEACON};w=60`);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await issue("198.51.100.60")).status).toBe(200);
   });
 });

@@ -15,7 +15,6 @@ import { explainReason } from "../dashboard/reasons.js";
 import type { ObservationRecord } from "../store/records.js";
 import { SESSION_ID } from "../front/beacon/token.js";
 import { DemoLimits, type DemoCall } from "../front/demo-limits.js";
-import type { ParsedIp } from "../shared/ip.js";
 
 /**
  * How long a demo submission waits for the beacon's report of it (sent at the same moment as the
@@ -105,17 +104,16 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
   // Anyone may call these without a key: each client address gets a bounded share.
   const limits = new DemoLimits({ submits: deps.config.FS_DEMO_SUBMIT_LIMIT, reads: deps.config.FS_DEMO_READ_LIMIT });
   /** The request's client address (read before the handler returns); refused past its limit. */
-  const admit = (res: HttpResponse, req: HttpRequest, state: ResponseState, call: DemoCall): { peer: string; forwardedFor: string; ip: ParsedIp | null } | null => {
+  const admit = (res: HttpResponse, req: HttpRequest, state: ResponseState, call: DemoCall): { peer: string; forwardedFor: string } | null => {
     const peer = peerAddress(res);
     const forwarded = deps.beacon.trusted.trusts(peer) ? forwardedFor(req) : "";
-    const ip = deps.beacon.trusted.clientIp(peer, forwarded);
     try {
-      limits.admit(call, ip, Date.now());
+      limits.admit(call, deps.beacon.trusted.clientIp(peer, forwarded), Date.now());
     } catch (err) {
       writeError(res, state, failWith(deps, state, err));
       return null;
     }
-    return { peer, forwardedFor: forwarded, ip };
+    return { peer, forwardedFor: forwarded };
   };
 
   app.get("/demo", (res, req) => {

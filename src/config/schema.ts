@@ -281,6 +281,16 @@ export const envSchema = z.object({
     .enum(["true", "false", "1", "0"])
     .default("false")
     .transform((v) => v === "true" || v === "1"),
+  /**
+   * Let webhook endpoints name non-public addresses (loopback, private, link-local, unique-local,
+   * CGNAT...: shared/public-address.ts), at registration and at delivery. Default false: an org's
+   * URL cannot make the service call its own host, network or cloud metadata service. For
+   * self-hosters whose receivers are on their own network. Example: true.
+   */
+  FS_WEBHOOK_ALLOW_PRIVATE: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
   /** Public base URL of the service, for default checkout/portal return URLs. Example: https://fs.example.com. */
   FS_PUBLIC_URL: z.string().url().optional(),
   /** Log level: error, warn, info or debug. */

@@ -1,5 +1,7 @@
+import type { Config } from "../config/index.js";
 import type { AuthRequirement, KeyPrincipal } from "../front/auth.js";
 import { ApiError } from "../shared/errors.js";
+import { hostOf } from "../shared/public-address.js";
 import type { WebhookEndpointRecord } from "../store/records.js";
 import { ownOrgId } from "./routes/project-access.js";
 
@@ -22,10 +24,24 @@ export function webhookOrg(access: WebhookAccess, principal: KeyPrincipal | null
   return access === "admin" ? orgId : ownOrgId(principal!, orgId);
 }
 
-/** Refuses an http:// URL unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP). */
-export function checkWebhookUrl(url: string, allowHttp: boolean, field = "body.url"): void {
-  if (!allowHttp && !url.toLowerCase().startsWith("https://")) {
+/**
+ * Refuses (VALIDATION_ERROR) an http:// URL unless the operator allows it, and a URL whose host
+ * is a non-public IP literal (in any spelling the URL parser reads as one) or a `localhost` name
+ * unless the operator allows private addresses. A host name is judged again by its DNS answers at
+ * each delivery (store/writer/webhook-deliverer.ts).
+ */
+export function checkWebhookUrl(url: string, config: Pick<Config, "FS_WEBHOOK_ALLOW_HTTP" | "FS_WEBHOOK_ALLOW_PRIVATE">, field = "body.url"): void {
+  if (!config.FS_WEBHOOK_ALLOW_HTTP && !url.toLowerCase().startsWith("https://")) {
     throw new ApiError("VALIDATION_ERROR", `${field}: must be an https URL (this service does not send webhooks over http).`, { param: field });
+  }
+  if (config.FS_WEBHOOK_ALLOW_PRIVATE) return;
+  const host = hostOf(url);
+  if ("refused" in host) {
+    throw new ApiError(
+      "VALIDATION_ERROR",
+      `${field}: ${host.refused} is not a public address (loopback, private, link-local, unique-local, shared, multicast or reserved); webhooks go to public addresses only (FS_WEBHOOK_ALLOW_PRIVATE).`,
+      { param: field },
+    );
   }
 }
 

@@ -248,6 +248,8 @@ export interface WebhookSettings {
   endpointsMax: number;
   /** How often the deliverer looks for due entries another node (or a retry) left (ms). */
   pollMs: number;
+  /** Deliver to non-public addresses too (FS_WEBHOOK_ALLOW_PRIVATE); otherwise such an attempt fails. */
+  allowPrivate: boolean;
 }
 
 /** The writer's webhook bounds and timings from the FS_WEBHOOK_* settings. */
@@ -261,5 +263,6 @@ export function webhookSettingsOf(config: Config): WebhookSettings {
     logMax: config.FS_WEBHOOK_LOG_MAX,
     endpointsMax: config.FS_WEBHOOK_ENDPOINTS_MAX,
     pollMs: config.FS_WEBHOOK_POLL_MS,
+    allowPrivate: config.FS_WEBHOOK_ALLOW_PRIVATE,
   };
 }

@@ -7,7 +7,14 @@ import { admin, api, createBeaconProject, createOrgWithKey } from "../integratio
 
 let server!: TestApp;
 // Retries after 200 ms then 400 ms, so a retry is seen quickly; http to the local receiver.
-useApp((s) => (server = s), { FS_WEBHOOK_ALLOW_HTTP: "true", FS_WEBHOOK_BACKOFF_MS: "200,400", FS_WEBHOOK_POLL_MS: "100", FS_WEBHOOK_ENDPOINTS_MAX: "3" });
+// Private addresses too: the receiver listens on 127.0.0.1.
+useApp((s) => (server = s), {
+  FS_WEBHOOK_ALLOW_HTTP: "true",
+  FS_WEBHOOK_ALLOW_PRIVATE: "true",
+  FS_WEBHOOK_BACKOFF_MS: "200,400",
+  FS_WEBHOOK_POLL_MS: "100",
+  FS_WEBHOOK_ENDPOINTS_MAX: "3",
+});
 
 const receiver = new WebhookReceiver();
 beforeAll(async () => {

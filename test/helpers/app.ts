@@ -43,8 +43,8 @@ export interface TestApp {
   output(): string;
   /** Clean stop, as SIGTERM does. */
   stop(): Promise<void>;
-  /** Starts again on the same DATA_DIR, after stop(). */
-  restart(): Promise<void>;
+  /** Starts again on the same DATA_DIR, after stop(); `env` changes settings from this start on. */
+  restart(env?: Record<string, string>): Promise<void>;
   cleanup(): void;
   /** SIGHUP: load the dataset build `current` names. */
   signal(sig: "SIGHUP"): void;
@@ -71,7 +71,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { socket?
   if (pgServer && env.FS_STORE === undefined) {
     env = { FS_STORE: "postgres", DATABASE_URL: await freshDatabase(pgServer), FS_NODE_ID: `app-${process.pid}`, ...env };
   }
-  const loaded = loadConfig({
+  const settings = {
     PORT: "0",
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
@@ -80,11 +80,8 @@ export async function startApp(env: Record<string, string> = {}, opts: { socket?
     FS_TEST_CLOCK: "true",
     FS_LOG_LEVEL: "info",
     ...env,
-  });
-  if (!loaded.ok) throw new Error(`test app config: ${loaded.problems.join("; ")}`);
-  const config = loaded.config;
-  if (config.FS_FRONT_THREADS !== 1) throw new Error("startApp runs one front thread; use helpers/server.ts for several");
-
+  };
+  let config = configOf(settings);
   let running = await boot(config, opts.socket === true);
   const demo = running.demo;
   if (!demo) throw new Error("startApp: the first start created no demo account");
@@ -101,7 +98,9 @@ export async function startApp(env: Record<string, string> = {}, opts: { socket?
     },
     dataDir,
     demo,
-    config,
+    get config() {
+      return config;
+    },
     get contract() {
       return contract;
     },
@@ -110,8 +109,9 @@ export async function startApp(env: Record<string, string> = {}, opts: { socket?
     async stop() {
       await running.stop();
     },
-    async restart() {
+    async restart(env?: Record<string, string>) {
       if (!running.stopped) throw new Error("restart(): stop() the app first");
+      if (env) config = configOf(Object.assign(settings, env));
       running = await boot(config, opts.socket === true);
       contract = await contractOf(through);
     },
@@ -124,6 +124,13 @@ export async function startApp(env: Record<string, string> = {}, opts: { socket?
     },
   };
   return app;
+}
+
+function configOf(env: Record<string, string>): Config {
+  const loaded = loadConfig(env);
+  if (!loaded.ok) throw new Error(`test app config: ${loaded.problems.join("; ")}`);
+  if (loaded.config.FS_FRONT_THREADS !== 1) throw new Error("startApp runs one front thread; use helpers/server.ts for several");
+  return loaded.config;
 }
 
 /**

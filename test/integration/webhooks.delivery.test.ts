@@ -10,7 +10,8 @@ afterEach(async () => {
 });
 
 async function serverWith(env: Record<string, string>): Promise<TestServer> {
-  const server = await startServer({ FS_WEBHOOK_ALLOW_HTTP: "true", FS_WEBHOOK_POLL_MS: "100", ...env });
+  // The receivers listen on 127.0.0.1: private addresses allowed.
+  const server = await startServer({ FS_WEBHOOK_ALLOW_HTTP: "true", FS_WEBHOOK_ALLOW_PRIVATE: "true", FS_WEBHOOK_POLL_MS: "100", ...env });
   cleanups.push(async () => {
     await server.stop();
     server.cleanup();

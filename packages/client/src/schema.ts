@@ -1079,7 +1079,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it. See docs/integrations.md, "Webhooks".
+         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
          *
          *     Credits: 0 per successful call.
          */
@@ -1117,7 +1117,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook endpoint
-         * @description Changes the URL, the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
+         * @description Changes the URL (checked as at registration: https, a public address), the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
          *
          *     Credits: 0 per successful call.
          */
@@ -1183,7 +1183,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it. See docs/integrations.md, "Webhooks".
+         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
          */
         post: operations["postV1AdminOrgsOrgIdWebhooks"];
         delete?: never;
@@ -1215,7 +1215,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook endpoint
-         * @description Changes the URL, the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
+         * @description Changes the URL (checked as at registration: https, a public address), the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
          */
         patch: operations["patchV1AdminOrgsOrgIdWebhooksWebhookId"];
         trace?: never;
@@ -11200,7 +11200,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP).
+                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP) on a public address (private ones only where the operator allows them, FS_WEBHOOK_ALLOW_PRIVATE).
                      */
                     url: string;
                     /** @description The events sent to this endpoint. */
@@ -11520,7 +11520,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP).
+                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP) on a public address (private ones only where the operator allows them, FS_WEBHOOK_ALLOW_PRIVATE).
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. */
@@ -11986,7 +11986,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP).
+                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP) on a public address (private ones only where the operator allows them, FS_WEBHOOK_ALLOW_PRIVATE).
                      */
                     url: string;
                     /** @description The events sent to this endpoint. */
@@ -12285,7 +12285,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP).
+                     * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP) on a public address (private ones only where the operator allows them, FS_WEBHOOK_ALLOW_PRIVATE).
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. */

@@ -15,7 +15,9 @@ const url = z
   .url({ protocol: /^https?$/ })
   .max(2048)
   .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), { message: "must not carry credentials (user:password@)" })
-  .describe("Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP).");
+  .describe(
+    "Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP) on a public address (private ones only where the operator allows them, FS_WEBHOOK_ALLOW_PRIVATE).",
+  );
 
 const events = z
   .array(z.enum(WEBHOOK_EVENTS))

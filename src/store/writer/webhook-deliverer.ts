@@ -1,15 +1,15 @@
-import { Webhook } from "standardwebhooks";
 import type { Logger } from "../../shared/log.js";
 import type { WebhookSettings } from "../protocol.js";
-import type { WebhookEndpointRecord } from "../records.js";
-import type { WebhookClaim, WebhookResult, WebhookStore } from "./webhooks.js";
+import { sendWebhook } from "./webhook-send.js";
+import type { WebhookClaim, WebhookStore } from "./webhooks.js";
 
 /**
  * Sends the outbox's due entries (writer/webhooks.ts) on the writer thread's event loop: claims
  * are taken and results recorded in short transactions of their own, between the writer's
- * commits, and the HTTP requests run asynchronously (fetch, each bounded by
- * FS_WEBHOOK_TIMEOUT_MS, at most FS_WEBHOOK_CONCURRENCY at once). A slow or dead receiver holds
- * one of those slots until its timeout and nothing else: the writer's commits and the API go on.
+ * commits, and the HTTP requests run asynchronously (webhook-send.ts: public addresses only
+ * unless FS_WEBHOOK_ALLOW_PRIVATE, each bounded by FS_WEBHOOK_TIMEOUT_MS, at most
+ * FS_WEBHOOK_CONCURRENCY at once). A slow or dead receiver holds one of those slots until its
+ * timeout and nothing else: the writer's commits and the API go on.
  * See docs/architecture.md, "Outbound webhooks".
  */
 export class WebhookDeliverer {
@@ -82,7 +82,7 @@ export class WebhookDeliverer {
 
   private async deliver(claim: WebhookClaim): Promise<void> {
     this.inFlight++;
-    const result = await send(claim, this.settings.timeoutMs);
+    const result = await sendWebhook(claim, this.settings);
     this.inFlight--;
     try {
       const outcome = this.transact(() => this.store.settle(claim, result, Date.now()));
@@ -93,40 +93,5 @@ export class WebhookDeliverer {
       this.log.warn("webhook attempt not recorded", { endpoint: claim.endpoint.id, reason: (err as Error).message });
     }
     this.kick();
-  }
-}
-
-/** The `webhook-signature` header: one `v1,` signature per secret in force (Standard Webhooks). */
-export function signatures(endpoint: WebhookEndpointRecord, msgId: string, at: Date, payload: string): string {
-  const secrets = [endpoint.secret, ...endpoint.previous_secrets.filter((p) => p.expires_at > at.getTime()).map((p) => p.secret)];
-  return secrets.map((s) => new Webhook(s).sign(msgId, at, payload)).join(" ");
-}
-
-/** One attempt: POST the entry's payload, signed, within `timeoutMs`; redirects are not followed. */
-async function send(claim: WebhookClaim, timeoutMs: number): Promise<WebhookResult> {
-  const { endpoint, entry } = claim;
-  const at = new Date();
-  const started = performance.now();
-  try {
-    const res = await fetch(endpoint.url, {
-      method: "POST",
-      redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
-      headers: {
-        "content-type": "application/json",
-        "user-agent": "fraudscore-webhooks/1",
-        "webhook-id": entry.msg_id,
-        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-        "webhook-signature": signatures(endpoint, entry.msg_id, at, entry.payload),
-      },
-      body: entry.payload,
-    });
-    // The answer's body is not read: release the connection.
-    await res.body?.cancel().catch(() => {});
-    return { status: res.status, error: null, durationMs: performance.now() - started };
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    const error = e.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.message);
-    return { status: null, error, durationMs: performance.now() - started };
   }
 }

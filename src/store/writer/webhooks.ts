@@ -13,6 +13,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   logMax: 100,
   endpointsMax: 10,
   pollMs: 1_000,
+  allowPrivate: false,
 };
 
 /** A due entry the deliverer took (claimed until `claimedUntil`), with what it needs to send it. */

@@ -17,7 +17,7 @@ export function webhookPatch(deps: Deps, access: WebhookAccess) {
     docs: {
       summary: "Change a webhook endpoint",
       description:
-        "Changes the URL, the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.",
+        "Changes the URL (checked as at registration: https, a public address), the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.",
       tag: "webhooks",
       response: webhookResponse,
       ...accessDocs(access),
@@ -30,7 +30,7 @@ export function webhookPatch(deps: Deps, access: WebhookAccess) {
     },
     async handle({ principal, params, body, nowMs }) {
       const orgId = webhookOrg(access, principal, params.orgId);
-      if (body.url !== undefined) checkWebhookUrl(body.url, deps.config.FS_WEBHOOK_ALLOW_HTTP);
+      if (body.url !== undefined) checkWebhookUrl(body.url, deps.config);
       const ack = ackOrThrow(await deps.store.send({ op: "webhook.update", orgId, id: params.webhookId, patch: body, nowMs }));
       return { data: publicWebhook(ack.endpoint, nowMs), credits: access === "org" ? 0 : undefined };
     },

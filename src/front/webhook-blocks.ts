@@ -1,6 +1,7 @@
 import { ApiError } from "../shared/errors.js";
 import { periodOf } from "../shared/period.js";
 import type { StoreClient } from "../store/front/client.js";
+import type { WebhookBlock } from "../store/protocol.js";
 
 /** Subjects remembered per thread and period before the set starts afresh (the writer's marker still dedupes). */
 const MAX_REMEMBERED = 100_000;
@@ -19,23 +20,17 @@ export class BlockNotifier {
 
   constructor(private readonly store: Pick<StoreClient, "send">) {}
 
-  blocked(
-    orgId: string,
-    projectId: string | null,
-    type: "session.blocked" | "account.blocked",
-    subject: string,
-    reasons: string[],
-    nowMs: number,
-  ): Promise<void> {
-    const period = periodOf(nowMs);
+  blocked(block: WebhookBlock): Promise<void> {
+    const period = periodOf(block.nowMs);
     if (period !== this.period || this.sent.size >= MAX_REMEMBERED) {
       this.sent.clear();
       this.period = period;
     }
-    const key = `${projectId ?? ""}\t${type}\t${subject}`;
+    // A test key's subjects are apart from live ones (an account id may be the same in both).
+    const key = `${block.projectId ?? ""}\t${block.type}\t${block.livemode ? "" : "test:"}${block.subject}`;
     const known = this.sent.get(key);
     if (known) return known;
-    const sending = this.store.send({ op: "webhook.blocked", orgId, projectId, type, subject, reasons, nowMs }).then((ack) => {
+    const sending = this.store.send({ op: "webhook.blocked", ...block }).then((ack) => {
       if (!ack.ok) throw new Error(ack.message);
     });
     const done = sending.catch((err: unknown) => {

@@ -116,7 +116,7 @@ export interface StoreOps {
    * answer): the event, once per (project, subject) and period, for the org's subscribed
    * endpoints; nothing is written when none subscribed. `written`: outbox entries written.
    */
-  "webhook.blocked": { req: { orgId: string; projectId: string | null; type: "session.blocked" | "account.blocked"; subject: string; reasons: string[]; nowMs: number }; ack: { written: number } };
+  "webhook.blocked": { req: WebhookBlock; ack: { written: number } };
   /** A new secret; the old one keeps signing alongside until `oldExpiresAt` (epoch ms). */
   "webhook.roll": { req: { orgId: string; id: string; secret: string; oldExpiresAt: number; nowMs: number }; ack: { endpoint: WebhookEndpointRecord } };
   /** The endpoint's delivery log, newest first. */
@@ -228,6 +228,18 @@ export interface WriterData {
   postgres?: PgSettings;
   /** Outbound webhooks' bounds and timings (FS_WEBHOOK_*); absent: the defaults. */
   webhooks?: WebhookSettings;
+}
+
+/** A session or account judged `block` by a key of `livemode` (false for a test key): the request of `webhook.blocked`. */
+export interface WebhookBlock {
+  orgId: string;
+  projectId: string | null;
+  type: "session.blocked" | "account.blocked";
+  subject: string;
+  reasons: string[];
+  /** False when a test key (fs_test_…, fs_pub_test_…) made the verdict: the event says so (`data.livemode`). */
+  livemode: boolean;
+  nowMs: number;
 }
 
 /** Bounds and timings of outbound webhooks (FS_WEBHOOK_* settings, docs/operations.md). */

@@ -111,7 +111,10 @@ describe("webhook delivery", () => {
     expect(first!.status).toBe(500);
     expect(second!.id).toBe(first!.id);
     expect(second!.id).toMatch(/^msg_/);
-    expect(second!.verified).toMatchObject({ type: "key.created", data: { key_id: made.body.data.id, org_id: orgId, name: "hooked", type: "secret" } });
+    expect(second!.verified).toMatchObject({
+      type: "key.created",
+      data: { key_id: made.body.data.id, org_id: orgId, name: "hooked", type: "secret", livemode: true },
+    });
     const log = await deliveries(orgId, endpoint.id);
     expect(log.map((a) => [a.webhook_id, a.status, a.outcome])).toEqual([
       [first!.id, 200, "delivered"],
@@ -170,7 +173,7 @@ describe("webhook delivery", () => {
     expect((await admin(server, "PATCH", `/v1/admin/orgs/${orgId}`, { plan: "pro" })).status).toBe(200);
     await expect
       .poll(() => receiver.received.find((r) => r.body.includes(orgId))?.verified, { timeout: 15_000 })
-      .toMatchObject({ type: "plan.changed", data: { org_id: orgId, plan: "pro", previous_plan: "free" } });
+      .toMatchObject({ type: "plan.changed", data: { org_id: orgId, plan: "pro", previous_plan: "free", livemode: true } });
   });
 
   it("announces 80% and 100% of the quota once each per period", async () => {
@@ -195,14 +198,23 @@ describe("webhook delivery", () => {
       org_id: orgId,
       quota: 10_000,
       percent: 100,
+      livemode: true,
     });
   });
 });
 
 describe("block events", () => {
-  /** A beacon project whose bot policy blocks non-browser clients, a session of it, and a hit that is blocked. */
-  async function blockingProject() {
+  /**
+   * A beacon project whose bot policy blocks non-browser clients, a session of it, and a hit that
+   * is blocked; with `mode: "test"`, through a test publishable key (fs_pub_test_…).
+   */
+  async function blockingProject(mode: "live" | "test" = "live") {
     const p = await createBeaconProject(server);
+    if (mode === "test") {
+      const made = await admin(server, "POST", `/v1/admin/orgs/${p.orgId}/keys`, { type: "publishable", project_id: p.projectId, mode: "test" });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      p.publishableKey = made.body.data.key;
+    }
     const put = await api(server, "PUT", `/v1/projects/${p.projectId}/bot-policy`, {
       key: p.secretKey,
       body: { kinds: { client: "block" }, allow_unverified: true },
@@ -235,7 +247,7 @@ describe("block events", () => {
     await p.blockedHit();
     const mine = () => receiver.received.filter((r) => r.body.includes(p.sessionId));
     await expect.poll(() => mine().map((r) => r.verified?.type), { timeout: 15_000 }).toEqual(["session.blocked"]);
-    expect(mine()[0]!.verified!.data).toMatchObject({ org_id: p.orgId, project_id: p.projectId, session_id: p.sessionId });
+    expect(mine()[0]!.verified!.data).toMatchObject({ org_id: p.orgId, project_id: p.projectId, session_id: p.sessionId, livemode: true });
     expect(mine()[0]!.verified!.data.reasons).toContain("ua_client:runtime");
     await expect.poll(async () => (await endpointOf(p.orgId, endpoint.id)).pending, { timeout: 15_000 }).toBe(0);
     // The answer of a blocked hit comes after its event is stored: nothing waits after the second one.
@@ -265,10 +277,28 @@ describe("block events", () => {
     await check();
     const mine = () => receiver.received.filter((r) => r.body.includes(account));
     await expect.poll(() => mine().map((r) => r.verified?.type), { timeout: 15_000 }).toEqual(["account.blocked"]);
-    expect(mine()[0]!.verified!.data).toMatchObject({ org_id: orgId, account_id: account });
+    // The test key's event says so, as Stripe's do.
+    expect(mine()[0]!.verified!.data).toMatchObject({ org_id: orgId, account_id: account, livemode: false });
     await check();
     expect((await endpointOf(orgId, endpoint.id)).pending).toBe(0);
     expect(mine()).toHaveLength(1);
+  });
+
+  it("marks the events of a test key livemode: false (a test publishable key's blocked session, a test key created and disabled)", async () => {
+    const p = await blockingProject("test");
+    expect(p.publishableKey).toMatch(/^fs_pub_test_/);
+    const endpoint = await register(p.orgId, ["session.blocked", "key.created", "key.disabled"]);
+    receiver.secret = endpoint.secret;
+    receiver.answer = () => 200;
+    await p.blockedHit();
+    const mine = () => receiver.received.filter((r) => r.body.includes(p.orgId) && r.status === 200).map((r) => r.verified);
+    await expect.poll(() => mine().map((v) => v?.type), { timeout: 15_000 }).toEqual(["session.blocked"]);
+    expect(mine()[0]!.data).toMatchObject({ session_id: p.sessionId, livemode: false });
+    const made = await admin(server, "POST", `/v1/admin/orgs/${p.orgId}/keys`, { type: "secret", mode: "test" });
+    expect(made.body.data.key).toMatch(/^fs_test_/);
+    await admin(server, "POST", `/v1/admin/keys/${made.body.data.id}/disable`);
+    await expect.poll(() => mine().map((v) => v?.type), { timeout: 15_000 }).toEqual(["session.blocked", "key.created", "key.disabled"]);
+    expect(mine().map((v) => v!.data.livemode)).toEqual([false, false, false]);
   });
 
   it("writes nothing for an org without an endpoint subscribed to the event", async () => {

@@ -11203,7 +11203,7 @@ export interface operations {
                      * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP) on a public address (private ones only where the operator allows them, FS_WEBHOOK_ALLOW_PRIVATE).
                      */
                     url: string;
-                    /** @description The events sent to this endpoint. */
+                    /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
                     events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                     /** @description Default true. */
                     enabled?: boolean;
@@ -11523,7 +11523,7 @@ export interface operations {
                      * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP) on a public address (private ones only where the operator allows them, FS_WEBHOOK_ALLOW_PRIVATE).
                      */
                     url?: string;
-                    /** @description The events sent to this endpoint. */
+                    /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
                     events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                     enabled?: boolean;
                 };
@@ -11989,7 +11989,7 @@ export interface operations {
                      * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP) on a public address (private ones only where the operator allows them, FS_WEBHOOK_ALLOW_PRIVATE).
                      */
                     url: string;
-                    /** @description The events sent to this endpoint. */
+                    /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
                     events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                     /** @description Default true. */
                     enabled?: boolean;
@@ -12288,7 +12288,7 @@ export interface operations {
                      * @description Where deliveries are POSTed: an https URL (http only where the operator allows it, FS_WEBHOOK_ALLOW_HTTP) on a public address (private ones only where the operator allows them, FS_WEBHOOK_ALLOW_PRIVATE).
                      */
                     url?: string;
-                    /** @description The events sent to this endpoint. */
+                    /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
                     events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                     enabled?: boolean;
                 };

@@ -9,7 +9,8 @@ export interface WebhookEvent {
   type: WebhookEventType;
   /** When the event happened (ISO 8601). */
   timestamp: string;
-  data: Record<string, unknown>;
+  /** What the event is about; `livemode` is false when a test-mode key (fs_test_…, fs_pub_test_…) caused it. */
+  data: Record<string, unknown> & { livemode: boolean };
 }
 
 /**

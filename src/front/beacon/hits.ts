@@ -13,7 +13,7 @@ import { JournalClosedError } from "../../store/journal.js";
 import type { TrustedProxies } from "../client-address.js";
 import type { IpDatasetHolder } from "../../datasets/holder.js";
 import { ApiError } from "../../shared/errors.js";
-import { dataScope, type KeyPrincipal } from "../auth.js";
+import { dataScope, isTestPrincipal, type KeyPrincipal } from "../auth.js";
 import type { RequestSnapshot } from "../../http/request.js";
 import { RawJson } from "../../http/respond.js";
 import type { RouteResult } from "../../http/route.js";
@@ -204,7 +204,9 @@ export function recordHit(
           if (err) return reject(notRecorded());
           const answer: RouteResult = { data: hitAnswerJson(rec.id, sessionId), credits: 0, neverBlock: true };
           if (scored.decision !== "block") return resolve(answer);
-          services.blocks.blocked(project.org_id, project.id, "session.blocked", sessionId, scored.reasons, nowMs).then(() => resolve(answer), reject);
+          const livemode = !isTestPrincipal(principal);
+          const block = { orgId: project.org_id, projectId: project.id, type: "session.blocked" as const, subject: sessionId, reasons: scored.reasons, livemode, nowMs };
+          services.blocks.blocked(block).then(() => resolve(answer), reject);
         });
       } catch (err) {
         reject(err instanceof JournalClosedError ? notRecorded() : err);

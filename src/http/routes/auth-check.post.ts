@@ -109,7 +109,7 @@ export function authCheckPost(deps: Deps) {
       // An account judged block: its webhook event is stored before the answer (front/webhook-blocks.ts).
       if (verdict.decision === "block" && body.external_user_id !== undefined) {
         const projectId = session?.project_id ?? principal!.key.project_id;
-        await deps.beacon.blocks.blocked(orgId, projectId, "account.blocked", body.external_user_id, verdict.reasons, nowMs);
+        await deps.beacon.blocks.blocked({ orgId, projectId, type: "account.blocked", subject: body.external_user_id, reasons: verdict.reasons, livemode: !test, nowMs });
       }
       return {
         data: {

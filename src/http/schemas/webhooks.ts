@@ -24,7 +24,9 @@ const events = z
   .min(1)
   .max(WEBHOOK_EVENTS.length)
   .refine((e) => new Set(e).size === e.length, { message: "lists an event twice" })
-  .describe("The events sent to this endpoint.");
+  .describe(
+    'The events sent to this endpoint. Each delivery\'s body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks").',
+  );
 
 /** POST .../webhooks */
 export const createWebhookBody = z.strictObject({ url, events, enabled: z.boolean().optional().describe("Default true.") });

@@ -191,7 +191,7 @@ export class PgShipping {
         kv.read({ sql: "SELECT 1 FROM fs_webhook_endpoints WHERE k >= decode($1, 'hex') AND k < decode($2, 'hex') FOR UPDATE", params: range });
       }
       const nowMs = Date.now();
-      for (const e of events) this.applier.webhooks.emit(e.org_id, e.percent === 80 ? "quota.80_percent" : "quota.100_percent", { ...e }, nowMs);
+      for (const e of events) this.applier.webhooks.emit(e.org_id, e.percent === 80 ? "quota.80_percent" : "quota.100_percent", { ...e, livemode: true }, nowMs);
       return Number(row?.[0] ?? 0);
     });
   }

@@ -7,7 +7,7 @@ import type { StateDbs } from "../state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
 import { BillingApplier } from "./billing.js";
 import { FeedbackApplier } from "./feedback.js";
-import { DEFAULT_WEBHOOK_SETTINGS, WebhookStore } from "./webhooks.js";
+import { DEFAULT_WEBHOOK_SETTINGS, WebhookStore, type WebhookEventData } from "./webhooks.js";
 
 /**
  * Applies intents inside the writer's write transaction. Runs only on the writer thread, so a
@@ -520,10 +520,10 @@ export class IntentApplier {
     const before = this.org(org.id);
     this.putOrg(org);
     if (!before) return;
-    if (before.plan !== org.plan) this.webhooks.emit(org.id, "plan.changed", { org_id: org.id, plan: org.plan, previous_plan: before.plan }, nowMs);
+    if (before.plan !== org.plan) this.webhooks.emit(org.id, "plan.changed", { org_id: org.id, plan: org.plan, previous_plan: before.plan, livemode: true }, nowMs);
     const subscription = (o: OrgRecord) => [o.subscription_status ?? null, o.stripe_subscription_id ?? null, o.cancel_at_period_end ?? false];
     if (JSON.stringify(subscription(before)) !== JSON.stringify(subscription(org))) {
-      this.webhooks.emit(org.id, "subscription.changed", { org_id: org.id, plan: org.plan, subscription_id: org.stripe_subscription_id ?? null, status: org.subscription_status ?? null, previous_status: before.subscription_status ?? null, cancel_at_period_end: org.cancel_at_period_end ?? false }, nowMs);
+      this.webhooks.emit(org.id, "subscription.changed", { org_id: org.id, plan: org.plan, subscription_id: org.stripe_subscription_id ?? null, status: org.subscription_status ?? null, previous_status: before.subscription_status ?? null, cancel_at_period_end: org.cancel_at_period_end ?? false, livemode: true }, nowMs);
     }
   }
 
@@ -538,7 +538,7 @@ export class IntentApplier {
       const marker = `webhook_quota:${orgId}:${period}:${percent}`;
       if (this.dbs.meta.get(marker) !== undefined) continue;
       this.dbs.meta.putSync(marker, nowMs);
-      this.webhooks.emit(orgId, percent === 80 ? "quota.80_percent" : "quota.100_percent", { org_id: orgId, period, used: after, quota, percent }, nowMs);
+      this.webhooks.emit(orgId, percent === 80 ? "quota.80_percent" : "quota.100_percent", { org_id: orgId, period, used: after, quota, percent, livemode: true }, nowMs);
     }
   }
 
@@ -582,8 +582,8 @@ const CHALLENGE_PRUNE_MAX = 1_000;
 const CHALLENGE_PRUNE_GRACE_MS = 5 * 60_000;
 
 /** The `data` of a key event: what the admin API shows of a key, never its hash. */
-function keyEvent(key: KeyRecord): Record<string, unknown> {
-  return { key_id: key.id, org_id: key.org_id, project_id: key.project_id, type: key.type, name: key.name ?? null, disabled: key.disabled_at !== null };
+function keyEvent(key: KeyRecord): WebhookEventData {
+  return { key_id: key.id, org_id: key.org_id, project_id: key.project_id, type: key.type, name: key.name ?? null, disabled: key.disabled_at !== null, livemode: key.mode !== "test" };
 }
 
 /** Credits used beyond the included quota of a plan that bills overage (pro, business); 0 otherwise. */

@@ -1,6 +1,6 @@
 import { randomBase62 } from "../../shared/ids.js";
 import { periodOf } from "../../shared/period.js";
-import type { AckFailure, WebhookSettings } from "../protocol.js";
+import type { AckFailure, WebhookBlock, WebhookSettings } from "../protocol.js";
 import type { WebhookAttempt, WebhookEndpointRecord, WebhookEventType, WebhookOutboxEntry } from "../records.js";
 import type { StateDbs } from "../state-env.js";
 
@@ -15,6 +15,13 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   pollMs: 1_000,
   allowPrivate: false,
 };
+
+/**
+ * An event's `data`: what it is about, and `livemode` (as Stripe's events): false when a test key
+ * (fs_test_…, fs_pub_test_…) caused it, true otherwise (an org's quota, plan and subscription
+ * events are always live: test keys touch no quota).
+ */
+export type WebhookEventData = Record<string, unknown> & { livemode: boolean };
 
 /** A due entry the deliverer took (claimed until `claimedUntil`), with what it needs to send it. */
 export interface WebhookClaim {
@@ -131,7 +138,7 @@ export class WebhookStore {
    * Appends event `type` to the outbox of every enabled endpoint of the org that subscribed to
    * it, inside the transaction of the change it reports. Returns how many entries were written.
    */
-  emit(orgId: string, type: WebhookEventType, data: Record<string, unknown>, nowMs: number): number {
+  emit(orgId: string, type: WebhookEventType, data: WebhookEventData, nowMs: number): number {
     const endpoints = this.list(orgId).filter((e) => e.enabled && e.events.includes(type));
     if (endpoints.length === 0) return 0;
     const waiting = this.list(orgId).reduce((n, e) => n + e.pending, 0);
@@ -168,20 +175,14 @@ export class WebhookStore {
    * marker in meta, written only when an endpoint of the org subscribed, so a flood of blocked
    * hits writes one entry per endpoint and an org without such an endpoint nothing).
    */
-  blocked(i: {
-    orgId: string;
-    projectId: string | null;
-    type: "session.blocked" | "account.blocked";
-    subject: string;
-    reasons: string[];
-    nowMs: number;
-  }): number {
+  blocked(i: WebhookBlock): number {
     if (!this.list(i.orgId).some((e) => e.enabled && e.events.includes(i.type))) return 0;
-    const marker = `webhook_block:${i.projectId ?? ""}:${i.type}:${i.subject}:${periodOf(i.nowMs)}`;
+    // A test key's subjects are apart from live ones (an account id may be the same in both).
+    const marker = `webhook_block:${i.projectId ?? ""}:${i.type}:${i.livemode ? "" : "test:"}${i.subject}:${periodOf(i.nowMs)}`;
     if (this.dbs.meta.get(marker) !== undefined) return 0;
     this.dbs.meta.putSync(marker, i.nowMs);
     const subject = i.type === "session.blocked" ? { session_id: i.subject } : { account_id: i.subject };
-    return this.emit(i.orgId, i.type, { org_id: i.orgId, project_id: i.projectId, ...subject, reasons: i.reasons }, i.nowMs);
+    return this.emit(i.orgId, i.type, { org_id: i.orgId, project_id: i.projectId, ...subject, reasons: i.reasons, livemode: i.livemode }, i.nowMs);
   }
 
   /** Whether entries were written since the last call (committed or not: a spurious wake-up costs a read). */

@@ -133,5 +133,20 @@ describe("IntentApplier (writer side, real LMDB)", () => {
     expect(dbs.sessions.get(["prj_r", "s_new"])).toBeDefined();
     expect(dbs.sessionProjects.get("s_old")).toBeUndefined();
   });
-});
 
+  it("announces a blocked account of a test key with livemode false, apart from a live block of the same account id", () => {
+    tx(() => applier.apply({ op: "org.create", org: org("org_hooks", "free") }));
+    const endpoint = { id: "we_mode", org_id: "org_hooks", url: "https://hooks.example.com/x", events: ["account.blocked" as const], enabled: true, secret: "whsec_x", previous_secrets: [], created_at: "2026-11-01T00:00:00Z", pending: 0 };
+    tx(() => applier.apply({ op: "webhook.create", endpoint }));
+    const block = (livemode: boolean) =>
+      tx(() => applier.apply({ op: "webhook.blocked", orgId: "org_hooks", projectId: "prj_m", type: "account.blocked", subject: "user_42", reasons: ["r"], livemode, nowMs: Date.UTC(2026, 10, 5) }));
+    expect(block(false)).toEqual({ ok: true, written: 1 });
+    expect(block(false)).toEqual({ ok: true, written: 0 });
+    expect(block(true)).toEqual({ ok: true, written: 1 });
+    const payloads = [...dbs.webhookOutbox.getRange({ start: ["we_mode"], end: ["we_mode", Number.MAX_SAFE_INTEGER] })].map((e) => JSON.parse(e.value.payload));
+    expect(payloads.map((p) => [p.data.account_id, p.data.livemode])).toEqual([
+      ["user_42", false],
+      ["user_42", true],
+    ]);
+  });
+});

@@ -4,6 +4,8 @@ import { Webhook } from "standardwebhooks";
 
 /** One request the receiver got: its Standard Webhooks headers, body, and whether a secret verified it. */
 export interface Received {
+  /** The request's path (the endpoint's URL is `url` plus a suffix of the test's choosing). */
+  path: string;
   id: string;
   timestamp: string;
   signature: string;
@@ -43,7 +45,14 @@ export class WebhookReceiver {
         } catch {
           verified = null;
         }
-        const r = { id: headers["webhook-id"], timestamp: headers["webhook-timestamp"], signature: headers["webhook-signature"], body, verified };
+        const r = {
+          path: req.url ?? "",
+          id: headers["webhook-id"],
+          timestamp: headers["webhook-timestamp"],
+          signature: headers["webhook-signature"],
+          body,
+          verified,
+        };
         const status = this.answer(r);
         if (status === "hang") {
           this.hanging.add(req);

@@ -1,6 +1,8 @@
 import Stripe from "stripe";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scaled } from "../helpers/time.js";
+import { WebhookReceiver } from "../helpers/webhook-receiver.js";
 import { admin, api, createOrgWithKey, startServer, type TestServer } from "./helpers/server.js";
 import { deliver, eventOf, invoiceObject, nowSeconds, startStripeServer, stripeEnv, subscriptionObject, TEST_WEBHOOK_SECRET, type TestStripeServer } from "./helpers/stripe-server.js";
 
@@ -13,17 +15,21 @@ const SECRET = TEST_WEBHOOK_SECRET;
 const DAY = 86_400;
 let fake: TestStripeServer;
 let server: TestServer;
-
+/** The org endpoints' receiver (outbound webhooks on 127.0.0.1 over http, looked for every 100 ms). */
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   fake = await startStripeServer();
-  server = await startServer(stripeEnv(fake.port));
+  receiver = new WebhookReceiver();
+  await receiver.start();
+  server = await startServer(stripeEnv(fake.port, { FS_WEBHOOK_ALLOW_HTTP: "true", FS_WEBHOOK_POLL_MS: "100" }));
 });
 
 afterAll(async () => {
   await server?.stop();
   server?.cleanup();
   await fake?.close();
+  await receiver?.stop();
 });
 
 /** Delivers an event as Stripe does; the answer is checked against the OpenAPI document like api()'s. */
@@ -262,6 +268,52 @@ describe("lifecycle webhooks", () => {
     expect((await admin(server, "PATCH", `/v1/admin/orgs/${org.orgId}`, { plan: "enterprise" })).status).toBe(200);
     await webhook(subEvent("customer.subscription.updated", org.orgId, customerOf(org.orgId), { status: "active" }, nowSeconds()).event);
     expect((await usage(org)).body.data).toMatchObject({ plan: "enterprise", monthly_quota: null, overage: 0 });
+  });
+});
+
+describe("outbound webhooks from Stripe's events", () => {
+  /** What the org's endpoint at `path` received, verified with its secret (standardwebhooks), in arrival order. */
+  const verifiedAt = (path: string, secret: string) =>
+    receiver.received
+      .filter((r) => r.path === path)
+      .map((r) => ({ ...r, event: new Webhook(secret).verify(r.body, { "webhook-id": r.id, "webhook-timestamp": r.timestamp, "webhook-signature": r.signature }) as { type: string; data: Record<string, unknown> } }));
+
+  it("a signed subscription event gives the org's endpoint one signed subscription.changed (and plan.changed), however often Stripe delivers it", async () => {
+    const org = await billingOrg();
+    await checkout(org);
+    const customer = customerOf(org.orgId);
+    const path = `/hook/${org.orgId}`;
+    const made = await api(server, "POST", `/v1/orgs/${org.orgId}/webhooks`, { key: org.key, body: { url: `${receiver.url}/${org.orgId}`, events: ["subscription.changed", "plan.changed"] } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const secret = made.body.data.secret as string;
+    const t0 = nowSeconds();
+    const id = `sub_hooks_${org.orgId}`;
+    const trialEnd = t0 + 14 * DAY;
+    const base = { id, status: "trialing" as const, trialStart: t0, trialEnd, currentPeriodStart: t0, currentPeriodEnd: trialEnd };
+    const created = subEvent("customer.subscription.created", org.orgId, customer, base, t0);
+    const canceling = subEvent("customer.subscription.updated", org.orgId, customer, { ...base, cancelAtPeriodEnd: true }, t0 + 60);
+    const deleted = subEvent("customer.subscription.deleted", org.orgId, customer, { ...base, status: "canceled", canceledAt: t0 + 120, endedAt: t0 + 120 }, t0 + 120);
+    // Stripe retries an event it did not see acknowledged: each is delivered twice, at once and again after.
+    for (const { event } of [created, canceling, deleted]) {
+      const both = await Promise.all([webhook(event), webhook(event)]);
+      expect(both.map((w) => w.status)).toEqual([200, 200]);
+      expect(both.map((w) => JSON.parse(w.body).data.duplicate).sort()).toEqual([false, true]);
+      expect(JSON.parse((await webhook(event)).body).data).toMatchObject({ duplicate: true, applied: false });
+    }
+    const changes = [
+      { type: "plan.changed", data: { org_id: org.orgId, plan: "pro", previous_plan: "free" } },
+      { type: "subscription.changed", data: { org_id: org.orgId, plan: "pro", subscription_id: id, status: "trialing", previous_status: "active", cancel_at_period_end: false } },
+      { type: "subscription.changed", data: { org_id: org.orgId, plan: "pro", subscription_id: id, status: "trialing", previous_status: "trialing", cancel_at_period_end: true } },
+      { type: "plan.changed", data: { org_id: org.orgId, plan: "free", previous_plan: "pro" } },
+      { type: "subscription.changed", data: { org_id: org.orgId, plan: "free", subscription_id: id, status: "canceled", previous_status: "trialing", cancel_at_period_end: false } },
+    ];
+    await expect.poll(() => verifiedAt(path, secret).filter((r) => r.status === 200).length, { timeout: scaled(20_000) }).toBeGreaterThanOrEqual(changes.length);
+    // Nothing more is on its way: the endpoint has no entry waiting.
+    await expect.poll(async () => (await api(server, "GET", `/v1/orgs/${org.orgId}/webhooks`, { key: org.key })).body.data.items[0].pending, { timeout: scaled(20_000) }).toBe(0);
+    const got = verifiedAt(path, secret);
+    expect(got.map((r) => r.event)).toEqual(changes.map((c) => ({ ...c, timestamp: expect.any(String) })));
+    // One webhook-id per event, delivered once.
+    expect(new Set(got.map((r) => r.id)).size).toBe(changes.length);
   });
 });
 

@@ -216,6 +216,13 @@ export const envSchema = z.object({
    * requests served between them. Example: 100000.
    */
   FS_TRAFFIC_SCAN_LIMIT: positiveInt.max(10_000_000).default(100_000),
+  /**
+   * Most stored hits, and apart most stored checks, one bot-policy replay re-decides (POST
+   * /v1/projects/{projectId}/bot-policy/replay, the dashboard's policy preview), newest first:
+   * past it the answer says `partial` and covers the newest ones. Each is parsed and re-decided
+   * on the front thread that answers (bench/README.md gives the cost). Example: 20000.
+   */
+  FS_REPLAY_SCAN_LIMIT: positiveInt.max(1_000_000).default(20_000),
   /** Days beacon observations and their sessions are kept. Example: 30. */
   FS_OBSERVATION_RETENTION_DAYS: positiveInt.max(3650).default(30),
   /**

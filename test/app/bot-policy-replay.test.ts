@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { useApp, type TestApp } from "../helpers/app.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startApp, useApp, type TestApp } from "../helpers/app.js";
 import { api, createBeaconProject } from "../integration/helpers/server.js";
 import { applyPolicy, resolvePolicy, type BotPolicy, type PolicyKind } from "../../src/scoring/bot-policy.js";
 import { decide as decideCheck, type DecisionThresholds } from "../../src/scoring/check.js";
@@ -200,6 +200,102 @@ describe("POST /v1/projects/{projectId}/bot-policy/replay", () => {
     const foreign = await api(server, "POST", `/v1/projects/${other.projectId}/bot-policy/replay`, { key: p.secretKey, body: { policy: {} } });
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.code).toBe("NOT_FOUND");
+  });
+});
+
+describe("POST /v1/projects/{projectId}/bot-policy/replay past FS_REPLAY_SCAN_LIMIT", () => {
+  const CAP = 5;
+  let capped!: TestApp;
+  beforeAll(async () => {
+    capped = await startApp({ FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_REPLAY_SCAN_LIMIT: String(CAP) });
+  });
+  afterAll(async () => {
+    await capped?.stop();
+    capped?.cleanup();
+  });
+
+  const MINUTE = 60_000;
+  /** A hit stored at `at` (epoch ms). */
+  async function hitAt(p: Project, ua: string, ip: string, at: number) {
+    const r = await api(capped, "POST", "/v1/collect", {
+      key: p.publishableKey,
+      body: { action: "pageview", page: "/" },
+      headers: { "user-agent": ua, "x-forwarded-for": ip, "accept-encoding": "gzip, deflate, br", "accept-language": "en-US,en;q=0.9", "x-fs-test-now": String(at) },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.data.observation_id as string;
+  }
+  const replayOn = (p: Project, body: unknown) => api(capped, "POST", `/v1/projects/${p.projectId}/bot-policy/replay`, { key: p.secretKey, body });
+  async function listed<T>(path: string, key: string): Promise<T[]> {
+    const r = await api(capped, "GET", path, { key });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.data.items as T[];
+  }
+
+  it("re-decides only the newest FS_REPLAY_SCAN_LIMIT hits and says partial; exactly the cap is not partial", async () => {
+    const p = await createBeaconProject(capped);
+    const t = Date.now() - 60 * MINUTE;
+    // Three older search crawler hits, then the cap's worth of AI crawler hits, a minute apart.
+    const older: string[] = [];
+    for (let i = 0; i < 3; i++) older.push(await hitAt(p, GOOGLEBOT, GOOGLEBOT_IP, t + i * MINUTE));
+    const newest: string[] = [];
+    for (let i = 0; i < CAP; i++) newest.push(await hitAt(p, GPTBOT, GPTBOT_IP, t + (10 + i) * MINUTE));
+    const items = await listed<StoredHit>(`/v1/projects/${p.projectId}/observations?limit=100`, p.secretKey);
+    expect(items).toHaveLength(3 + CAP);
+    // A proposal that turns every stored decision of each kind around.
+    const other = (id: string) => (items.find((o) => o.id === id)!.decision === "block" ? "allow" : "block");
+    const proposal: Partial<BotPolicy> = { kinds: { search_crawler: other(older[0]!), ai_crawler: other(newest[0]!) } };
+    const r = await replayOn(p, { policy: proposal, days: 1, examples: 20 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const hits = r.body.data.hits;
+
+    const policy = resolvePolicy(proposal);
+    const subject = (o: StoredHit) => ({ bot_id: o.bot_id, bot_kind: o.ua.bot_kind as PolicyKind | null, bot_verified: o.bot_verified });
+    const redecide = (o: StoredHit) => applyPolicy(policy, subject(o))?.action ?? decideHit(o.score);
+    const kept = items.filter((o) => newest.includes(o.id));
+    const want = tally(kept, (o) => o.decision, redecide, (o) => ({ kind: o.ua.bot_kind ?? "browser", reason: applyPolicy(policy, subject(o))?.rule ?? "score" }));
+    // The older hits would change too: had they been re-decided, the figures would show them.
+    expect(items.filter((o) => older.includes(o.id) && o.decision !== redecide(o))).toHaveLength(3);
+    expect(want.changed).toBe(CAP);
+
+    expect(hits).toMatchObject({ scanned: CAP, changed: want.changed, partial: true });
+    expect(transitionCounts(hits.transitions)).toEqual(want.transitions);
+    expect(asCounts(hits.by_kind, "kind")).toEqual(want.groups.kind);
+    expect(asCounts(hits.by_reason, "reason")).toEqual(want.groups.reason);
+    const exampled = hits.by_kind.flatMap((g: { examples: Array<{ id: string }> }) => g.examples.map((e) => e.id));
+    expect(exampled.every((id: string) => newest.includes(id))).toBe(true);
+
+    // A period holding exactly the cap's worth is whole.
+    const whole = await createBeaconProject(capped);
+    for (let i = 0; i < CAP; i++) await hitAt(whole, CURL, `73.15.20.${60 + i}`, t + i * MINUTE);
+    const all = await replayOn(whole, { policy: proposal, days: 1 });
+    expect(all.body.data.hits).toMatchObject({ scanned: CAP, partial: false });
+  });
+
+  it("re-decides only the newest FS_REPLAY_SCAN_LIMIT checks and says partial", async () => {
+    const p = await createBeaconProject(capped, "pro");
+    const t = Date.now() - 60 * MINUTE;
+    const check = async (form: string, at: number) => {
+      const c = await api(capped, "POST", "/v1/check", {
+        key: p.secretKey,
+        body: { form_id: form, form_data: { name: "Maria", message: HAM }, metadata: { ip: HOME_IP, user_agent: CHROME, form_loaded_at: at - 45_000, honeypot_field: "" } },
+        headers: { "x-fs-test-now": String(at) },
+      });
+      expect(c.status, JSON.stringify(c.body)).toBe(200);
+    };
+    // Two older checks of one form, then the cap's worth of another form's.
+    for (let i = 0; i < 2; i++) await check("older", t + i * MINUTE);
+    for (let i = 0; i < CAP; i++) await check("newest", t + (10 + i) * MINUTE);
+    const checks = await listed<{ request_id: string; score: number; decision: string; form_id: string }>(`/v1/orgs/${p.orgId}/checks?limit=100`, p.secretKey);
+    expect(checks).toHaveLength(2 + CAP);
+    // Thresholds under every stored score: each check would become a block.
+    const low = Math.min(...checks.map((c) => c.score));
+    const thresholds: DecisionThresholds = { review: Math.max(0.001, low / 3), block: Math.max(0.002, low / 2) };
+    expect(checks.every((c) => c.decision !== decideCheck(c.score, thresholds))).toBe(true);
+
+    const r = await replayOn(p, { thresholds, days: 1, examples: 20 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data.checks).toMatchObject({ scanned: CAP, changed: CAP, partial: true, by_form: [{ form_id: "newest", count: CAP }] });
   });
 });
 

@@ -463,7 +463,7 @@ export interface paths {
          * Replay a proposed bot policy or check thresholds
          * @description Re-decides the project's stored hits of the last `days` days under a proposed bot policy (the document PUT bot-policy takes), and the org's stored checks with proposed thresholds, with the same functions that decide live hits and checks; saves nothing.
          *
-         *     Answers how many were re-decided and how many would change, by old and new decision, by kind and by reason (hits) or by form (checks), with up to `examples` examples in each group. At most 20,000 hits and 20,000 checks are re-decided, newest first; `partial` says the cap cut the period short. Checks are kept only as the org's check history setting says.
+         *     Answers how many were re-decided and how many would change, by old and new decision, by kind and by reason (hits) or by form (checks), with up to `examples` examples in each group. At most FS_REPLAY_SCAN_LIMIT hits and FS_REPLAY_SCAN_LIMIT checks (20,000 by default) are re-decided, newest first; `partial` says the cap cut the period short (the figures then cover the newest ones only). Checks are kept only as the org's check history setting says.
          *
          *     Credits: 0 per successful call.
          */

@@ -13,13 +13,7 @@ import { syncObservations } from "./observations.get.js";
 import { ownedProject } from "./project-access.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
-type Deps = Pick<AppDeps, "beacon" | "flushLedger" | "flushObservations" | "reads" | "store">;
-
-/**
- * Most stored hits, and most stored checks, one replay re-decides (newest first); past it the
- * answer says `partial`. Each is parsed on the front thread: 20,000 cost tens of milliseconds.
- */
-export const REPLAY_SCAN_LIMIT = 20_000;
+type Deps = Pick<AppDeps, "beacon" | "config" | "flushLedger" | "flushObservations" | "reads" | "store">;
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -39,7 +33,7 @@ export function botPolicyReplayPost(deps: Deps) {
       summary: "Replay a proposed bot policy or check thresholds",
       description: [
         "Re-decides the project's stored hits of the last `days` days under a proposed bot policy (the document PUT bot-policy takes), and the org's stored checks with proposed thresholds, with the same functions that decide live hits and checks; saves nothing.",
-        `Answers how many were re-decided and how many would change, by old and new decision, by kind and by reason (hits) or by form (checks), with up to \`examples\` examples in each group. At most ${REPLAY_SCAN_LIMIT.toLocaleString("en-US")} hits and ${REPLAY_SCAN_LIMIT.toLocaleString("en-US")} checks are re-decided, newest first; \`partial\` says the cap cut the period short. Checks are kept only as the org's check history setting says.`,
+        `Answers how many were re-decided and how many would change, by old and new decision, by kind and by reason (hits) or by form (checks), with up to \`examples\` examples in each group. At most FS_REPLAY_SCAN_LIMIT hits and FS_REPLAY_SCAN_LIMIT checks (20,000 by default) are re-decided, newest first; \`partial\` says the cap cut the period short (the figures then cover the newest ones only). Checks are kept only as the org's check history setting says.`,
       ].join("\n\n"),
       tag: "projects",
       response: replayResponse,
@@ -50,8 +44,9 @@ export function botPolicyReplayPost(deps: Deps) {
     async handle({ principal, params, body, nowMs }) {
       const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
       const since = nowMs - body.days * DAY_MS;
-      const hits = body.policy ? await replayHits(deps, project.id, resolvePolicy(body.policy), since, body.examples) : null;
-      const checks = body.thresholds ? await replayChecks(deps, project.org_id, body.thresholds, since, body.examples) : null;
+      const limit = deps.config.FS_REPLAY_SCAN_LIMIT;
+      const hits = body.policy ? await replayHits(deps, project.id, resolvePolicy(body.policy), since, body.examples, limit) : null;
+      const checks = body.thresholds ? await replayChecks(deps, project.org_id, body.thresholds, since, body.examples, limit) : null;
       return { data: { project_id: project.id, days: body.days, since: new Date(since).toISOString(), hits, checks }, credits: 0 };
     },
   });
@@ -62,8 +57,8 @@ function named<E>(name: string, groups: Array<ReplayGroup<E>>) {
   return groups.map((g) => ({ [name]: g.key, count: g.count, examples: g.examples }));
 }
 
-/** The project's hits since `since`, newest first, re-decided under `policy`. */
-async function replayHits(deps: Deps, projectId: string, policy: Readonly<BotPolicy>, since: number, examples: number) {
+/** The project's hits since `since`, newest first (at most `limit`), re-decided under `policy`. */
+async function replayHits(deps: Deps, projectId: string, policy: Readonly<BotPolicy>, since: number, examples: number, limit: number) {
   await syncObservations(deps);
   const tally = new ReplayTally<ReturnType<typeof hitExample>>(["kind", "reason"], examples);
   let partial = false;
@@ -74,7 +69,7 @@ async function replayHits(deps: Deps, projectId: string, policy: Readonly<BotPol
       const o = JSON.parse(line) as ObservationRecord;
       if (o.ts < since) continue;
       inPeriod = true;
-      if (tally.count === REPLAY_SCAN_LIMIT) {
+      if (tally.count === limit) {
         partial = true;
         break pages;
       }
@@ -99,14 +94,14 @@ function hitExample(o: ObservationRecord, to: string, rule: string | null) {
   return { id: o.id, created_at: new Date(o.ts).toISOString(), page: o.page, bot_id: o.bot_id, bot_kind: o.ua.bot_kind, score: o.score, from: o.decision, to, rule };
 }
 
-/** The org's stored checks since `since`, newest first, re-decided with `thresholds`. */
-async function replayChecks(deps: Deps, orgId: string, thresholds: DecisionThresholds, since: number, examples: number) {
+/** The org's stored checks since `since`, newest first (at most `limit`), re-decided with `thresholds`. */
+async function replayChecks(deps: Deps, orgId: string, thresholds: DecisionThresholds, since: number, examples: number, limit: number) {
   await syncChecks(deps);
   const tally = new ReplayTally<ReturnType<typeof checkExample>>(["form"], examples);
   let partial = false;
   for await (const { value: c } of deps.reads.range("checks", { start: [orgId, Number.MAX_SAFE_INTEGER], end: [orgId, since], reverse: true })) {
     if (c.org_id !== orgId || c.ts < since) break;
-    if (tally.count === REPLAY_SCAN_LIMIT) {
+    if (tally.count === limit) {
       partial = true;
       break;
     }

@@ -281,4 +281,53 @@ describe("GET /v1/projects/{projectId}/traffic past FS_TRAFFIC_SCAN_LIMIT", () =
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ partial: true, scanned: 3, totals: { hits: 3 } });
   });
+
+  /** Hits and checks of a new project, one an hour from `t0`, at the given hours. */
+  async function seeded(t0: number, hitHours: number[], checkHours: number[]) {
+    const p = await createBeaconProject(small);
+    for (const h of hitHours) {
+      const r = await api(small, "POST", "/v1/collect", {
+        key: p.publishableKey,
+        body: { action: "pageview", page: "/" },
+        headers: { "user-agent": CHROME, "x-forwarded-for": HOME_IP, "x-fs-test-now": String(t0 + h * HOUR + 1000) },
+      });
+      expect(r.status).toBe(200);
+    }
+    for (const h of checkHours) {
+      const r = await api(small, "POST", "/v1/check", { key: p.secretKey, body: { form_id: "contact", form_data: { message: "Where is my order?" } }, headers: { "x-fs-test-now": String(t0 + h * HOUR + 2000) } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+    const list = async (path: string) =>
+      ((await api(small, "GET", `${path}?limit=100`, { key: p.secretKey })).body.data.items as Array<{ created_at: string; decision: string }>)
+        .map((o) => ({ ts: Date.parse(o.created_at), decision: o.decision }))
+        .sort((a, b) => b.ts - a.ts);
+    return { p, hits: await list(`/v1/projects/${p.projectId}/observations`), checks: await list(`/v1/orgs/${p.orgId}/checks`) };
+  }
+
+  it("past the limit, the figures are exactly those of the newest observations and the newest checks, per bucket", async () => {
+    const t0 = Math.floor(Date.now() / HOUR) * HOUR - 6 * HOUR;
+    const { p, hits, checks } = await seeded(t0, [0, 1, 2, 3, 4], [0, 1, 2, 3, 4]);
+    expect([hits.length, checks.length]).toEqual([5, 5]);
+    const r = await api(small, "GET", `/v1/projects/${p.projectId}/traffic?from=${new Date(t0).toISOString()}&to=${new Date(t0 + 6 * HOUR).toISOString()}`, { key: p.secretKey });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const data = r.body.data;
+    expect(data).toMatchObject({ partial: true, scanned: 3, totals: { hits: 3 } });
+    expect(data.series).toEqual(seriesOf(hits.slice(0, 3), t0, t0 + 6 * HOUR, HOUR));
+    expect(data.checks).toMatchObject({ partial: true, totals: { checks: 3 } });
+    expect(data.checks.series).toEqual(seriesOf(checks.slice(0, 3), t0, t0 + 6 * HOUR, HOUR));
+  });
+
+  it("is not partial when the limit holds the whole range and only older records are left unread", async () => {
+    const t0 = Math.floor(Date.now() / HOUR) * HOUR - 6 * HOUR;
+    // One hit and one check an hour before the range, then the limit's worth in it.
+    const { p, hits, checks } = await seeded(t0, [0, 2, 3, 4], [0, 2, 3, 4]);
+    const from = t0 + HOUR;
+    const r = await api(small, "GET", `/v1/projects/${p.projectId}/traffic?from=${new Date(from).toISOString()}&to=${new Date(t0 + 6 * HOUR).toISOString()}`, { key: p.secretKey });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const data = r.body.data;
+    expect(data).toMatchObject({ partial: false, totals: { hits: 3 } });
+    expect(data.series).toEqual(seriesOf(hits.slice(0, 3), from, t0 + 6 * HOUR, HOUR));
+    expect(data.checks).toMatchObject({ partial: false, totals: { checks: 3 } });
+    expect(data.checks.series).toEqual(seriesOf(checks.slice(0, 3), from, t0 + 6 * HOUR, HOUR));
+  });
 });

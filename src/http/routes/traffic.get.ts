@@ -124,19 +124,25 @@ export function trafficRange(q: InputsOf<typeof trafficQuery>, nowMs: number): {
 
 /**
  * Reads the project's observation pages newest first into the tally, until a page is entirely
- * older than the range or `limit` observations were read.
+ * older than the range or `limit` observations not older than the range were read (partial only
+ * when another such observation is left: older ones, read only in pages that reach the range's
+ * start, do not count).
  */
 async function tallyObservations(deps: Deps, projectId: string, tally: TrafficTally, limit: number): Promise<{ scanned: number; partial: boolean }> {
   const network = networkOf(deps);
   let scanned = 0;
+  let counted = 0;
   let sliced = 0;
   for await (const { key, value: text } of deps.reads.range("observations", { start: [projectId, Number.MAX_SAFE_INTEGER], end: [projectId], reverse: true })) {
     if (key[0] !== projectId) continue;
     let newest = -Infinity;
     for (const line of pageLinesNewestFirst(text)) {
-      if (scanned === limit) return { scanned, partial: true };
-      scanned++;
       const o = JSON.parse(line) as ObservationRecord;
+      if (o.ts >= tally.fromMs) {
+        if (counted === limit) return { scanned, partial: true };
+        counted++;
+      }
+      scanned++;
       if (o.ts > newest) newest = o.ts;
       if (tally.covers(o.ts)) tally.addHit(o, o.ip === null ? null : network(o.ip));
     }

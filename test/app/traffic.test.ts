@@ -294,7 +294,11 @@ describe("GET /v1/projects/{projectId}/traffic past FS_TRAFFIC_SCAN_LIMIT", () =
       expect(r.status).toBe(200);
     }
     for (const h of checkHours) {
-      const r = await api(small, "POST", "/v1/check", { key: p.secretKey, body: { form_id: "contact", form_data: { message: "Where is my order?" } }, headers: { "x-fs-test-now": String(t0 + h * HOUR + 2000) } });
+      const r = await api(small, "POST", "/v1/check", {
+        key: p.secretKey,
+        body: { form_id: "contact", form_data: { message: "Where is my order?" } },
+        headers: { "x-fs-test-now": String(t0 + h * HOUR + 2000) },
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
     }
     const list = async (path: string) =>
@@ -308,7 +312,9 @@ describe("GET /v1/projects/{projectId}/traffic past FS_TRAFFIC_SCAN_LIMIT", () =
     const t0 = Math.floor(Date.now() / HOUR) * HOUR - 6 * HOUR;
     const { p, hits, checks } = await seeded(t0, [0, 1, 2, 3, 4], [0, 1, 2, 3, 4]);
     expect([hits.length, checks.length]).toEqual([5, 5]);
-    const r = await api(small, "GET", `/v1/projects/${p.projectId}/traffic?from=${new Date(t0).toISOString()}&to=${new Date(t0 + 6 * HOUR).toISOString()}`, { key: p.secretKey });
+    const r = await api(small, "GET", `/v1/projects/${p.projectId}/traffic?from=${new Date(t0).toISOString()}&to=${new Date(t0 + 6 * HOUR).toISOString()}`, {
+      key: p.secretKey,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const data = r.body.data;
     expect(data).toMatchObject({ partial: true, scanned: 3, totals: { hits: 3 } });
@@ -322,7 +328,9 @@ describe("GET /v1/projects/{projectId}/traffic past FS_TRAFFIC_SCAN_LIMIT", () =
     // One hit and one check an hour before the range, then the limit's worth in it.
     const { p, hits, checks } = await seeded(t0, [0, 2, 3, 4], [0, 2, 3, 4]);
     const from = t0 + HOUR;
-    const r = await api(small, "GET", `/v1/projects/${p.projectId}/traffic?from=${new Date(from).toISOString()}&to=${new Date(t0 + 6 * HOUR).toISOString()}`, { key: p.secretKey });
+    const r = await api(small, "GET", `/v1/projects/${p.projectId}/traffic?from=${new Date(from).toISOString()}&to=${new Date(t0 + 6 * HOUR).toISOString()}`, {
+      key: p.secretKey,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const data = r.body.data;
     expect(data).toMatchObject({ partial: false, totals: { hits: 3 } });

@@ -22,7 +22,7 @@ beforeAll(async () => {
   fake = await startStripeServer();
   receiver = new WebhookReceiver();
   await receiver.start();
-  server = await startServer(stripeEnv(fake.port, { FS_WEBHOOK_ALLOW_HTTP: "true", FS_WEBHOOK_POLL_MS: "100" }));
+  server = await startServer(stripeEnv(fake.port, { FS_WEBHOOK_ALLOW_HTTP: "true", FS_WEBHOOK_ALLOW_PRIVATE: "true", FS_WEBHOOK_POLL_MS: "100" }));
 });
 
 afterAll(async () => {

@@ -191,7 +191,11 @@ export class PgShipping {
         kv.read({ sql: "SELECT 1 FROM fs_webhook_endpoints WHERE k >= decode($1, 'hex') AND k < decode($2, 'hex') FOR UPDATE", params: range });
       }
       const nowMs = Date.now();
-      for (const e of events) this.applier.webhooks.emit(e.org_id, e.percent === 80 ? "quota.80_percent" : "quota.100_percent", { ...e, livemode: true }, nowMs);
+      // jsonb orders an object's members by key length: rebuilt in the LMDB writer's order (apply.ts,
+      // quotaCrossed), so that a delivery's body is the same text on both stores.
+      for (const { org_id, period, used, quota, percent } of events) {
+        this.applier.webhooks.emit(org_id, percent === 80 ? "quota.80_percent" : "quota.100_percent", { org_id, period, used, quota, percent, livemode: true }, nowMs);
+      }
       return Number(row?.[0] ?? 0);
     });
   }

@@ -1,5 +1,6 @@
 /**
- * Docs that run: every request/answer example of README.md and docs/api.md sits in a generated block,
+ * Docs that run: every request/answer example of README.md, docs/api.md and docs/integrations.md
+ * (also each webhook event's delivery) sits in a generated block,
  *
  *   <!-- example: name -->
  *   ...the requests (curl) and the answer (JSON), written by this module...
@@ -8,7 +9,9 @@
  * and `renderDocs` makes each of them again against a fresh server: it creates what the example
  * needs by real calls, sends the example's requests, and writes the service's answers into the
  * blocks. Values that change from run to run (ids, keys, request ids, timings, timestamps) are
- * replaced by placeholders (`normalise`); everything else is the service's answer.
+ * replaced by placeholders (`normalise`); everything else is the service's answer. The webhook
+ * examples are deliveries a local receiver got: each event is caused by real calls (a Stripe event
+ * signed with the server's STRIPE_WEBHOOK_SECRET, as Stripe would sign it, for the subscription).
  *
  * Run by test/integration/docs.examples.test.ts on the real server (started as every integration
  * test starts one, with the run's dataset build): it fails when a block differs from what the
@@ -24,16 +27,29 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import Stripe from "stripe";
 import { REPO_ROOT } from "../src/config/index.js";
+import { WEBHOOK_EVENTS, type WebhookEventType } from "../src/store/records.js";
 
 /** The server the examples run against. */
 export interface DocsServer {
   url: string;
   adminToken: string;
+  /** Where the webhook examples' endpoint points (the server must accept its http URL: FS_WEBHOOK_ALLOW_HTTP). */
+  receiver: DocsReceiver;
+  /** The server's STRIPE_WEBHOOK_SECRET, to sign the Stripe event that changes a subscription. */
+  stripeWebhookSecret: string;
+}
+
+/** A local webhook receiver (test/helpers/webhook-receiver.ts), answering 2xx. */
+export interface DocsReceiver {
+  url: string;
+  /** Every request it got, in arrival order: headers by lower-case name, the raw body, the status it answered. */
+  readonly received: ReadonlyArray<{ headers: Record<string, string>; body: string; status: number }>;
 }
 
 /** A file with example blocks, relative to the repository root. */
-export const DOC_FILES = ["README.md", "docs/api.md"] as const;
+export const DOC_FILES = ["README.md", "docs/api.md", "docs/integrations.md"] as const;
 
 /** The host the examples show: `npm start`'s. */
 const SHOWN_BASE = "http://127.0.0.1:8080";
@@ -178,6 +194,7 @@ const VOLATILE_KEYS: Record<string, string> = {
   rss_bytes: "<bytes>",
   reset: "<epoch ms>",
   reset_in_seconds: "<s>",
+  "webhook-timestamp": "<epoch s>",
 };
 
 /** Id-like strings (by their prefix) and timestamps inside other values. */
@@ -189,6 +206,11 @@ const VOLATILE_PATTERNS: Array<[RegExp, string]> = [
   [/\bkey_[0-9A-Za-z]+\b/g, "key_…"],
   [/\bwe_[0-9A-Za-z]{16}\b/g, "we_…"],
   [/\bwhsec_[0-9A-Za-z+/]+=*/g, "whsec_…"],
+  [/\bmsg_[0-9A-Za-z]+\b/g, "msg_…"],
+  // A webhook signature (Standard Webhooks: `v1,` and base64), one per secret in force.
+  [/\bv1,[0-9A-Za-z+/]{20,}=*/g, "v1,<signature>"],
+  // A local receiver's port.
+  [/\/\/127\.0\.0\.1:\d+\//g, "//127.0.0.1:<port>/"],
   [/\bfs_(pub_)?(live|test)_[0-9A-Za-z_-]+/g, "fs_$1$2_…"],
   [/\bip-\d{8}T\d{6}Z-[0-9a-f]{8}\b/g, "ip-<build>"],
   [/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b/g, "<time>"],
@@ -297,7 +319,7 @@ function contactCheck(now: number, loadedAgoMs: number, message: string, metadat
  * The examples, in the order they run (later ones may count on earlier ones: the usage example
  * counts every credit charged before it). Names are the blocks' names.
  */
-async function runExamples(s: Session): Promise<Map<string, string>> {
+async function runExamples(s: Session, server: DocsServer): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const add = (name: string, shown: Shown): void => void out.set(name, block(s, shown));
 
@@ -473,6 +495,7 @@ async function runExamples(s: Session): Promise<Map<string, string>> {
     ),
   );
   await rateLimitExamples(s, add);
+  await webhookExamples(s, server, add);
   return out;
 }
 
@@ -502,6 +525,107 @@ async function quotaOrg(s: Session, name: string, used: number): Promise<void> {
   if (used) await s.data({ method: "POST", path: `/v1/admin/orgs/${org.id}/usage/adjust`, auth: "ADMIN", body: { credits: used, reason: "docs example" } });
 }
 
+/** The headers a webhook example shows, as the receiver got them: Standard Webhooks' three and what they come with. */
+const WEBHOOK_HEADERS = ["content-type", "user-agent", "webhook-id", "webhook-timestamp", "webhook-signature"];
+
+/** A beacon hit's client: an HTTP library, which scores `block` (automation). */
+const SCRIPT_UA = "python-requests/2.31";
+
+/**
+ * The webhook examples, on an org of their own: its endpoint's registration (pointing at the
+ * local receiver), then one real delivery of each event type, caused in an order the free plan
+ * allows (the quota last but the subscription, whose Pro plan lifts it). Every event type must
+ * be delivered, so a new one cannot go without its example.
+ */
+async function webhookExamples(s: Session, server: DocsServer, add: (name: string, shown: Shown) => void): Promise<void> {
+  const admin = (method: Call["method"], path: string, body?: unknown, status = 200): Promise<any> =>
+    s.data({ method, path, auth: "ADMIN", ...(body === undefined ? {} : { body }) }, status);
+  const org = await admin("POST", "/v1/admin/orgs", { name: "Hooks", plan: "free" }, 201);
+  s.define("KEY", (await admin("POST", `/v1/admin/orgs/${org.id}/keys`, { type: "secret", scopes: ["sessions"] }, 201)).key, true);
+  const project = await admin("POST", `/v1/admin/orgs/${org.id}/projects`, { name: "shop" }, 201);
+  s.define("HOOKS_PUB", (await admin("POST", `/v1/admin/orgs/${org.id}/keys`, { type: "publishable", project_id: project.id }, 201)).key, true);
+
+  s.define("HOOK_URL", server.receiver.url);
+  const register: Call = { method: "POST", path: "/v1/orgs/me/webhooks", auth: "KEY", body: { url: server.receiver.url, events: [...WEBHOOK_EVENTS] } };
+  add("integrations-webhook-register", await dataOf(s, register, 201));
+
+  // key.created, key.disabled: a key made and disabled by the operator.
+  const key = await admin("POST", `/v1/admin/orgs/${org.id}/keys`, { type: "secret", name: "checkout backend" }, 201);
+  await admin("POST", `/v1/admin/keys/${key.id}/disable`);
+  // session.blocked: a script's beacon hit in a browser's session (scored block: automation).
+  const hs = await s.data({ method: "POST", path: "/v1/handshake", auth: "HOOKS_PUB", headers: { "User-Agent": BROWSER_UA }, body: {} });
+  await s.data({
+    method: "POST",
+    path: "/v1/collect",
+    auth: "HOOKS_PUB",
+    headers: { "User-Agent": SCRIPT_UA },
+    body: { token: hs.token, session_id: hs.session_id, action: "pageview", page: "/checkout" },
+  });
+  // account.blocked: the sign-in pre-flight of an account from that session.
+  const preflight = await s.data({
+    method: "POST",
+    path: "/v1/auth/check",
+    auth: "KEY",
+    body: { observation_type: "auth.login", external_user_id: "user-2051", session_id: hs.session_id, user_agent: SCRIPT_UA },
+  });
+  if (preflight.verdict.decision !== "block") throw new Error(`the pre-flight was not judged block: ${JSON.stringify(preflight.verdict)}`);
+  // quota.80_percent, quota.100_percent: the operator's corrections bring the usage to 8,000 and then 10,000 credits.
+  const { used } = await admin("GET", `/v1/admin/orgs/${org.id}/usage`);
+  await admin("POST", `/v1/admin/orgs/${org.id}/usage/adjust`, { credits: 8_000 - used, reason: "docs example" });
+  await admin("POST", `/v1/admin/orgs/${org.id}/usage/adjust`, { credits: 2_000, reason: "docs example" });
+  // Corrections are journaled like charges and reach the writer after their answer: the plan changes
+  // (and with it the quota) only once they are delivered, or they would count against Pro's quota.
+  await deliveries(server.receiver, ["quota.80_percent", "quota.100_percent"]);
+  // plan.changed, subscription.changed: Stripe announces the org's Pro trial.
+  await stripeEvent(s, server.stripeWebhookSecret, {
+    id: "evt_1QxY2zDocsTrial",
+    object: "event",
+    type: "customer.subscription.created",
+    created: Math.floor(Date.now() / 1000),
+    data: {
+      object: { id: "sub_1QxY2zDocsTrial", object: "subscription", status: "trialing", customer: "cus_QxY2zDocs", metadata: { org_id: org.id, plan: "pro" } },
+    },
+  });
+
+  const delivered = await deliveries(server.receiver, WEBHOOK_EVENTS);
+  for (const type of WEBHOOK_EVENTS) {
+    const d = delivered.get(type)!;
+    const headers = normalise(Object.fromEntries(WEBHOOK_HEADERS.map((h) => [h, d.headers[h]]))) as Record<string, string>;
+    add(`integrations-webhook-${type.replace(/[._]/g, "-")}`, {
+      calls: [],
+      headers: Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      answers: [JSON.parse(d.body)],
+    });
+  }
+}
+
+/** Sends `event` to POST /webhooks/stripe signed with `secret`, as Stripe sends it; requires that it was applied. */
+async function stripeEvent(s: Session, secret: string, event: Record<string, unknown>): Promise<void> {
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload: JSON.stringify(event), secret });
+  const receipt = await s.data({ method: "POST", path: "/webhooks/stripe", body: event, hiddenHeaders: { "stripe-signature": signature } });
+  if (!receipt.applied) throw new Error(`Stripe event ${String(event.type)} not applied: ${JSON.stringify(receipt)}`);
+}
+
+/** Waits (up to `timeoutMs`) until the receiver has answered 2xx to one delivery of each of `types`; the first of each. */
+async function deliveries(
+  receiver: DocsReceiver,
+  types: readonly WebhookEventType[],
+  timeoutMs = 30_000,
+): Promise<Map<string, DocsReceiver["received"][number]>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const got = new Map<string, DocsReceiver["received"][number]>();
+    for (const r of receiver.received) {
+      const type = (JSON.parse(r.body) as { type: string }).type;
+      if (r.status >= 200 && r.status < 300 && !got.has(type)) got.set(type, r);
+    }
+    const missing = types.filter((t) => !got.has(t));
+    if (!missing.length) return got;
+    if (Date.now() > deadline) throw new Error(`webhook events not delivered within ${timeoutMs} ms: ${missing.join(", ")}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** A block, at any indentation (inside a list item): its lines are written at the same indentation. */
 const BLOCK = /^( *)<!-- example: ([a-z0-9-]+) -->\n[\s\S]*?^\1<!-- \/example -->/gm;
 
@@ -510,7 +634,7 @@ const BLOCK = /^( *)<!-- example: ([a-z0-9-]+) -->\n[\s\S]*?^\1<!-- \/example --
  * Throws on a block no example fills, and on an example no block shows.
  */
 export async function renderDocs(server: DocsServer, files: Record<string, string>): Promise<Record<string, string>> {
-  const rendered = await runExamples(new Session(server));
+  const rendered = await runExamples(new Session(server), server);
   const used = new Set<string>();
   const out: Record<string, string> = {};
   for (const [file, text] of Object.entries(files)) {

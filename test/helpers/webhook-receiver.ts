@@ -9,6 +9,8 @@ export interface Received {
   id: string;
   timestamp: string;
   signature: string;
+  /** Every header of the request, by lower-case name (a repeated one joined by ", "). */
+  headers: Record<string, string>;
   body: string;
   /** The parsed payload ({type, timestamp, data}) when `secret` verified the signature; null otherwise. */
   verified: { type: string; data: Record<string, unknown> } | null;
@@ -45,11 +47,13 @@ export class WebhookReceiver {
         } catch {
           verified = null;
         }
+        const all = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : String(v)]));
         const r = {
           path: req.url ?? "",
           id: headers["webhook-id"],
           timestamp: headers["webhook-timestamp"],
           signature: headers["webhook-signature"],
+          headers: all,
           body,
           verified,
         };

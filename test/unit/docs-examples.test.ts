@@ -36,6 +36,22 @@ describe("normalise (docs examples)", () => {
     });
   });
 
+  it("replaces a webhook delivery's message id, Unix timestamp, signatures and a local receiver's port", () => {
+    const headers = {
+      "content-type": "application/json",
+      "webhook-id": "msg_3xQ9lV0cP2mZ8aB1dE4fG7hJ",
+      "webhook-timestamp": "1795544544",
+      "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4= v1,3PBQ1B0d1hx3tiu9ZAe0whpbh8YFfWm+vE4Hqw+O+X8=",
+    };
+    expect(normalise(headers)).toEqual({
+      "content-type": "application/json",
+      "webhook-id": "msg_…",
+      "webhook-timestamp": "<epoch s>",
+      "webhook-signature": "v1,<signature> v1,<signature>",
+    });
+    expect(normalise({ url: "http://127.0.0.1:41877/hook" })).toEqual({ url: "http://127.0.0.1:<port>/hook" });
+  });
+
   it("is idempotent: a normalised answer normalises to itself", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (v) => {

@@ -35,7 +35,7 @@ import { WEBHOOK_EVENTS, type WebhookEventType } from "../src/store/records.js";
 export interface DocsServer {
   url: string;
   adminToken: string;
-  /** Where the webhook examples' endpoint points (the server must accept its http URL: FS_WEBHOOK_ALLOW_HTTP). */
+  /** Where the webhook examples' endpoint points (the server must accept its http URL: FS_WEBHOOK_ALLOW_HTTP, and its address on loopback: FS_WEBHOOK_ALLOW_PRIVATE). */
   receiver: DocsReceiver;
   /** The server's STRIPE_WEBHOOK_SECRET, to sign the Stripe event that changes a subscription. */
   stripeWebhookSecret: string;

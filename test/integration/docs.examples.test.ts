@@ -55,7 +55,13 @@ beforeAll(async () => {
   await receiver.start();
   // One pool thread and one front thread, as the helpers start every server: the same answers on any machine.
   // The meter (a preview) is enabled for its example; webhooks may go to the local receiver (http).
-  server = await startServer({ FS_DNS_SERVERS: `127.0.0.1:${dns.port}`, FS_ENABLE_METER: "true", FS_WEBHOOK_ALLOW_HTTP: "true", ...BILLING });
+  server = await startServer({
+    FS_DNS_SERVERS: `127.0.0.1:${dns.port}`,
+    FS_ENABLE_METER: "true",
+    FS_WEBHOOK_ALLOW_HTTP: "true",
+    FS_WEBHOOK_ALLOW_PRIVATE: "true",
+    ...BILLING,
+  });
 });
 
 afterAll(async () => {

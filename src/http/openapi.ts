@@ -224,6 +224,13 @@ function preflightOf(route: Route<any>, op: OpenApiOperation): OpenApiOperation 
   };
 }
 
+/** A page's GET with its HEAD beside it: the same statuses and headers, without a body. */
+function withHead(item: { get: OpenApiOperation }): { get: OpenApiOperation; head: OpenApiOperation } {
+  const responses: OpenApiOperation["responses"] = {};
+  for (const [status, answer] of Object.entries(item.get.responses)) responses[status] = "$ref" in answer ? answer : { description: `As GET answers ${status}, without the body.` };
+  return { ...item, head: { ...item.get, operationId: item.get.operationId.replace(/^get/, "head"), summary: `${item.get.summary} (status and headers only)`, responses } };
+}
+
 /** A non-JSON answer: its media type and a string schema. */
 const page = (description: string, type: string, extra: Partial<ResponseObject> = {}): ResponseObject => ({ description, content: { [type]: { schema: { type: "string" } } }, ...extra });
 
@@ -250,9 +257,9 @@ function pageOperations(options: OpenApiOptions, errorResponses: Record<string, 
       get: op("getJsFsJs", "The beacon script", "The browser beacon (docs/api.md, \"The beacon script\"): one script tag with the project's publishable key.", script),
       head: op("headJsFsJs", "The beacon script (status and headers only)", "What GET answers, without the body, with the length GET would send.", { "200": { description: "As GET answers 200, without the body." }, "304": script["304"], "503": { description: "The script has not been built." } }),
     },
-    "/favicon.ico": { get: op("getFaviconIco", "The service's icon", "An SVG icon.", { "200": page("The icon.", "image/svg+xml") }) },
-    "/billing/success": { get: op("getBillingSuccess", "Stripe Checkout's default return page", "Where the checkout's default success_url leads: says the subscription is being set up and links to the dashboard.", { "200": page("The page.", "text/html") }) },
-    "/billing/canceled": { get: op("getBillingCanceled", "Stripe Checkout's default cancel page", "Where the checkout's default cancel_url leads: says nothing was charged and links to the dashboard.", { "200": page("The page.", "text/html") }) },
+    "/favicon.ico": withHead({ get: op("getFaviconIco", "The service's icon", "An SVG icon.", { "200": page("The icon.", "image/svg+xml") }) }),
+    "/billing/success": withHead({ get: op("getBillingSuccess", "Stripe Checkout's default return page", "Where the checkout's default success_url leads: says the subscription is being set up and links to the dashboard.", { "200": page("The page.", "text/html") }) }),
+    "/billing/canceled": withHead({ get: op("getBillingCanceled", "Stripe Checkout's default cancel page", "Where the checkout's default cancel_url leads: says nothing was charged and links to the dashboard.", { "200": page("The page.", "text/html") }) }),
   };
   if (options.demo) {
     // The demo's errors are the API's envelope; each client address's demo calls are limited
@@ -264,9 +271,9 @@ function pageOperations(options: OpenApiOptions, errorResponses: Record<string, 
     };
     const limited = { "429": error(429, "RATE_LIMITED") };
     const reads = "Limited per client address with GET /demo/observations (FS_DEMO_READ_LIMIT), then 429 RATE_LIMITED.";
-    paths["/demo"] = {
+    paths["/demo"] = withHead({
       get: op("getDemo", "The demo page", `A contact form with the demo project's beacon, and this visit's observation in words (FS_DEMO). ${reads}`, { "200": page("The page.", "text/html"), ...limited }),
-    };
+    });
     paths["/demo/submit"] = {
       post: op(
         "postDemoSubmit",

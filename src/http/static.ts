@@ -89,15 +89,22 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
   };
   app.get("/", home);
   app.head("/", home);
-  app.get("/favicon.ico", (res) => {
+  // Each page without a key answers HEAD as its GET, without the body.
+  const favicon = (head: boolean) => (res: HttpResponse) => {
     res.cork(() => {
       res.writeHeader("content-type", "image/svg+xml");
       res.writeHeader("cache-control", "public, max-age=604800");
-      res.end(FAVICON);
+      if (head) res.endWithoutBody(FAVICON.length);
+      else res.end(FAVICON);
     });
-  });
-  app.get("/billing/success", (res, req) => html(res, stateFor(res, req.getHeader("x-request-id")), billingReturnPage("success")));
-  app.get("/billing/canceled", (res, req) => html(res, stateFor(res, req.getHeader("x-request-id")), billingReturnPage("canceled")));
+  };
+  app.get("/favicon.ico", favicon(false));
+  app.head("/favicon.ico", favicon(true));
+  for (const outcome of ["success", "canceled"] as const) {
+    const page = billingReturnPage(outcome);
+    app.get(`/billing/${outcome}`, (res, req) => html(res, stateFor(res, req.getHeader("x-request-id")), page));
+    app.head(`/billing/${outcome}`, (res, req) => html(res, stateFor(res, req.getHeader("x-request-id")), page, true));
+  }
 
   if (!deps.config.FS_DEMO) return;
 
@@ -116,14 +123,16 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
     return { peer, forwardedFor: forwarded };
   };
 
-  app.get("/demo", (res, req) => {
+  const demo = (head: boolean) => (res: HttpResponse, req: HttpRequest) => {
     const state = stateFor(res, req.getHeader("x-request-id"));
     if (!admit(res, req, state, "read")) return;
     void demoInfo(deps).then(
-      (demo) => html(res, state, demoPage(demo.publishable_key)),
+      (demo) => html(res, state, demoPage(demo.publishable_key), head),
       (err: unknown) => writeError(res, state, failWith(deps, state, err)),
     );
-  });
+  };
+  app.get("/demo", demo(false));
+  app.head("/demo", demo(true));
 
   // The demo's "site backend": shows what a real backend receives in the hidden field, and the
   // session's observations (a real backend would forward the field to POST /v1/check).
@@ -267,7 +276,7 @@ function stateFor(res: HttpResponse, requestId: string): ResponseState {
   return state;
 }
 
-function html(res: HttpResponse, state: ResponseState, page: string): void {
+function html(res: HttpResponse, state: ResponseState, page: string, head = false): void {
   state.lease?.release(); // the demo form's body
   state.lease = null;
   if (state.aborted) return;
@@ -276,7 +285,8 @@ function html(res: HttpResponse, state: ResponseState, page: string): void {
     res.writeHeader("content-type", "text/html; charset=utf-8");
     res.writeHeader("cache-control", "no-store");
     res.writeHeader("x-request-id", state.requestId);
-    res.end(page);
+    if (head) res.endWithoutBody(Buffer.byteLength(page));
+    else res.end(page);
   });
 }
 

@@ -31,6 +31,19 @@ describe("the service's front door", () => {
     expect(cached.status).toBe(304);
   });
 
+  it("answers HEAD on every page without a key as GET does, without the body", async () => {
+    for (const path of ["/favicon.ico", "/billing/success", "/billing/canceled", "/demo"]) {
+      const get = await server.fetch(`${server.url}${path}`);
+      const body = Buffer.from(await get.arrayBuffer());
+      expect(get.status, path).toBe(200);
+      const head = await server.fetch(`${server.url}${path}`, { method: "HEAD" });
+      expect(head.status, path).toBe(200);
+      expect(head.headers.get("content-type"), path).toBe(get.headers.get("content-type"));
+      expect(head.headers.get("content-length"), path).toBe(String(body.length));
+      expect(await head.text(), path).toBe("");
+    }
+  });
+
   it("has the pages Stripe returns a customer to by default", async () => {
     const success = await server.fetch(`${server.url}/billing/success?session_id=cs_test_1`);
     expect(success.status).toBe(200);

@@ -302,8 +302,10 @@ class FakeHttpResponse {
     return this;
   }
 
-  endWithoutBody(): this {
+  endWithoutBody(reportedContentLength?: number): this {
     this.check();
+    // uWS states the length a GET would have sent (HEAD answers) when given one.
+    if (reportedContentLength !== undefined) this.headers.push(["content-length", String(reportedContentLength)]);
     this.finish(Buffer.alloc(0), false);
     return this;
   }

@@ -96,6 +96,7 @@ for (const [name, env] of Object.entries(INSTALLATIONS)) {
       }
       expect(Object.keys(doc.paths["/healthz"]!.head!.responses)).toEqual(expect.arrayContaining(["200", "431"]));
       expect(Object.keys(doc.paths["/js/fs.js"]!)).toEqual(["get", "head"]);
+      for (const path of ["/favicon.ico", "/billing/success", "/billing/canceled", ...(config.FS_DEMO ? ["/demo"] : [])]) expect(Object.keys(doc.paths[path]!), path).toEqual(["get", "head"]);
       expect(doc.paths["/js/fs.js"]!.get!.responses["200"]).toMatchObject({ content: { "text/javascript": { schema: { type: "string" } } } });
       for (const path of ["/demo", "/demo/submit", "/demo/observations"]) expect(doc.paths[path] !== undefined, path).toBe(config.FS_DEMO);
     });

@@ -1346,7 +1346,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The service's icon (status and headers only)
+         * @description An SVG icon.
+         */
+        head: operations["headFaviconIco"];
         patch?: never;
         trace?: never;
     };
@@ -1366,7 +1370,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Stripe Checkout's default return page (status and headers only)
+         * @description Where the checkout's default success_url leads: says the subscription is being set up and links to the dashboard.
+         */
+        head: operations["headBillingSuccess"];
         patch?: never;
         trace?: never;
     };
@@ -1386,7 +1394,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Stripe Checkout's default cancel page (status and headers only)
+         * @description Where the checkout's default cancel_url leads: says nothing was charged and links to the dashboard.
+         */
+        head: operations["headBillingCanceled"];
         patch?: never;
         trace?: never;
     };
@@ -1406,7 +1418,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The demo page (status and headers only)
+         * @description A contact form with the demo project's beacon, and this visit's observation in words (FS_DEMO). Limited per client address with GET /demo/observations (FS_DEMO_READ_LIMIT), then 429 RATE_LIMITED.
+         */
+        head: operations["headDemo"];
         patch?: never;
         trace?: never;
     };
@@ -12836,6 +12852,25 @@ export interface operations {
             431: components["responses"]["431.uWebSockets"];
         };
     };
+    headFaviconIco: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As GET answers 200, without the body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
     getBillingSuccess: {
         parameters: {
             query?: never;
@@ -12853,6 +12888,25 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
+    headBillingSuccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As GET answers 200, without the body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             431: components["responses"]["431.uWebSockets"];
         };
@@ -12878,6 +12932,25 @@ export interface operations {
             431: components["responses"]["431.uWebSockets"];
         };
     };
+    headBillingCanceled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As GET answers 200, without the body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
     getDemo: {
         parameters: {
             query?: never;
@@ -12895,6 +12968,26 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+            429: components["responses"]["429.RATE_LIMITED"];
+            431: components["responses"]["431.uWebSockets"];
+        };
+    };
+    headDemo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As GET answers 200, without the body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             429: components["responses"]["429.RATE_LIMITED"];
             431: components["responses"]["431.uWebSockets"];

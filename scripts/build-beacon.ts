@@ -4,11 +4,11 @@
  * `GET /js/fs.js`. Run: `node dist/scripts/build-beacon.js [outDir]`.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
-import { build } from "esbuild";
+import { build, version as esbuildVersion, type Metafile } from "esbuild";
 import { REPO_ROOT } from "../src/config/index.js";
 import { createLogger, setLogFormat } from "../src/shared/log.js";
 
@@ -27,6 +27,8 @@ export interface BeaconBuild {
   etag: string;
   /** Full sha256 of the file, hex. */
   sha256: string;
+  /** The files esbuild read, relative to the repository. */
+  inputs: string[];
 }
 
 /**
@@ -48,6 +50,8 @@ export async function buildBeacon(outDir = join(REPO_ROOT, "dist/beacon")): Prom
     legalComments: "none",
     charset: "utf8",
     write: false,
+    metafile: true,
+    absWorkingDir: REPO_ROOT,
     logLevel: "silent",
   });
   const code = Buffer.from(result.outputFiles[0]!.contents);
@@ -58,7 +62,7 @@ export async function buildBeacon(outDir = join(REPO_ROOT, "dist/beacon")): Prom
   const meta = { bytes: code.length, gzip_bytes: gzipBytes, sha256 };
   writeAtomic(path, code);
   writeAtomic(join(outDir, "fs.meta.json"), JSON.stringify(meta, null, 2) + "\n");
-  return { path, bytes: code.length, gzipBytes, etag: `"${sha256.slice(0, 32)}"`, sha256 };
+  return { path, bytes: code.length, gzipBytes, etag: `"${sha256.slice(0, 32)}"`, sha256, inputs: inputsOf(result.metafile) };
 }
 
 /**
@@ -80,13 +84,43 @@ export async function buildBeaconPackage(outDir = join(REPO_ROOT, "packages/beac
     legalComments: "none",
     charset: "utf8",
     write: false,
+    metafile: true,
+    absWorkingDir: REPO_ROOT,
     logLevel: "silent",
   });
   const code = Buffer.from(result.outputFiles[0]!.contents);
   mkdirSync(outDir, { recursive: true });
   const path = join(outDir, "index.js");
   writeAtomic(path, code);
-  return { path, bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length };
+  return { path, bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, inputs: inputsOf(result.metafile) };
+}
+
+const inputsOf = (meta: Metafile): string[] => Object.keys(meta.inputs).sort();
+
+/**
+ * The stamp of the files `builds` read (path, mtime, size of each; this script's source; esbuild's
+ * version): while it is unchanged and the outputs exist, building again would write the same bytes.
+ */
+export function beaconStamp(inputs: readonly string[]): string {
+  const h = createHash("sha256").update(`build-beacon\0${esbuildVersion}\n`);
+  for (const f of [...inputs, "beacon/tsconfig.json", "scripts/build-beacon.ts"]) {
+    const path = resolve(REPO_ROOT, f);
+    const s = existsSync(path) ? statSync(path) : null;
+    h.update(`${f}\0${s ? `${s.mtimeMs}\0${s.size}` : "-"}\n`);
+  }
+  return JSON.stringify({ tool: "scripts/build-beacon.ts", inputs: [...inputs], digest: h.digest("hex") });
+}
+
+/** Whether the stamp at `stampPath` still holds for its inputs and every path of `outputs` exists. */
+export function beaconUpToDate(stampPath: string, outputs: readonly string[]): boolean {
+  try {
+    const stamp = readFileSync(stampPath, "utf8");
+    const { tool, inputs } = JSON.parse(stamp) as { tool?: unknown; inputs?: unknown };
+    if (tool !== "scripts/build-beacon.ts" || !Array.isArray(inputs)) return false;
+    return stamp === beaconStamp(inputs as string[]) && outputs.every((p) => existsSync(p));
+  } catch {
+    return false;
+  }
 }
 
 function writeAtomic(path: string, data: string | Buffer): void {
@@ -107,9 +141,17 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const log = records ? createLogger("info", "build-beacon") : null;
   const info = (line: string, fields: Record<string, unknown>): void => (log ? log.info(line, fields) : console.log(`[build-beacon] ${line}`));
   const fail = (line: string): void => (log ? log.error(line) : console.error(`[build-beacon] ${line}`));
-  const outDir = positional[0] ? resolve(positional[0]) : undefined;
+  const outDir = positional[0] ? resolve(positional[0]) : join(REPO_ROOT, "dist/beacon");
+  // Nothing changed since the last build (npm start runs this on every start): keep both files.
+  const stampPath = join(outDir, ".build.json");
+  const outputs = [join(outDir, "fs.js"), join(outDir, "fs.meta.json"), join(REPO_ROOT, "packages/beacon/dist/index.js")];
+  if (beaconUpToDate(stampPath, outputs)) {
+    info(`${outputs[0]} up to date; nothing built`, { path: outputs[0], built: false });
+    process.exit(0);
+  }
   Promise.all([buildBeacon(outDir), buildBeaconPackage()]).then(
     ([b, pkg]) => {
+      writeAtomic(stampPath, beaconStamp([...new Set([...b.inputs, ...pkg.inputs])].sort()));
       info(`${pkg.path}: ${pkg.bytes} bytes, ${pkg.gzipBytes} gzipped`, { path: pkg.path, bytes: pkg.bytes, gzip_bytes: pkg.gzipBytes });
       info(`${b.path}: ${b.bytes} bytes, ${b.gzipBytes} gzipped (budget ${BEACON_GZIP_BUDGET})`, { path: b.path, bytes: b.bytes, gzip_bytes: b.gzipBytes, budget: BEACON_GZIP_BUDGET });
       // The unit test is the gate; a build past the budget still serves, loudly.

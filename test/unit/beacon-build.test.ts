@@ -1,10 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BEACON_GZIP_BUDGET, buildBeacon, buildBeaconPackage, type BeaconBuild } from "../../scripts/build-beacon.js";
+import { BEACON_GZIP_BUDGET, beaconStamp, beaconUpToDate, buildBeacon, buildBeaconPackage, type BeaconBuild } from "../../scripts/build-beacon.js";
 import { REPO_ROOT } from "../../src/config/index.js";
 
 describe("buildBeacon", () => {
@@ -75,5 +75,39 @@ describe("buildBeaconPackage (@fraudscore/beacon)", () => {
     expect(code).toMatch(/export\s*\{[^}]*\binit\b[^}]*\}/);
     expect(code).not.toMatch(/\bimport\s*[\s{*("'`]/);
     expect(code).not.toMatch(/\brequire\s*\(/);
+  });
+});
+
+describe("beaconUpToDate (npm start builds the beacon only when an input changed)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fs-beacon-stamp-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("holds while the inputs and outputs are as stamped, and not after an input is touched or an output removed", () => {
+    const input = join(dir, "index.ts");
+    const output = join(dir, "fs.js");
+    const stampPath = join(dir, ".build.json");
+    writeFileSync(input, "export {};\n");
+    writeFileSync(output, "");
+    expect(beaconUpToDate(stampPath, [output])).toBe(false);
+    writeFileSync(stampPath, beaconStamp([input]));
+    expect(beaconUpToDate(stampPath, [output])).toBe(true);
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(input, later, later);
+    expect(beaconUpToDate(stampPath, [output])).toBe(false);
+    writeFileSync(stampPath, beaconStamp([input]));
+    expect(beaconUpToDate(stampPath, [output])).toBe(true);
+    rmSync(output);
+    expect(beaconUpToDate(stampPath, [output])).toBe(false);
+  });
+
+  it("lists every file the two bundles read", async () => {
+    const outDir = mkdtempSync(join(tmpdir(), "fs-beacon-inputs-"));
+    try {
+      const { inputs } = await buildBeacon(outDir);
+      expect(inputs).toContain("beacon/src/index.ts");
+      expect(inputs.every((f) => !f.startsWith("/"))).toBe(true);
+    } finally {
+      rmSync(outDir, { recursive: true, force: true });
+    }
   });
 });

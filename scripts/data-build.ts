@@ -31,8 +31,8 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, readFileSync } from "node:fs";
-import { dirname, extname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs as parseCommandLine } from "node:util";
 import { open } from "lmdb";
 import { REPO_ROOT, dataDirFromEnv } from "../src/config/index.js";
@@ -724,16 +724,22 @@ function existingBuild(root: string, short: string): string | null {
   return found.pop() ?? null;
 }
 
+/** The builder's sources, relative to the repository: this module, its readers and the dataset code. */
+const BUILDER_SOURCES = ["scripts/data-build.ts", "scripts/sources", "scripts/bots", "src/datasets"];
+
 /**
- * A digest of the builder's own code (this module, its sources/ and bots/ readers, and the dataset
- * code in src/datasets), part of a build's inputs hash: a changed builder makes a new build.
+ * A digest of the builder's own TypeScript sources (BUILDER_SOURCES, as text), part of a build's
+ * inputs hash: a changed builder makes a new build. It reads the sources, never dist/: `npm start`
+ * (esbuild) and `npm run data:build` (tsc) compile the same sources differently, and the same
+ * inputs must reuse one build whichever compiled the builder.
+ * @param root the repository (default REPO_ROOT)
  */
-function builderStamp(): string {
-  const here = fileURLToPath(import.meta.url);
-  const ext = extname(here);
-  const h = createHash("sha256").update(readFileSync(here));
-  for (const dir of [join(dirname(here), "sources"), join(dirname(here), "bots"), join(dirname(here), "..", "src", "datasets")]) {
-    for (const f of readdirSync(dir).filter((n) => n.endsWith(ext)).sort()) h.update(f).update(readFileSync(join(dir, f)));
+export function builderStamp(root: string = REPO_ROOT): string {
+  const h = createHash("sha256");
+  for (const entry of BUILDER_SOURCES) {
+    const path = join(root, entry);
+    const files = entry.endsWith(".ts") ? [entry] : readdirSync(path).filter((n) => n.endsWith(".ts")).sort().map((n) => `${entry}/${n}`);
+    for (const f of files) h.update(f).update(readFileSync(join(root, f)));
   }
   return h.digest("hex");
 }

@@ -52,7 +52,7 @@ import { botInputs, readBotRegistrySources, type BotSourceResult } from "./bots/
 import { acquireSources, type Acquired } from "./sources/acquire.js";
 import { loadSnapshot, type Snapshot } from "./sources/snapshot.js";
 import { combineFacts, type AsnFacts } from "./sources/facts.js";
-import { isAsnListKind, isNpmSource, loadManifest, type FileSource, type Manifest, type RangeKind } from "./sources/manifest.js";
+import { isAsnListKind, isBotNpmSource, isNpmSource, loadManifest, type FileSource, type Manifest, type RangeKind } from "./sources/manifest.js";
 import { Dictionary, SPECIAL_PURPOSE_RANGES, cidrRanges, readNpmInput, type Log, type NpmInput } from "./sources/npm.js";
 import { scannerOrgFromComment, vpnProviderFromComment } from "./sources/names.js";
 import { createLogger, setLogFormat } from "../src/shared/log.js";
@@ -175,7 +175,7 @@ async function readFileSources(manifest: Manifest, opts: BuildOptions, snapshot:
   };
   const acquired = await acquireSources(
     files,
-    { sourcesDir: opts.sourcesDir, snapshot, fetch: opts.fetch, fetchMirror: opts.fetchMirror, timeoutMs: opts.fetchTimeoutMs, log },
+    { sourcesDir: opts.sourcesDir, snapshot, fetch: opts.fetch, fetchMirror: opts.fetchMirror, timeoutMs: opts.fetchTimeoutMs, log, what: "listed sources" },
     accept,
   );
   return files.map((source, i) => {
@@ -188,7 +188,7 @@ async function readFileSources(manifest: Manifest, opts: BuildOptions, snapshot:
     const sha256 = createHash("sha256").update(got.bytes).digest("hex");
     const parsed = parsedBytes.get(got.bytes)!;
     const bad = parsed.badRows > 0 ? `, ${parsed.badRows} bad (e.g. ${parsed.badExamples[0]})` : "";
-    log(`  ok      ${source.id} (${source.kind}): ${parsed.rows} rows${bad}${parsed.dataDate ? `, data ${parsed.dataDate}` : ""}${got.note ? `; ${got.note}` : ""}`);
+    log(`  ${got.note ? "fallback" : "ok      "} ${source.id} (${source.kind}): ${parsed.rows} rows${bad}${parsed.dataDate ? `, data ${parsed.dataDate}` : ""}${got.note ? `; ${got.note}` : ""}`);
     return { source, order, status: "ok", reason: null, origin: got.origin, note: got.note, taken: got.taken, sha256, parsed, masked: 0 };
   });
 }
@@ -599,15 +599,20 @@ export async function buildIpDataset(opts: BuildOptions): Promise<BuildOutcome> 
   if (requested) log(`listed sources: ${okCount} ok, ${results.length - okCount} not used (${seconds(step)})`);
 
   const registry = await buildBotRegistry(manifest, opts, snapshot, results, log);
-  const usable = okCount + registry.results.filter((r) => r.status === "ok").length;
-  const total = results.length + registry.results.length;
+  const botsOk = registry.results.filter((r) => r.status === "ok").length;
+  const usable = { count: okCount + botsOk, text: usableText(okCount, results.length, botsOk, registry.results.length) };
   if (opts.fetch) {
-    // Downloaded: ok, from an http(s) address (a fallback names the copy it used; npm packages are read from disk).
-    const all = [...results, ...registry.results];
-    const downloaded = all.filter((r) => r.status === "ok" && /^https?:\/\//.test(r.origin ?? "")).length;
-    log(`downloads: ${downloaded} of ${all.length} sources fetched from upstream; ${all.length - downloaded} not (failed, or taken from a fallback)`);
-    if (downloaded === 0) {
-      throw new Error(`--fetch: none of the ${all.length} sources could be downloaded (no network, or the mirror is down); nothing was built and the current build stays`);
+    // Downloaded: ok without a note (a fallback names the copy it used). The npm packages are read from disk, not downloaded.
+    const files = [...results, ...registry.results.filter((r) => !isBotNpmSource(r.source))];
+    const botFiles = files.length - results.length;
+    const fetched = files.filter((r) => r.status === "ok" && r.note === null).length;
+    const fallback = files.filter((r) => r.status === "ok" && r.note !== null).length;
+    log(
+      `downloads: ${fetched} of ${files.length} sources fetched from upstream (${results.length} listed sources + ${botFiles} bot registry files; ` +
+        `npm packages are read from disk); ${fallback} from a fallback, ${files.length - fetched - fallback} failed`,
+    );
+    if (fetched === 0) {
+      throw new Error(`--fetch: none of the ${files.length} sources could be downloaded (no network, or the mirror is down); nothing was built and the current build stays`);
     }
   }
 
@@ -617,7 +622,7 @@ export async function buildIpDataset(opts: BuildOptions): Promise<BuildOutcome> 
   const root = ipDatasetRoot(opts.dataDir);
   mkdirSync(root, { recursive: true });
   const twin = existingBuild(root, short);
-  if (twin) return makeCurrent(root, twin, usable, total, opts, log, began, `inputs identical to ${twin}: reused it, nothing written`);
+  if (twin) return makeCurrent(root, twin, usable, opts, log, began, `inputs identical to ${twin}: reused it, nothing written`);
 
   step = Date.now();
   const claimSet = collectClaims(results);
@@ -687,21 +692,21 @@ export async function buildIpDataset(opts: BuildOptions): Promise<BuildOutcome> 
 
   verifyBuild(tmp, inputs, dict, claimSet, registry.bots.length, log);
   renameSync(tmp, dir);
-  return makeCurrent(root, version, usable, total, opts, log, began, null, sources);
+  return makeCurrent(root, version, usable, opts, log, began, null, sources);
 }
 
 /**
  * Makes build `version` current, unless it has fewer usable listed sources than the current build
  * and `force` is not set (then it is kept aside). `reused` says the build already existed.
  */
-function makeCurrent(root: string, version: string, usable: number, total: number, opts: BuildOptions, log: Log, began: number, reused: string | null, sources?: IpSourceMeta[]): BuildOutcome {
+function makeCurrent(root: string, version: string, usable: { count: number; text: string }, opts: BuildOptions, log: Log, began: number, reused: string | null, sources?: IpSourceMeta[]): BuildOutcome {
   const dir = join(root, version);
   const metas = sources ?? (JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { sources: IpSourceMeta[] }).sources;
   if (reused) log(reused);
   const currentOk = usableListedSources(currentIpDatasetDir(opts.dataDir));
-  if (currentOk !== null && usable < currentOk && !opts.force) {
+  if (currentOk !== null && usable.count < currentOk && !opts.force) {
     const summary =
-      `kept ${version} aside: ${usable}/${total} usable listed sources against ${currentOk} in the current build; ` +
+      `kept ${version} aside: ${usable.text} usable, ${usable.count} in all against ${currentOk} in the current build; ` +
       "the service keeps the current one (--force, or POST /v1/admin/datasets/activate, to use it anyway)";
     log(summary);
     return { version, dir, sources: metas, madeCurrent: false, summary };
@@ -710,7 +715,7 @@ function makeCurrent(root: string, version: string, usable: number, total: numbe
   const pointerTmp = join(root, `current.${process.pid}.tmp`);
   writeFileSync(pointerTmp, `${version}\n`);
   renameSync(pointerTmp, join(root, "current"));
-  const summary = `${reused ? "reused" : "built"} ${version} in ${seconds(began)} with ${usable}/${total} usable listed sources; current -> ${version}`;
+  const summary = `${reused ? "reused" : "built"} ${version} in ${seconds(began)} with ${usable.text} usable; current -> ${version}`;
   log(summary);
   return { version, dir, sources: metas, madeCurrent: true, summary };
 }
@@ -742,6 +747,15 @@ export function builderStamp(root: string = REPO_ROOT): string {
     for (const f of files) h.update(f).update(readFileSync(join(root, f)));
   }
   return h.digest("hex");
+}
+
+/**
+ * What a build's usable-source count is made of, as the summary lines say it: the listed range and
+ * ASN-list sources (the count in `metadata.source`), then the bot registries. `metadata.coverage`
+ * counts the npm ASN and country files too (docs/data.md, "Counting sources").
+ */
+export function usableText(listedOk: number, listed: number, registriesOk: number, registries: number): string {
+  return `${listedOk}/${listed} listed sources + ${registriesOk}/${registries} bot registries`;
 }
 
 function fallbackSummary(results: FileResult[]): string {
@@ -898,7 +912,7 @@ function currentIsBehindSnapshot(dir: string, manifest: Manifest, snapshot: Snap
   const offered =
     manifest.sources.filter((s) => !isNpmSource(s) && snapshot.files.has(s.path)).length +
     manifest.bots.filter((b) => ("path" in b ? snapshot.files.has(b.path) : true)).length;
-  if (usable < offered) return `it has ${usable} usable listed sources, the snapshot offers ${offered}`;
+  if (usable < offered) return `it has ${usable} usable listed sources and bot registries, the snapshot offers ${offered}`;
   const builtFrom = snapshotWrittenAt(dir);
   if (snapshot.manifest.written_at && builtFrom !== null && builtFrom < snapshot.manifest.written_at) {
     return `it was built from the snapshot of ${builtFrom}, the repository has the one of ${snapshot.manifest.written_at}`;

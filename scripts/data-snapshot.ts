@@ -207,7 +207,8 @@ export async function writeSnapshot(mode: Mode, opts: { dir?: string; manifest?:
   if (downloads.tried > 0) log(`downloads: ${downloads.tried - downloads.failed} of ${downloads.tried} fetched; ${downloads.failed} failed (their old copies kept)`);
   if (downloads.tried > 0 && downloads.failed === downloads.tried) {
     problems.push(`no download succeeded (${downloads.failed} failed: no network, or the mirror is down); the snapshot is unchanged`);
-    log(`snapshot: unchanged, ${problems.length} problems`);
+    // One problem (nothing could be had), counted as the downloads line counts it.
+    log(`snapshot: unchanged: all ${downloads.failed} downloads failed`);
     return problems;
   }
   const next: SnapshotManifest = parseSnapshotManifest({
@@ -220,7 +221,7 @@ export async function writeSnapshot(mode: Mode, opts: { dir?: string; manifest?:
   const contents = (m: SnapshotManifest): string => JSON.stringify({ format: m.format, files: m.files, withheld: m.withheld });
   if (contents(next) === contents(old.manifest)) {
     // Nothing to say that the tracked manifest does not already say: leave it (and its date) alone.
-    log(`snapshot: unchanged (${files.length} files, ${withheld.length} withheld), ${problems.length} problems`);
+    log(`snapshot: unchanged (${files.length} files, ${withheld.length} withheld), ${problemCount(problems)}`);
     return problems;
   }
   removeStale(dir, new Set(files.map((f) => f.file)));
@@ -228,9 +229,11 @@ export async function writeSnapshot(mode: Mode, opts: { dir?: string; manifest?:
   renameSync(join(dir, "manifest.json.tmp"), join(dir, "manifest.json"));
   writeFileSync(join(dir, "LICENCES.md"), licencesMarkdown(next));
   const size = files.reduce((n, f) => n + readFileSync(join(dir, f.file)).length, 0);
-  log(`snapshot: ${files.length} files (${(size / 1e6).toFixed(2)} MB gzipped), ${withheld.length} withheld, ${problems.length} problems`);
+  log(`snapshot: ${files.length} files (${(size / 1e6).toFixed(2)} MB gzipped), ${withheld.length} withheld, ${problemCount(problems)}`);
   return problems;
 }
+
+const problemCount = (problems: readonly string[]): string => `${problems.length} problem${problems.length === 1 ? "" : "s"}`;
 
 /** Deletes .gz files under `dir` that the new manifest does not list. */
 function removeStale(dir: string, keep: ReadonlySet<string>): void {

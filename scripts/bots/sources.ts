@@ -69,7 +69,7 @@ export async function readBotRegistrySources(manifest: Manifest, opts: AcquireOp
       return `format drifted: ${(err as Error).message}`;
     }
   };
-  const acquired = await acquireSources(files, opts, accept);
+  const acquired = await acquireSources(files, { ...opts, what: "bot registry files" }, accept);
   const byId = new Map(files.map((f, i) => [f.id, acquired[i]!]));
   return manifest.bots.map((source) => {
     const got = isBotNpmSource(source) ? readNpmRegistry(source) : byId.get(source.id)!;
@@ -83,7 +83,7 @@ export async function readBotRegistrySources(manifest: Manifest, opts: AcquireOp
     const sha256 = createHash("sha256").update(got.bytes).digest("hex");
     try {
       const { doc, parsed } = parseBotRegistryBytes(source, got.bytes);
-      log(`  ok      ${source.id} (bots): ${parsed.entries.length} entries${parsed.bad ? `, ${parsed.bad} bad` : ""}${note ? `; ${note}` : ""}`);
+      log(`  ${note ? "fallback" : "ok      "} ${source.id} (bots): ${parsed.entries.length} entries${parsed.bad ? `, ${parsed.bad} bad` : ""}${note ? `; ${note}` : ""}`);
       return { ...base, status: "ok", reason: null, note, taken: got.taken, sha256, entries: parsed.entries.length, bad: parsed.bad, doc };
     } catch (err) {
       const reason = `format drifted: ${(err as Error).message}`;

@@ -31,6 +31,8 @@ export interface AcquireOptions {
   concurrency?: number;
   /** Progress lines. */
   log?: (line: string) => void;
+  /** What the sources are, for the progress lines (default "sources"). */
+  what?: string;
 }
 
 /** The outcome for one source: bytes and the format they are in, or why there are none. */
@@ -139,18 +141,26 @@ export async function acquireSources<S extends AcquirableSource>(sources: readon
   const results: Acquired[] = new Array(sources.length);
   const down = new Map<string, string>();
   let nextIndex = 0;
-  let done = 0;
+  const tally = { tried: 0, fetched: 0, fallback: 0, failed: 0 };
   const worker = async () => {
     while (nextIndex < sources.length) {
       const i = nextIndex++;
       const source = sources[i]!;
-      results[i] = await acquireOne(source, opts, down, accept);
-      if (opts.fetch && ++done % 25 === 0) log(`  fetched ${done}/${sources.length}`);
+      const got = (results[i] = await acquireOne(source, opts, down, accept));
+      if (!opts.fetch) continue;
+      // With --fetch the download is the first step: ok without a note is a download.
+      tally[got.status !== "ok" ? "failed" : got.note === null ? "fetched" : "fallback"]++;
+      if (++tally.tried % 25 === 0 || tally.tried === sources.length) log(`  ${progressLine(tally, sources.length, opts.what ?? "sources")}`);
     }
   };
   const threads = opts.fetch ? Math.max(1, opts.concurrency ?? 8) : 16;
   await Promise.all(Array.from({ length: Math.min(threads, sources.length) }, worker));
   return results;
+}
+
+/** A --fetch progress line: how many were tried, and what came of them. */
+export function progressLine(t: { tried: number; fetched: number; fallback: number; failed: number }, total: number, what: string): string {
+  return `${what}: tried ${t.tried}/${total} (${t.fetched} fetched, ${t.fallback} from a fallback, ${t.failed} failed)`;
 }
 
 /** One source through the chain download -> directory -> snapshot; a fallback's note names what failed. */

@@ -41,7 +41,8 @@ describe("data-build command", () => {
     const before = current();
     const worse = run("--no-snapshot");
     expect(worse.status).toBe(1);
-    expect(worse.last).toMatch(/^\[data-build\] kept ip-\S+ aside: 1\/\d+ usable listed sources against \d+ in the current build; the service keeps the current one/);
+    // npm packages only: no listed source, the one bot registry that is an npm package.
+    expect(worse.last).toMatch(/^\[data-build\] kept ip-\S+ aside: 0\/\d+ listed sources \+ 1\/\d+ bot registries usable, 1 in all against \d+ in the current build; the service keeps the current one/);
     expect(current()).toBe(before);
     const forced = run("--no-snapshot", "--force");
     expect(forced.status).toBe(0);
@@ -52,7 +53,7 @@ describe("data-build command", () => {
     const npmOnly = current(); // made current with --force above
     const rebuilt = run("--if-missing");
     expect(rebuilt.status).toBe(0);
-    expect(rebuilt.out).toMatch(/is replaced: it has 1 usable listed sources, the snapshot offers \d+/);
+    expect(rebuilt.out).toMatch(/is replaced: it has 1 usable listed sources and bot registries, the snapshot offers \d+/);
     expect(current()).not.toBe(npmOnly);
     const full = current();
     const again = run("--if-missing");
@@ -72,7 +73,20 @@ describe("data-build command", () => {
     const r = run("--fetch", "--fetch-mirror", "http://127.0.0.1:9/");
     expect(r.status).toBe(1);
     expect(r.out).toMatch(/download failed \(fetch failed: [^)]+\); used the snapshot taken \d{4}-\d{2}-\d{2}/);
-    expect(r.out).toMatch(/downloads: 0 of \d+ sources fetched from upstream/);
+    // Progress says what happened, with one total; a fallback is labelled as one, never "ok".
+    const lines = r.out.split("\n");
+    const progress = lines.filter((l) => /^\[data-build\]\s+listed sources: tried /.test(l));
+    expect(progress.length).toBeGreaterThan(0);
+    const last = /tried (\d+)\/(\d+) \(0 fetched, (\d+) from a fallback, (\d+) failed\)$/.exec(progress.at(-1)!)!;
+    expect(last[1]).toBe(last[2]);
+    expect(Number(last[3]) + Number(last[4])).toBe(Number(last[2]));
+    expect(lines.filter((l) => /^\[data-build\]\s+ok\s/.test(l) && /download failed/.test(l))).toEqual([]);
+    expect(lines.filter((l) => /used the snapshot/.test(l)).every((l) => /^\[data-build\]\s+fallback /.test(l))).toBe(true);
+    const downloads = /downloads: 0 of (\d+) sources fetched from upstream \((\d+) listed sources \+ (\d+) bot registry files; npm packages are read from disk\)/.exec(r.out)!;
+    expect(downloads).not.toBeNull();
+    expect(downloads[2]).toBe(last[2]);
+    expect(Number(downloads[1])).toBe(Number(downloads[2]) + Number(downloads[3]));
+    expect(r.last).toContain(`none of the ${downloads[1]} sources could be downloaded`);
     expect(r.last).toMatch(/none of the \d+ sources could be downloaded .*nothing was built and the current build stays/);
     expect(current()).toBe(before);
   }, scaled(120_000));

@@ -5,10 +5,11 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, normalize } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { buildIpDataset } from "../../scripts/data-build.js";
+import { buildIpDataset, usableListedSources } from "../../scripts/data-build.js";
 import { acquireSources } from "../../scripts/sources/acquire.js";
 import { isNpmSource, loadManifest, type FileSource } from "../../scripts/sources/manifest.js";
 import { extractSnapshot, loadSnapshot } from "../../scripts/sources/snapshot.js";
+import { coverageOf } from "../../src/datasets/coverage.js";
 import { openIpDataset, type IpSourceMeta } from "../../src/datasets/ip-dataset.js";
 import { parseIp } from "../../src/shared/ip.js";
 import { smallNpmInputs } from "../helpers/npm-inputs.js";
@@ -177,6 +178,19 @@ describe("data-build --fetch --fetch-mirror", () => {
       expect(again.summary).toMatch(new RegExp(`^reused ${first.version} in `));
       expect(lines).toContain(`inputs identical to ${first.version}: reused it, nothing written`);
       expect(readdirSync(root).sort()).toEqual(builds);
+      // One count, named: the summary's listed sources are metadata.source's, and with the bot
+      // registries they make the manifest's usable count; coverage adds the npm ASN and country files.
+      const ds = openIpDataset(dir);
+      try {
+        const listed = / \+ (\d+\/\d+) listed sources/.exec(ds.meta.source)![1]!;
+        const summed = /with (\d+)\/(\d+) listed sources \+ (\d+)\/(\d+) bot registries usable;/.exec(again.summary)!;
+        expect(`${summed[1]}/${summed[2]}`).toBe(listed);
+        expect(Number(summed[1]) + Number(summed[3])).toBe(usableListedSources(join(root, first.version)));
+        const npmOk = ds.meta.sources.filter((s) => (s.kind === "asn" || s.kind === "country") && s.status === "ok").length;
+        expect(coverageOf(ds.meta).usable).toBe(Number(summed[1]) + Number(summed[3]) + npmOk);
+      } finally {
+        ds.close();
+      }
       // Other inputs (npm only) make a build of their own.
       const other = await buildIpDataset({ ...npm, dataDir: dir, snapshot: false, force: true });
       expect(other.version).not.toBe(first.version);
@@ -193,7 +207,7 @@ describe("data-build --fetch --fetch-mirror", () => {
       const before = readFileSync(pointer, "utf8");
       const kept = await buildIpDataset({ ...npm, dataDir: dir, sourcesDir: join(dir, "no-such-folder"), snapshot: false });
       expect(kept.madeCurrent).toBe(false);
-      expect(kept.summary).toMatch(/^kept ip-\S+ aside: 1\/\d+ usable listed sources against \d+ in the current build; /);
+      expect(kept.summary).toMatch(/^kept ip-\S+ aside: 0\/\d+ listed sources \+ 1\/\d+ bot registries usable, 1 in all against \d+ in the current build; /);
       expect(readFileSync(pointer, "utf8")).toBe(before);
       // The same folder over the snapshot is as good as the current build: it is made current.
       const same = await buildIpDataset({ ...npm, dataDir: dir, sourcesDir: join(dir, "no-such-folder") });

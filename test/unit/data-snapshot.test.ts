@@ -169,6 +169,10 @@ describe("writeSnapshot", () => {
       const down: string[] = [];
       const offline = await writeSnapshot({ kind: "fetch", mirror: "http://127.0.0.1:9" }, { dir: out, manifest: small, log: (l) => down.push(l) });
       expect(offline).toEqual([expect.stringMatching(/^no download succeeded \(\d+ failed: no network, or the mirror is down\); the snapshot is unchanged$/)]);
+      // The summary counts the failures as the downloads line does.
+      const failedDownloads = /^downloads: 0 of (\d+) fetched; (\d+) failed/.exec(down.find((l) => l.startsWith("downloads: ")) ?? "");
+      expect(failedDownloads?.[1]).toBe(failedDownloads?.[2]);
+      expect(down.at(-1)).toBe(`snapshot: unchanged: all ${failedDownloads?.[2]} downloads failed`);
       expect(readFileSync(join(out, "manifest.json"), "utf8")).toBe(manifestText);
       // With nothing to keep, a file that cannot be had is a problem.
       const empty = mkdtempSync(join(tmpdir(), "snapshot-empty-"));

@@ -212,7 +212,7 @@ describe("POST /v1/check/deep", () => {
     expect([none.status, none.body.error.code, none.body.metadata.credits]).toEqual([422, "MISSING_REQUIRED_DATA", 0]);
     const badIp = await deep({ form_id: "f", metadata: { ip: "999.1.1.1" } }, site.secretKey);
     expect([badIp.status, badIp.body.error.code]).toEqual([400, "VALIDATION_ERROR"]);
-    expect(badIp.body.error.message).toMatch(/^metadata\.ip/);
+    expect(badIp.body.error.message).toMatch(/^body\.metadata\.ip: /);
     for (const [body, path] of [
       [{ form_id: "f", metadata: { ip: "8.8.8.8" }, extra: 1 }, /extra/],
       [{ form_id: "f", metadata: { ip: "8.8.8.8" }, session_id: "" }, /^body\.session_id/],

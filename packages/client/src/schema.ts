@@ -6999,6 +6999,7 @@ export interface operations {
                     };
                     metadata?: {
                         email?: string;
+                        /** @description An IPv4 or IPv6 address. */
                         ip?: string;
                         user_agent?: string;
                         honeypot_field?: string;
@@ -7203,6 +7204,7 @@ export interface operations {
                     };
                     metadata?: {
                         email?: string;
+                        /** @description An IPv4 or IPv6 address. */
                         ip?: string;
                         user_agent?: string;
                         honeypot_field?: string;
@@ -7681,6 +7683,7 @@ export interface operations {
                     };
                     metadata?: {
                         email?: string;
+                        /** @description An IPv4 or IPv6 address. */
                         ip?: string;
                         user_agent?: string;
                         honeypot_field?: string;
@@ -8282,6 +8285,7 @@ export interface operations {
                     observation_type: "auth.signup" | "auth.login";
                     session_id?: string;
                     fingerprint?: string | number;
+                    /** @description An IPv4 or IPv6 address. */
                     ip?: string;
                     email?: string;
                 };
@@ -8445,6 +8449,7 @@ export interface operations {
                     external_user_id?: string;
                     session_id?: string;
                     fingerprint?: string | number;
+                    /** @description An IPv4 or IPv6 address. */
                     ip?: string;
                     email?: string;
                     user_agent?: string;

@@ -3,7 +3,7 @@ import { dataScope, isTestPrincipal } from "../../front/auth.js";
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { analyzeEmailWithMx } from "../../scoring/email.js";
 import { preflightVerdict } from "../../scoring/session-verdict.js";
-import { parseIp, type ParsedIp } from "../../shared/ip.js";
+import type { ParsedIp } from "../../shared/ip.js";
 import { peekCounts } from "../../store/front/bindings-view.js";
 import { uaClassifierFor } from "../../front/beacon/hits.js";
 import type { AppDeps } from "../deps.js";
@@ -73,11 +73,8 @@ export function authCheckPost(deps: Deps) {
         throw new ApiError("MISSING_REQUIRED_DATA", "Nothing to check: give at least one of session_id, fingerprint, ip, email.");
       }
       const orgId = principal!.orgId;
-      let ip: ParsedIp | null = null;
-      if (body.ip !== undefined) {
-        ip = parseIp(body.ip.trim());
-        if (!ip) throw new ApiError("VALIDATION_ERROR", "body.ip: not an IPv4 or IPv6 address.");
-      }
+      // Parsed by the body's schema (schemas/ip.ts, bodyIp).
+      const ip: ParsedIp | null = body.ip !== undefined ? body.ip.parsed : null;
       const dataset = deps.ipDatasets.get();
       const facts = ip ? dataset.lookup(ip) : null;
       const sharedNetwork = ip !== null && (isCgnat(ip) || facts!.type.mobile);
@@ -104,7 +101,7 @@ export function authCheckPost(deps: Deps) {
         // On a login the address is the account's own, accepted at its signup: reported, not weighed.
         emailReasons: email && signup ? email.analysis.reasons : null,
       });
-      const magic = test ? magicDecision(body.email, body.ip) : null;
+      const magic = test ? magicDecision(body.email, body.ip?.text) : null;
       if (magic) Object.assign(verdict, magic);
       // An account judged block: its webhook event is stored before the answer (front/webhook-blocks.ts).
       if (verdict.decision === "block" && body.external_user_id !== undefined) {

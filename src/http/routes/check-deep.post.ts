@@ -3,7 +3,7 @@ import { formText } from "../../scoring/content/index.js";
 import { MAX_INPUT_CHARS } from "../../scoring/content/features.js";
 import { fuseDeep, nameKind, summarizeSession, type DeepFindings, type FieldResult, type SessionSummary } from "../../scoring/deep.js";
 import type { EmailAnalysis } from "../../scoring/email.js";
-import { formatIp, parseIp } from "../../shared/ip.js";
+import { formatIp } from "../../shared/ip.js";
 import { peekCounts } from "../../store/front/bindings-view.js";
 import type { ObservationRecord } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
@@ -61,9 +61,9 @@ export function checkDeepPost(deps: Deps) {
     async handle({ principal, body, nowMs, requestId }) {
       const orgId = principal!.orgId;
       const test = isTestPrincipal(principal);
-      // The reverse lookup starts at once, beside the check's own waits (MX, content model); an
-      // address that does not parse is refused by the check.
-      const parsed = body.metadata?.ip !== undefined ? parseIp(body.metadata.ip.trim()) : null;
+      // The reverse lookup starts at once, beside the check's own waits (MX, content model); the
+      // address was parsed by the body's schema (schemas/ip.ts, bodyIp).
+      const parsed = body.metadata?.ip?.parsed;
       const [check, rdns] = await Promise.all([checkSubmission(deps, orgId, body, nowMs, test), parsed ? deps.rdns.lookup(formatIp(parsed)) : Promise.resolve(null)]);
       const sessionRef = body.session_id !== undefined ? { id: body.session_id, source: "session_id" as const } : check.beaconSession ? { id: check.beaconSession.sessionId, source: "beacon_field" as const } : null;
       const [session, content] = await Promise.all([sessionBlock(deps, principal!, sessionRef, nowMs), contentBlock(deps, check)]);
@@ -78,7 +78,7 @@ export function checkDeepPost(deps: Deps) {
       };
       const fused = fuseDeep(check.fused, findings);
       // A test-mode key's magic inputs decide the deep verdict and the check's own, as POST /v1/check answers them.
-      const magic = test ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
+      const magic = test ? magicDecision(body.metadata?.email, body.metadata?.ip?.text) : null;
       if (magic) {
         Object.assign(fused, magic);
         Object.assign(check.data, magic);

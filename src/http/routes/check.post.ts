@@ -3,7 +3,7 @@ import { dataScope, isTestPrincipal, type KeyPrincipal } from "../../front/auth.
 import { STRONG_TELLS } from "../../scoring/observation.js";
 import type { IpFacts } from "../../datasets/ip-dataset.js";
 import { fuseCheck, type CheckInput, type CheckResult } from "../../scoring/check.js";
-import { parseIp, type ParsedIp } from "../../shared/ip.js";
+import type { ParsedIp } from "../../shared/ip.js";
 import { uaClassifierFor } from "../../front/beacon/hits.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../../shared/errors.js";
@@ -70,7 +70,7 @@ export function checkPost(deps: Deps) {
     async handle({ principal, body, nowMs, requestId }) {
       const test = isTestPrincipal(principal);
       const outcome = await checkSubmission(deps, principal!.orgId, body, nowMs, test);
-      const magic = test ? magicDecision(body.metadata?.email, body.metadata?.ip) : null;
+      const magic = test ? magicDecision(body.metadata?.email, body.metadata?.ip?.text) : null;
       if (magic) Object.assign(outcome.data, magic);
       countDecision("POST /v1/check", outcome.data.decision);
       return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, history: keptHistory(deps, principal!, outcome, requestId, body.form_id, nowMs) };
@@ -106,7 +106,7 @@ export interface CheckOutcome {
  * Scores a form submission (the whole of POST /v1/check but the charge). `test`: a test key's, which
  * reads its org's test scope (records.ts scopedId): the test sessions its beacon field proves and
  * the org model its test feedback trained.
- * @throws ApiError MISSING_REQUIRED_DATA (nothing to analyse), VALIDATION_ERROR (metadata.ip).
+ * @throws ApiError MISSING_REQUIRED_DATA (nothing to analyse).
  */
 export async function checkSubmission(deps: Deps, orgId: string, body: CheckBody, nowMs: number, test = false): Promise<CheckOutcome> {
   const md = body.metadata ?? {};
@@ -117,14 +117,10 @@ export async function checkSubmission(deps: Deps, orgId: string, body: CheckBody
   }
 
   // IP: the datasets, inline (sub-microsecond).
-  let ip: ParsedIp | null = null;
-  let facts = null;
-  if (md.ip !== undefined) {
-    ip = parseIp(md.ip.trim());
-    if (!ip) throw new ApiError("VALIDATION_ERROR", "metadata.ip: not an IPv4 or IPv6 address.");
-    facts = deps.ipDatasets.get().lookup(ip);
-  }
+  // The address was parsed by the body's schema (schemas/ip.ts, bodyIp).
   const dataset = deps.ipDatasets.get();
+  const ip: ParsedIp | null = md.ip !== undefined ? md.ip.parsed : null;
+  const facts = ip !== null ? dataset.lookup(ip) : null;
 
   // Text of the form, for the content model (below).
   const text = fields ? formText(fields) : { text: "", fields: [], flags: [] };

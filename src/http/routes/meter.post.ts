@@ -1,8 +1,7 @@
 import type { z } from "zod";
-import { formatIp, parseIp } from "../../shared/ip.js";
+import { formatIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
 import { dataScope } from "../../front/auth.js";
-import { ApiError } from "../../shared/errors.js";
 import { defineRoute, type RouteDocs } from "../route.js";
 import { meterBody, meterResponse, windowMs } from "../schemas/sessions.js";
 import { ackOrThrow } from "./ack.js";
@@ -46,12 +45,8 @@ export function meterPost(deps: Deps) {
     async handle({ principal, body, nowMs }) {
       const h = deps.pseudonyms;
       const id = body.identity;
-      let ipText: string | undefined;
-      if (id.ip !== undefined) {
-        const ip = parseIp(id.ip.trim());
-        if (!ip) throw new ApiError("VALIDATION_ERROR", "body.identity.ip: not an IPv4 or IPv6 address.");
-        ipText = formatIp(ip); // canonical text, as session resolution hashes it
-      }
+      // Parsed by the body's schema (schemas/ip.ts, bodyIp); canonical text, as session resolution hashes it.
+      const ipText = id.ip !== undefined ? formatIp(id.ip.parsed) : undefined;
       const window = windowMs(body.limit.window)!;
       const ack = ackOrThrow(
         await deps.store.send({

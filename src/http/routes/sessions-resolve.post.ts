@@ -1,5 +1,5 @@
 import { verdictOf } from "../../scoring/session-verdict.js";
-import { parseIp, type ParsedIp } from "../../shared/ip.js";
+import type { ParsedIp } from "../../shared/ip.js";
 import type { AppDeps } from "../deps.js";
 import { dataScope } from "../../front/auth.js";
 import { ApiError } from "../../shared/errors.js";
@@ -62,11 +62,8 @@ export function sessionsResolvePost(deps: Deps) {
       }
       // A test key binds in its org's test scope and reads its test sessions (records.ts scopedId).
       const orgId = dataScope(principal!, principal!.orgId);
-      let ip: ParsedIp | null = null;
-      if (body.ip !== undefined) {
-        ip = parseIp(body.ip.trim());
-        if (!ip) throw new ApiError("VALIDATION_ERROR", "body.ip: not an IPv4 or IPv6 address.");
-      }
+      // Parsed by the body's schema (schemas/ip.ts, bodyIp).
+      const ip: ParsedIp | null = body.ip !== undefined ? body.ip.parsed : null;
       const facts = ip ? deps.ipDatasets.get().lookup(ip) : null;
       const sharedNetwork = ip !== null && (isCgnat(ip) || facts!.type.mobile);
       const keys = joinKeysOf(deps.pseudonyms, { sessionId: body.session_id, fingerprint: body.fingerprint, ip, email: body.email });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
+import { bodyIp } from "./ip.js";
 import { textLine } from "./text.js";
 import { sessionContinuity } from "./sessions.js";
 
@@ -14,7 +15,7 @@ export const authCheckBody = z.strictObject({
   external_user_id: textLine(256).optional(),
   session_id: textLine(128).optional(),
   fingerprint: z.union([textLine(512), z.number().finite()]).optional(),
-  ip: z.string().max(64).optional(),
+  ip: bodyIp.optional(),
   email: z.string().max(320).refine(isCleanLine, UNSAFE_TEXT_MESSAGE).optional(),
   /** The User-Agent header of the login or signup request. */
   user_agent: z.string().max(2048).optional(),

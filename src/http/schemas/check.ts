@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FLAGS } from "../../scoring/content/flags.js";
+import { bodyIp, bodyIpOf } from "./ip.js";
 import { isPlainObject, noUndefinedKeys, onlyKnownKeys, optNumber, optString, withFastPath } from "../validate.js";
 
 /** Most fields in form_data, and most items in one field's list (shared by the schema and its fast path). */
@@ -14,7 +15,8 @@ const fieldName = z.string().max(200);
 
 const metadataSchema = z.object({
   email: z.string().max(320).optional(),
-  ip: z.string().max(64).optional(),
+  /** Parsed here (schemas/ip.ts, bodyIp): a bad address is one of the body's problems. */
+  ip: bodyIp.optional(),
   user_agent: z.string().max(2048).optional(),
   honeypot_field: z.string().max(5_000).optional(),
   /** Epoch milliseconds (values below 1e11 are taken as seconds). */
@@ -54,7 +56,6 @@ const FIELD_TEXT_MAX = maxOf(fieldText);
 const ITEM_TEXT_MAX = maxOf(itemText);
 const META_MAX = {
   email: maxOf(md.email.unwrap()),
-  ip: maxOf(md.ip.unwrap()),
   user_agent: maxOf(md.user_agent.unwrap()),
   honeypot_field: maxOf(md.honeypot_field.unwrap()),
   captcha_token: maxOf(md.captcha_token.unwrap()),
@@ -78,11 +79,15 @@ function checkBodyFast(v: unknown): CheckBody | undefined {
   if (metadata !== undefined) {
     if (!isPlainObject(metadata) || !noUndefinedKeys(metadata, METADATA_KEYS)) return undefined;
     const { email, ip, user_agent, honeypot_field, form_loaded_at, captcha_token } = metadata;
-    if (!optString(email, META_MAX.email) || !optString(ip, META_MAX.ip) || !optString(user_agent, META_MAX.user_agent) || !optString(honeypot_field, META_MAX.honeypot_field)) return undefined;
+    if (!optString(email, META_MAX.email) || !optString(user_agent, META_MAX.user_agent) || !optString(honeypot_field, META_MAX.honeypot_field)) return undefined;
     if (!optNumber(form_loaded_at, LOADED_AT.min, LOADED_AT.max, false) || !optString(captcha_token, META_MAX.captcha_token)) return undefined;
     const m: NonNullable<CheckBody["metadata"]> = {};
     if (email !== undefined) m.email = email as string;
-    if (ip !== undefined) m.ip = ip as string;
+    if (ip !== undefined) {
+      const parsed = bodyIpOf(ip);
+      if (parsed === undefined) return undefined;
+      m.ip = parsed;
+    }
     if (user_agent !== undefined) m.user_agent = user_agent as string;
     if (honeypot_field !== undefined) m.honeypot_field = honeypot_field as string;
     if (form_loaded_at !== undefined) m.form_loaded_at = form_loaded_at as number;

@@ -38,6 +38,9 @@ function includeOf(raw: string | undefined, ctx: z.RefinementCtx): IpDatasetName
 
 const includeCache = new Map<string, IpDatasetName[]>();
 
+/** Longest address text a request may give (path or body). */
+export const IP_TEXT_MAX = 64;
+
 /** An address that is not one, as the error names it. */
 const notAnIp = (text: unknown) => `'${String(text).slice(0, 64)}' is not a valid IPv4 or IPv6 address.`;
 
@@ -56,7 +59,7 @@ export interface IpParam {
 export const ipParam = withFastPath(
   z
     .string()
-    .max(64, { error: (issue) => notAnIp(issue.input) })
+    .max(IP_TEXT_MAX, { error: (issue) => notAnIp(issue.input) })
     .transform((text, ctx): IpParam => {
       const parsed = parseIp(text);
       if (parsed !== null) return { text, parsed };
@@ -65,11 +68,35 @@ export const ipParam = withFastPath(
     })
     .describe("An IPv4 or IPv6 address; IPv6 colons may be percent-encoded."),
   (value) => {
-    if (typeof value !== "string" || value.length > 64) return undefined;
+    if (typeof value !== "string" || value.length > IP_TEXT_MAX) return undefined;
     const parsed = parseIp(value);
     return parsed === null ? undefined : { text: value, parsed };
   },
 );
+
+/** An address in a request body, parsed once (spaces around it allowed), or undefined (fast paths). */
+export function bodyIpOf(value: unknown): IpParam | undefined {
+  if (typeof value !== "string" || value.length > IP_TEXT_MAX) return undefined;
+  const parsed = parseIp(value.trim());
+  return parsed === null ? undefined : { text: value, parsed };
+}
+
+/**
+ * An address in a request body (`metadata.ip` of POST /v1/check, `ip` of POST /v1/auth/check and
+ * /v1/sessions/resolve, `identity.ip` of POST /v1/meter): as given and parsed, once, in the schema,
+ * so a bad address is one of the body's problems (`body.metadata.ip`) with the same words as
+ * `path.ip`'s, and the handler uses the parsed value. Spaces around it are allowed, as before.
+ */
+export const bodyIp = z
+  .string()
+  .max(IP_TEXT_MAX, { error: (issue) => notAnIp(issue.input) })
+  .transform((text, ctx): IpParam => {
+    const ip = bodyIpOf(text);
+    if (ip !== undefined) return ip;
+    ctx.addIssue({ code: "custom", message: notAnIp(text) });
+    return z.NEVER;
+  })
+  .describe("An IPv4 or IPv6 address.");
 
 /*
  * Response schemas of GET /v1/ip/{ip}: documentation and tests only (GET /openapi.json and the

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { UNSAFE_TEXT_MESSAGE, isCleanLine } from "../../shared/text.js";
+import { bodyIp } from "./ip.js";
 import { textLine } from "./text.js";
 
 const id = (max: number) => textLine(max);
@@ -11,7 +12,7 @@ export const resolveBody = z.strictObject({
   session_id: id(128).optional(),
   /** A string (e.g. the beacon's hash) or a number (docs/api.md, "Decisions where the product left things open"). */
   fingerprint: z.union([id(512), z.number().finite()]).optional(),
-  ip: z.string().max(64).optional(),
+  ip: bodyIp.optional(),
   email: z.string().max(320).refine(isCleanLine, UNSAFE_TEXT_MESSAGE).optional(),
 });
 export type ResolveBody = z.infer<typeof resolveBody>;
@@ -35,7 +36,7 @@ export function windowMs(text: string): number | null {
 export const meterBody = z.strictObject({
   resource: id(200),
   identity: z
-    .strictObject({ user_id: id(256).optional(), session: id(128).optional(), ip: z.string().max(64).optional() })
+    .strictObject({ user_id: id(256).optional(), session: id(128).optional(), ip: bodyIp.optional() })
     .refine((i) => i.user_id !== undefined || i.session !== undefined || i.ip !== undefined, { message: "give at least one of user_id, session, ip" }),
   limit: z.strictObject({
     max: z.number().int().min(1).max(MAX_LIMIT),

@@ -362,7 +362,7 @@ function errorEnvelope(codes: ErrorCode[], extra: Record<string, ZodType>): ZodT
       problems: z
         .array(z.object({ param: z.string(), message: z.string() }))
         .optional()
-        .describe("VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s."),
+        .describe("VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema)."),
     }),
     metadata: z.object({ ...ENVELOPE_META, ...extra }),
   });

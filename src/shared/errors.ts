@@ -87,7 +87,11 @@ export class ApiError extends Error {
   readonly metadata: Record<string, unknown> | undefined;
   /** The input at fault (VALIDATION_ERROR): given, or read from the message's `param: ` prefix. */
   readonly param: string | undefined;
-  /** Every problem found (VALIDATION_ERROR from a schema), the first one being `param`'s. */
+  /**
+   * Every problem found (VALIDATION_ERROR), the first one being `param`'s: a schema's list, or the
+   * one problem a check outside a schema found (`param: message`), so every VALIDATION_ERROR that
+   * names its input has the same shape whether a schema or a handler found it.
+   */
   readonly problems: InputProblem[] | undefined;
 
   constructor(
@@ -107,8 +111,9 @@ export class ApiError extends Error {
     const challenge = CHALLENGES[code];
     this.headers = challenge ? { ...extra?.headers, "www-authenticate": challenge } : extra?.headers;
     this.metadata = extra?.metadata;
-    this.param = extra?.param ?? (code === "VALIDATION_ERROR" ? PARAM_PREFIX.exec(message)?.[1] : undefined);
-    this.problems = extra?.problems;
+    const param = extra?.param ?? (code === "VALIDATION_ERROR" ? PARAM_PREFIX.exec(message)?.[1] : undefined);
+    this.param = param;
+    this.problems = extra?.problems ?? (param !== undefined && message.startsWith(`${param}: `) ? [{ param, message: message.slice(param.length + 2) }] : undefined);
   }
 }
 

@@ -97,7 +97,9 @@ describe("key lifecycle", () => {
     await admin(server, "POST", `/v1/admin/keys/${keyId}/disable`);
     const r = await admin(server, "POST", `/v1/admin/keys/${keyId}/roll`, {});
     expect(r.status).toBe(400);
-    expect(r.body.error.message).toMatch(/disabled key cannot be rolled/);
+    // Found against the stored key: one problem, named as a schema's are.
+    const problem = { param: "path.keyId", message: "a disabled key cannot be rolled: enable it first, or create a new key." };
+    expect(r.body.error).toEqual({ code: "VALIDATION_ERROR", message: `${problem.param}: ${problem.message}`, param: problem.param, problems: [problem] });
     expect((await admin(server, "POST", "/v1/admin/keys/key_doesnotexist/roll", {})).status).toBe(404);
   });
 

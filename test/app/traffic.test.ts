@@ -204,6 +204,9 @@ describe("GET /v1/projects/{projectId}/traffic", () => {
       const r = await get(q);
       expect(r.status, q).toBe(400);
       expect(r.body.error.code, q).toBe("VALIDATION_ERROR");
+      // The range is checked after the query's schema (it needs both ends), and is named as its problems are.
+      expect(r.body.error.problems, q).toEqual([{ param: r.body.error.param, message: expect.any(String) }]);
+      expect(r.body.error.message, q).toBe(`${r.body.error.param}: ${r.body.error.problems[0].message}`);
     }
     const other = await createBeaconProject(server);
     const r = await get("", other.secretKey);

@@ -1482,7 +1482,7 @@ export interface components {
                 message: string;
                 /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                 param?: string;
-                /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                 problems?: {
                     param: string;
                     message: string;
@@ -1550,7 +1550,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -1598,7 +1598,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -1646,7 +1646,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -1706,7 +1706,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -1763,7 +1763,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -1823,7 +1823,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -1885,7 +1885,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -1939,7 +1939,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -1992,7 +1992,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2045,7 +2045,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2098,7 +2098,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2151,7 +2151,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2204,7 +2204,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2262,7 +2262,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2314,7 +2314,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2368,7 +2368,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2419,7 +2419,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2466,7 +2466,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2519,7 +2519,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2566,7 +2566,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2617,7 +2617,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2664,7 +2664,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2711,7 +2711,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2758,7 +2758,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2805,7 +2805,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2859,7 +2859,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2910,7 +2910,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -2961,7 +2961,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3017,7 +3017,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3073,7 +3073,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3127,7 +3127,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3184,7 +3184,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3231,7 +3231,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3283,7 +3283,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3339,7 +3339,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3389,7 +3389,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3443,7 +3443,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3500,7 +3500,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;
@@ -3551,7 +3551,7 @@ export interface components {
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
                         param?: string;
-                        /** @description VALIDATION_ERROR of a body or query schema: every problem found, the first being `param`'s. */
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
                         problems?: {
                             param: string;
                             message: string;

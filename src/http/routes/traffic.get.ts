@@ -116,9 +116,9 @@ export function trafficGet(deps: Deps) {
 export function trafficRange(q: InputsOf<typeof trafficQuery>, nowMs: number): { from: number; to: number; bucket: Bucket } {
   const to = q.to ?? nowMs;
   const from = q.from ?? to - DAY;
-  if (!(from < to)) throw new ApiError("VALIDATION_ERROR", "query.from: must be before `to`");
+  if (!(from < to)) throw new ApiError("VALIDATION_ERROR", "query.from: must be before `to`.");
   const bucket = q.bucket ?? (to - from <= 2 * DAY ? "hour" : "day");
-  if (to - from > MAX_RANGE[bucket]) throw new ApiError("VALIDATION_ERROR", `query.to: a range of ${bucket}s may span at most ${MAX_RANGE[bucket] / DAY} days`);
+  if (to - from > MAX_RANGE[bucket]) throw new ApiError("VALIDATION_ERROR", `query.to: a range of ${bucket}s may span at most ${MAX_RANGE[bucket] / DAY} days.`);
   return { from, to, bucket };
 }
 

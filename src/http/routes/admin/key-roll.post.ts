@@ -78,7 +78,7 @@ export function adminKeyRollPost(deps: Deps) {
       const data = { ...shown, key: plain, key_already_shown: false };
       // The answer kept for a replay never holds the plain key (the store keeps only its hash).
       const answer = recordAnswer?.(201, data, { ...shown, key: null, key_already_shown: true });
-      const ack = ackOrThrow(await deps.store.send({ op: "key.roll", keyId: old.id, key, oldExpiresAt: graceEnd, nowMs, answer }));
+      const ack = ackOrThrow(await deps.store.send({ op: "key.roll", keyId: old.id, key, oldExpiresAt: graceEnd, nowMs, answer }), "path.keyId");
       deps.peers.key(ack.key);
       deps.peers.key(ack.old);
       return { status: 201, data: { ...data, previous: publicKey(ack.old) }, recorded: answer && COMMITTED };

@@ -62,8 +62,8 @@ describe("webhook dates out of range", () => {
       ["items.data.0.current_period_end", { periodEnd: 1e300 }],
       ["items.data.0.current_period_start", { periodStart: -1e15 }],
       ["items.data.0.current_period_start", { periodStart: 900_000_000 }], // 1998
-      ["event.created", { created: now + 11 * YEAR }],
-      ["event.created", { created: 1 }],
+      ["body.created", { created: now + 11 * YEAR }],
+      ["body.created", { created: 1 }],
     ];
     for (const [i, [field, dates]] of cases.entries()) {
       const r = await webhook(subscriptionEvent(org.orgId, dates, `evt_range_${org.orgId}_${i}`));

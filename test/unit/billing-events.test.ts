@@ -37,12 +37,12 @@ describe("normalizeEvent: dates", () => {
 
   it("refuses a date outside, naming the field", () => {
     const cases: Array<[string, Parameters<typeof event>[0]]> = [
-      ["event.created", { created: EARLIEST_EVENT_DATE_S - 1 }],
-      ["event.created", { created: latest + 1 }],
-      ["event.data.object.trial_end", { trial_end: 1e300 }],
-      ["event.data.object.trial_end", { trial_end: -1e15 }],
-      ["event.data.object.items.data.0.current_period_start", { start: -1e15 }],
-      ["event.data.object.items.data.0.current_period_end", { end: latest + 1 }],
+      ["body.created", { created: EARLIEST_EVENT_DATE_S - 1 }],
+      ["body.created", { created: latest + 1 }],
+      ["body.data.object.trial_end", { trial_end: 1e300 }],
+      ["body.data.object.trial_end", { trial_end: -1e15 }],
+      ["body.data.object.items.data.0.current_period_start", { start: -1e15 }],
+      ["body.data.object.items.data.0.current_period_end", { end: latest + 1 }],
     ];
     for (const [field, d] of cases) {
       const r = normalizeEvent(event(d), setup, NOW_MS);

@@ -113,13 +113,14 @@ export function normalizeEvent(raw: unknown, setup: Pick<BillingSetup, "prices">
   const envelope = envelopeSchema.safeParse(raw);
   if (!envelope.success) {
     const issue = envelope.error.issues[0]!;
-    return { ok: false, message: `event.${issue.path.join(".")}: ${issue.message}` };
+    const path = issue.path.join(".");
+    return { ok: false, message: `body${path === "" ? "" : `.${path}`}: ${issue.message}` };
   }
   const event = envelope.data;
   const dates = dateBounds(nowMs);
-  if (event.created < dates.min || event.created > dates.max) return { ok: false, message: `event.created: ${DATE_RANGE}` };
+  if (event.created < dates.min || event.created > dates.max) return { ok: false, message: `body.created: ${DATE_RANGE}` };
   const obj = event.data.object;
-  const r = new FieldReader("event.data.object", dates);
+  const r = new FieldReader("body.data.object", dates);
   try {
     const metadata = r.object(obj.metadata, "metadata");
     const out: BillingEvent = {

@@ -118,7 +118,8 @@ export function trafficRange(q: InputsOf<typeof trafficQuery>, nowMs: number): {
   const from = q.from ?? to - DAY;
   if (!(from < to)) throw new ApiError("VALIDATION_ERROR", "query.from: must be before `to`.");
   const bucket = q.bucket ?? (to - from <= 2 * DAY ? "hour" : "day");
-  if (to - from > MAX_RANGE[bucket]) throw new ApiError("VALIDATION_ERROR", `query.to: a range of ${bucket}s may span at most ${MAX_RANGE[bucket] / DAY} days.`);
+  if (to - from > MAX_RANGE[bucket])
+    throw new ApiError("VALIDATION_ERROR", `query.to: a range of ${bucket}s may span at most ${MAX_RANGE[bucket] / DAY} days.`);
   return { from, to, bucket };
 }
 

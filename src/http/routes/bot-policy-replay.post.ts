@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { decideWithPolicy, resolvePolicy, type BotPolicy, type PolicyKind } from "../../scoring/bot-policy.js";
 import { decide as decideCheck, type DecisionThresholds } from "../../scoring/check.js";
 import { decide as decideHit } from "../../scoring/observation.js";
@@ -52,6 +53,9 @@ export function botPolicyReplayPost(deps: Deps) {
   });
 }
 
+/** Records re-decided between two yields to the event loop, as the traffic scan does, so a long replay never holds the front thread for long. */
+const SLICE = 2000;
+
 /** Names a group's key after its dimension (`{ kind: "ai_crawler", count, examples }`). */
 function named<E>(name: string, groups: Array<ReplayGroup<E>>) {
   return groups.map((g) => ({ [name]: g.key, count: g.count, examples: g.examples }));
@@ -62,6 +66,7 @@ async function replayHits(deps: Deps, projectId: string, policy: Readonly<BotPol
   await syncObservations(deps);
   const tally = new ReplayTally<ReturnType<typeof hitExample>>(["kind", "reason"], examples);
   let partial = false;
+  let sliced = 0;
   pages: for await (const { key, value: text } of deps.reads.range("observations", { start: [projectId, Number.MAX_SAFE_INTEGER], end: [projectId], reverse: true })) {
     if (key[0] !== projectId) continue;
     let inPeriod = false;
@@ -85,6 +90,10 @@ async function replayHits(deps: Deps, projectId: string, policy: Readonly<BotPol
     }
     // Pages are numbered by time: once a whole page is older than the period, so are the rest.
     if (!inPeriod) break;
+    if (tally.count - sliced >= SLICE) {
+      sliced = tally.count;
+      await nextTurn();
+    }
   }
   const s = tally.summary();
   return { scanned: s.scanned, changed: s.changed, partial, transitions: s.transitions, by_kind: named("kind", s.groups.kind!), by_reason: named("reason", s.groups.reason!) };
@@ -107,6 +116,7 @@ async function replayChecks(deps: Deps, orgId: string, thresholds: DecisionThres
     }
     const to = decideCheck(c.score, thresholds);
     tally.scan(c.decision, to, () => ({ form: c.form_id }), () => checkExample(c, to));
+    if (tally.count % SLICE === 0) await nextTurn();
   }
   const s = tally.summary();
   return { scanned: s.scanned, changed: s.changed, partial, transitions: s.transitions, by_form: named("form_id", s.groups.form!) };

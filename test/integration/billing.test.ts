@@ -301,11 +301,11 @@ describe("outbound webhooks from Stripe's events", () => {
       expect(JSON.parse((await webhook(event)).body).data).toMatchObject({ duplicate: true, applied: false });
     }
     const changes = [
-      { type: "plan.changed", data: { org_id: org.orgId, plan: "pro", previous_plan: "free" } },
-      { type: "subscription.changed", data: { org_id: org.orgId, plan: "pro", subscription_id: id, status: "trialing", previous_status: "active", cancel_at_period_end: false } },
-      { type: "subscription.changed", data: { org_id: org.orgId, plan: "pro", subscription_id: id, status: "trialing", previous_status: "trialing", cancel_at_period_end: true } },
-      { type: "plan.changed", data: { org_id: org.orgId, plan: "free", previous_plan: "pro" } },
-      { type: "subscription.changed", data: { org_id: org.orgId, plan: "free", subscription_id: id, status: "canceled", previous_status: "trialing", cancel_at_period_end: false } },
+      { type: "plan.changed", data: { org_id: org.orgId, plan: "pro", previous_plan: "free", livemode: true } },
+      { type: "subscription.changed", data: { org_id: org.orgId, plan: "pro", subscription_id: id, status: "trialing", previous_status: "active", cancel_at_period_end: false, livemode: true } },
+      { type: "subscription.changed", data: { org_id: org.orgId, plan: "pro", subscription_id: id, status: "trialing", previous_status: "trialing", cancel_at_period_end: true, livemode: true } },
+      { type: "plan.changed", data: { org_id: org.orgId, plan: "free", previous_plan: "pro", livemode: true } },
+      { type: "subscription.changed", data: { org_id: org.orgId, plan: "free", subscription_id: id, status: "canceled", previous_status: "trialing", cancel_at_period_end: false, livemode: true } },
     ];
     await expect.poll(() => verifiedAt(path, secret).filter((r) => r.status === 200).length, { timeout: scaled(20_000) }).toBeGreaterThanOrEqual(changes.length);
     // Nothing more is on its way: the endpoint has no entry waiting.

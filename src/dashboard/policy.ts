@@ -2,6 +2,7 @@ import { DEFAULT_BOT_POLICY, POLICY_KINDS, type BotPolicy } from "../scoring/bot
 import { chooseProject, invokeAsKey, orgProjects, type ActionResult, type DashContext } from "./context.js";
 import { csrfField, esc, page, select, when } from "./layout.js";
 import { toApiError } from "../http/to-api-error.js";
+import { DECISION_THRESHOLDS, type DecisionThresholds } from "../scoring/check.js";
 
 /**
  * GET /dashboard/policy?project=: the project's bot policy as a form. Each setting is "default"
@@ -13,8 +14,15 @@ export async function policyPage(ctx: DashContext): Promise<string> {
   const project = chooseProject(projects, ctx.query.get("project"));
   if (!project) return page("Bot policy", "<p>This org has no project yet: create one under Projects.</p>", ctx.viewer, "/dashboard/policy");
   const view = await invokeAsKey(ctx, ctx.routes.policyGet, { params: [project.id] });
-  return policyForm(ctx, projects, project, view, view.stored ?? {}, 7, "");
+  return policyForm(ctx, projects, project, view, view.stored ?? {}, 7, NOT_TRIED, "");
 }
+
+/** The check thresholds to try, as typed in the form ("" where left empty: the service's own). */
+interface TriedThresholds {
+  review: string;
+  block: string;
+}
+const NOT_TRIED: TriedThresholds = { review: "", block: "" };
 
 /**
  * POST /dashboard/policy/preview: the form as edited, with what it would have changed over the
@@ -27,23 +35,26 @@ export async function policyPreviewPage(ctx: DashContext): Promise<string | null
   const view = await invokeAsKey(ctx, ctx.routes.policyGet, { params: [project.id] });
   const edited = policyFromForm(ctx.query);
   const days = PREVIEW_DAYS.includes(Number(ctx.query.get("days"))) ? Number(ctx.query.get("days")) : 7;
+  const tried = { review: (ctx.query.get("try_review") ?? "").trim().slice(0, 20), block: (ctx.query.get("try_block") ?? "").trim().slice(0, 20) };
+  // Either threshold given: the org's checks are replayed too, the other one at the service's value (a typo is the API's 400).
+  const thresholds = tried.review || tried.block ? { review: tried.review ? Number(tried.review) : DECISION_THRESHOLDS.review, block: tried.block ? Number(tried.block) : DECISION_THRESHOLDS.block } : undefined;
   let result: string;
   try {
-    const replay = await invokeAsKey(ctx, ctx.routes.policyReplay, { params: [project.id], body: { policy: edited, days, examples: 3 } });
-    result = replayResult(replay);
+    const replay = await invokeAsKey(ctx, ctx.routes.policyReplay, { params: [project.id], body: { policy: edited, ...(thresholds ? { thresholds } : {}), days, examples: 3 } });
+    result = replayResult(replay, thresholds);
   } catch (err) {
     const e = toApiError(err);
     if (e.status >= 500) throw err;
     result = `<div class="flash error" role="alert"><p>This policy cannot be previewed or saved: ${esc(e.message)}</p></div>`;
   }
-  return policyForm(ctx, projects, project, view, edited as Partial<BotPolicy>, days, result);
+  return policyForm(ctx, projects, project, view, edited as Partial<BotPolicy>, days, tried, result);
 }
 
 /** Days a preview may look back (a choice in the form). */
 const PREVIEW_DAYS = [1, 7, 14, 30];
 
 /** The policy page: the project picker, `preview` (a replay's result, or nothing), and the form showing `stored`. */
-function policyForm(ctx: DashContext, projects: Array<{ id: string; name: string }>, project: { id: string; name: string }, view: PolicyView, stored: Partial<BotPolicy>, days: number, preview: string): string {
+function policyForm(ctx: DashContext, projects: Array<{ id: string; name: string }>, project: { id: string; name: string }, view: PolicyView, stored: Partial<BotPolicy>, days: number, tried: TriedThresholds, preview: string): string {
   const dry = new Set(Array.isArray(stored.dry_run) ? stored.dry_run : []);
   const dryBox = (rule: string, label: string): string => `<label class="muted"><input type="checkbox" name="dry_run" value="${esc(rule)}" aria-label="Dry run for ${esc(label)}"${dry.has(rule) ? " checked" : ""}> dry run</label>`;
   const picker = `<form method="get" action="/dashboard/policy" class="row"><div>${select("project", "Project", projects.map((p) => [p.id, `${p.name} (${p.id})`]), project.id, "pick-project")}</div><div><button type="submit" class="secondary">Show</button></div></form>`;
@@ -68,6 +79,10 @@ function policyForm(ctx: DashContext, projects: Array<{ id: string; name: string
 <div>${select("spoofed", "Bots whose claim failed verification", [["", `default (${DEFAULT_BOT_POLICY.spoofed})`], ["block", "block"], ["score", "score"]], stored.spoofed ?? "")} ${dryBox("spoofed", "spoofed bots")}</div>
 <div>${select("allow_unverified", "Let kind allow rules apply to bots that cannot be verified", [["", `default (${DEFAULT_BOT_POLICY.allow_unverified ? "yes" : "no"})`], ["true", "yes"], ["false", "no"]], stored.allow_unverified === undefined ? "" : String(stored.allow_unverified))}</div>
 </div></fieldset>
+<fieldset><legend>Check thresholds to try (preview only)</legend><p class="muted">POST /v1/check answers allow below ${DECISION_THRESHOLDS.review}, review from ${DECISION_THRESHOLDS.review} and block from ${DECISION_THRESHOLDS.block} of its score. Give others to see, in the preview, what they would have changed over the org's stored checks; a backend may apply them to the score itself. They are not saved.</p><div class="row">
+<div><label for="try-review">Review from</label><input id="try-review" name="try_review" type="number" min="0" max="1" step="0.01" placeholder="${DECISION_THRESHOLDS.review}" value="${esc(tried.review)}"></div>
+<div><label for="try-block">Block from</label><input id="try-block" name="try_block" type="number" min="0" max="1" step="0.01" placeholder="${DECISION_THRESHOLDS.block}" value="${esc(tried.block)}"></div>
+</div></fieldset>
 <div class="row"><div>${select("days", "Preview over the last", PREVIEW_DAYS.map((d): [string, string] => [String(d), d === 1 ? "day" : `${d} days`]), String(days))}</div>
 <div><button type="submit" formaction="/dashboard/policy/preview" class="secondary">Preview the change</button></div>
 <div><button type="submit">Save the policy</button></div></div></form>`;
@@ -80,8 +95,8 @@ interface PolicyView {
   updated_at: string | null;
 }
 
-/** A replay's answer as the preview shows it: the figures, then the changes by kind and by reason with examples. */
-function replayResult(r: { days: number; hits: ReplayHits }): string {
+/** A replay's answer as the preview shows it: the figures, then the changes by kind and by reason with examples; the checks' when thresholds were tried. */
+function replayResult(r: { days: number; hits: ReplayHits; checks: ReplayChecks | null }, thresholds: DecisionThresholds | undefined): string {
   const h = r.hits;
   const period = r.days === 1 ? "the last day" : `the last ${r.days} days`;
   const partial = h.partial ? `<p class="muted">Only the newest ${h.scanned.toLocaleString("en-US")} hits of the period were replayed (the replay's limit).</p>` : "";
@@ -96,7 +111,30 @@ function replayResult(r: { days: number; hits: ReplayHits }): string {
           .join("")}</tbody></table>`;
   return `<section class="flash ok" aria-labelledby="preview-title" role="status"><h2 id="preview-title">Preview: this policy over ${period}</h2>
 <p><span data-field="replay-scanned">${h.scanned}</span> hits replayed; <span data-field="replay-changed">${h.changed}</span> would be decided differently. Nothing is saved until you press "Save the policy".</p>${partial}
-${transitions ? `<ul aria-label="Changes by decision">${transitions}</ul>` : ""}${groups("Changes by kind", "kind", h.by_kind)}${groups("Changes by reason (the rule that would decide, or the score)", "reason", h.by_reason)}</section>`;
+${transitions ? `<ul aria-label="Changes by decision">${transitions}</ul>` : ""}${groups("Changes by kind", "kind", h.by_kind)}${groups("Changes by reason (the rule that would decide, or the score)", "reason", h.by_reason)}${r.checks && thresholds ? checksResult(r.checks, thresholds) : ""}</section>`;
+}
+
+/** The checks' part of a replay: the figures, the changes by decision, and by form with examples. */
+function checksResult(c: ReplayChecks, t: DecisionThresholds): string {
+  const partial = c.partial ? `<p class="muted">Only the newest ${c.scanned.toLocaleString("en-US")} checks of the period were replayed (the replay's limit).</p>` : "";
+  const transitions = c.transitions.map((x) => `<li><span data-field="check-transition">${esc(x.from)} → ${esc(x.to)}</span>: ${x.count}</li>`).join("");
+  const rows = c.by_form
+    .map((g) => {
+      const examples = g.examples.map((e) => `<li><span class="mono">${esc(e.request_id)}</span> ${esc(when(e.created_at))}, score ${e.score}: ${esc(e.from)} → ${esc(e.to)}</li>`).join("");
+      return `<tr><th scope="row" class="mono">${esc(g.form_id)}</th><td data-field="count">${g.count}</td><td><ul>${examples}</ul></td></tr>`;
+    })
+    .join("");
+  return `<h3 id="checks-preview-title">Checks with review from ${t.review} and block from ${t.block}</h3>
+<p><span data-field="checks-scanned">${c.scanned}</span> checks re-decided; <span data-field="checks-changed">${c.changed}</span> would be decided differently.</p>${partial}
+${transitions ? `<ul aria-label="Check changes by decision">${transitions}</ul>` : ""}${rows ? `<table data-group="form"><caption>Changes by form</caption><thead><tr><th scope="col">Form</th><th scope="col">Checks</th><th scope="col">Examples</th></tr></thead><tbody>${rows}</tbody></table>` : ""}`;
+}
+
+interface ReplayChecks {
+  scanned: number;
+  changed: number;
+  partial: boolean;
+  transitions: Array<{ from: string; to: string; count: number }>;
+  by_form: Array<{ form_id: string; count: number; examples: Array<{ request_id: string; created_at: string; form_id: string; score: number; from: string; to: string }> }>;
 }
 
 interface ReplayHits {

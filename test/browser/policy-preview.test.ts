@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, startServer, type TestServer } from "../integration/helpers/server.js";
 import { applyPolicy, resolvePolicy, type PolicyKind } from "../../src/scoring/bot-policy.js";
 import { decide } from "../../src/scoring/observation.js";
+import { decide as decideCheck } from "../../src/scoring/check.js";
 
 /**
  * The bot policy's preview end to end in Debian's Chromium against the real server: hits sent
@@ -118,5 +119,47 @@ describe("bot policy preview in Chromium", () => {
     const id = await hit(GOOGLEBOT, GOOGLEBOT_IP, "/after");
     expect((await observations()).find((o) => o.id === id)).toMatchObject({ decision: "block", policy: null });
     expect(errors).toEqual([]);
+  });
+
+  it("previews check thresholds over the org's stored checks with the replay's figures and a recount", async () => {
+    const check = async (message: string, email: string, ip: string, ua: string) => {
+      const r = await api(server, "POST", "/v1/check", { key: server.demo.secretKey, body: { form_id: "contact", form_data: { message }, metadata: { email, ip, user_agent: ua } } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    };
+    await check("We can increase your website traffic and Google ranking with our SEO services. Reply to get a free quote today!", "seo.expert@mailinator.com", "52.95.110.1", "python-requests/2.31");
+    await check("Hello, my order 20931 from last week has not arrived yet. Could you tell me when it will ship? Thanks, Maria", "maria.b@gmail.com", "73.15.20.30", CHROME);
+    await check("Cheap followers and likes, guaranteed results, visit our site now", "promo@example.net", "52.95.110.2", CHROME);
+
+    const page = await context.newPage();
+    await page.goto(`${server.url}/dashboard/policy`);
+    if (page.url().includes("/dashboard/login")) {
+      await page.getByLabel(/secret key/i).fill(server.demo.secretKey);
+      await page.keyboard.press("Enter");
+      await page.waitForURL(`${server.url}/dashboard`);
+      await page.goto(`${server.url}/dashboard/policy`);
+    }
+    await page.getByLabel("Review from").fill("0.05");
+    await page.getByLabel("Block from").fill("0.3");
+    await page.getByRole("button", { name: "Preview the change" }).click();
+    await page.waitForURL(/\/dashboard\/policy\/preview$/);
+    const preview = page.getByRole("status");
+    expect(await preview.locator("#checks-preview-title").textContent()).toBe("Checks with review from 0.05 and block from 0.3");
+    const shown = { scanned: await numberIn(page, "checks-scanned"), changed: await numberIn(page, "checks-changed") };
+
+    // The API's figures for the same thresholds...
+    const thresholds = { review: 0.05, block: 0.3 };
+    const replay = await api(server, "POST", `/v1/projects/${server.demo.projectId}/bot-policy/replay`, { key: server.demo.secretKey, body: { thresholds, days: 7 } });
+    expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+    expect(shown).toEqual({ scanned: replay.body.data.checks.scanned, changed: replay.body.data.checks.changed });
+    // ...and a recount over the stored checks with the function that decides live checks.
+    const listed = await api(server, "GET", `/v1/orgs/${server.demo.orgId}/checks?limit=100`, { key: server.demo.secretKey });
+    expect(listed.status).toBe(200);
+    const items = listed.body.data.items as Array<{ score: number; decision: string }>;
+    const changed = items.filter((c) => decideCheck(c.score, thresholds) !== c.decision);
+    expect(shown).toEqual({ scanned: items.length, changed: changed.length });
+    expect(changed.length).toBeGreaterThan(0);
+    // The form keeps what was tried, and nothing about thresholds is stored.
+    expect(await page.getByLabel("Review from").inputValue()).toBe("0.05");
+    expect(await preview.locator('[data-field="check-transition"]').count()).toBeGreaterThan(0);
   });
 });

@@ -90,7 +90,10 @@ export function mountStatic(app: TemplatedApp, deps: AppDeps, asset: BeaconAsset
   app.get("/", home);
   app.head("/", home);
   // Each page without a key answers HEAD as its GET, without the body.
-  const favicon = (head: boolean) => (res: HttpResponse) => {
+  const favicon = (head: boolean) => (res: HttpResponse, req: HttpRequest) => {
+    // The abort handler is needed: without one, uWS counts a HEAD ended by endWithoutBody as a
+    // handler that returned without answering, and aborts the process.
+    stateFor(res, req.getHeader("x-request-id"));
     res.cork(() => {
       res.writeHeader("content-type", "image/svg+xml");
       res.writeHeader("cache-control", "public, max-age=604800");

@@ -263,6 +263,15 @@ interface Shown {
 /** The rate-limit headers an example shows, by the lower-case name node reads them under. */
 const SHOWN_HEADERS: Record<string, string> = { "retry-after": "Retry-After", "ratelimit-policy": "RateLimit-Policy", ratelimit: "RateLimit" };
 
+/**
+ * A rate-limit header without what depends on the clock: the seconds left (`t=`) become `<s>`, and
+ * the monthly window's length (`w=`, 28 to 31 days of seconds) becomes `<period s>`, so that an
+ * example reads the same in every month.
+ */
+function calendarFree(value: string): string {
+  return value.replace(/\bt=\d+/g, "t=<s>").replace(/("monthly";[^,]*?\bw=)\d+/g, "$1<period s>");
+}
+
 /** The rate-limit headers of an answer, as `Name: value` lines with the seconds left as `<s>`. */
 function rateLimitHeaders(a: Answer): string[] {
   const lines: string[] = [];
@@ -270,7 +279,7 @@ function rateLimitHeaders(a: Answer): string[] {
     const v = a.headers[name];
     if (v === undefined) continue;
     const value = String(v);
-    lines.push(`${shown}: ${name === "retry-after" ? "<s>" : value.replace(/\bt=\d+/g, "t=<s>")}`);
+    lines.push(`${shown}: ${name === "retry-after" ? "<s>" : calendarFree(value)}`);
   }
   return lines;
 }

@@ -22,11 +22,12 @@ import { webhookRollPost } from "../http/routes/webhooks/webhook-roll.post.js";
 import { webhooksGet } from "../http/routes/webhooks/webhooks.get.js";
 import { webhooksPost } from "../http/routes/webhooks/webhooks.post.js";
 import { trafficGet } from "../http/routes/traffic.get.js";
-import { invoke } from "./invoke.js";
+import { callRoute } from "../http/pipeline.js";
+import type { Route } from "../http/route.js";
 import type { Flash } from "./sessions.js";
 import type { Viewer } from "./layout.js";
 
-/** The API routes the dashboard runs in-process (invoke.ts), built once. */
+/** The API routes the dashboard runs in-process (http/pipeline.ts callRoute), built once. */
 export function dashboardRoutes(deps: AppDeps) {
   return {
     usage: usageGet(deps),
@@ -86,14 +87,14 @@ export async function orgProjects(ctx: DashContext): Promise<Array<{ id: string;
   return page.items;
 }
 
-/** invoke() of an admin route for the session's own org. */
-export function invokeOwn(ctx: DashContext, route: Parameters<typeof invoke>[0], call: { params: string[]; query?: string; body?: unknown }): Promise<any> {
-  return invoke(route, ctx.principal, { ...call, nowMs: ctx.nowMs, ownOrg: true });
+/** An admin route run through the pipeline (callRoute) for the session's own org. */
+export function invokeOwn(ctx: DashContext, route: Route<any>, call: { params: string[]; query?: string; body?: unknown }): Promise<any> {
+  return callRoute(route, ctx.principal, { ...call, nowMs: ctx.nowMs, ownOrg: true });
 }
 
-/** invoke() of a secret-key route as the signed-in key. */
-export function invokeAsKey(ctx: DashContext, route: Parameters<typeof invoke>[0], call: { params?: string[]; query?: string; body?: unknown }): Promise<any> {
-  return invoke(route, ctx.principal, { ...call, nowMs: ctx.nowMs });
+/** A secret-key route run through the pipeline (callRoute) as the signed-in key. */
+export function invokeAsKey(ctx: DashContext, route: Route<any>, call: { params?: string[]; query?: string; body?: unknown }): Promise<any> {
+  return callRoute(route, ctx.principal, { ...call, nowMs: ctx.nowMs });
 }
 
 /** Whether a page shows the test data (`data=test`, issue 29) rather than the live data, its default. */
@@ -110,9 +111,9 @@ export function dataPrincipal(ctx: DashContext): KeyPrincipal {
   return { ...ctx.principal, key: showsTestData(ctx.query) ? { ...key, mode: "test" } : key };
 }
 
-/** invoke() of a secret-key route as the signed-in key, reading the data of the mode the page shows (dataPrincipal). */
-export function invokeForData(ctx: DashContext, route: Parameters<typeof invoke>[0], call: { params?: string[]; query?: string; body?: unknown }): Promise<any> {
-  return invoke(route, dataPrincipal(ctx), { ...call, nowMs: ctx.nowMs });
+/** A secret-key route run through the pipeline as the signed-in key, reading the data of the mode the page shows (dataPrincipal). */
+export function invokeForData(ctx: DashContext, route: Route<any>, call: { params?: string[]; query?: string; body?: unknown }): Promise<any> {
+  return callRoute(route, dataPrincipal(ctx), { ...call, nowMs: ctx.nowMs });
 }
 
 /** The project a page is about: `project` of the query when the org owns it, else the org's first. */

@@ -24,8 +24,8 @@ import { cookieName, csrfValid, LoginLimiter, readCookie, sameOrigin, sessionCoo
 
 /**
  * The dashboard (`/dashboard`): server-rendered HTML pages for an org, signed in with one of its
- * secret keys. Every page and change runs the API's own route handlers in-process (invoke.ts), as
- * the signed-in key; see docs/dashboard.md. Mounted beside the API routes; its answers are HTML,
+ * secret keys. Every page and change runs the API's own routes through the request pipeline
+ * in-process (http/pipeline.ts callRoute), as the signed-in key; see docs/dashboard.md. Mounted beside the API routes; its answers are HTML,
  * never the JSON envelope, and every failure is an HTML page with a clear message.
  */
 

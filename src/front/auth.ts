@@ -8,7 +8,11 @@ export type AuthRequirement =
   | { kind: "none" }
   /** The admin token; `orTokenHash`: or the token with that SHA-256 (GET /metrics's FS_METRICS_TOKEN). */
   | { kind: "admin"; orTokenHash?: string | null }
-  | { kind: "secret"; scope?: Scope }
+  /**
+   * A secret key, with `scope` among its scopes; `live`: a live-mode key (a test key is refused).
+   * Checked by the pipeline (http/pipeline.ts authorize), after the key is verified.
+   */
+  | { kind: "secret"; scope?: Scope; live?: true }
   | { kind: "publishable" };
 
 /** Whether the caller's key is a test-mode key: charged nothing, no quota (docs/api.md, "Test mode"). */
@@ -59,7 +63,8 @@ export class Authenticator {
 
   /**
    * Checks an `Authorization: Bearer <key>` header against the requirement.
-   * Order of checks: missing, invalid, expired, disabled, then type and scope (docs/api.md, "Authentication").
+   * Order of checks: missing, invalid, expired, disabled, then type (docs/api.md, "Authentication");
+   * the capabilities the route needs (scope, mode) are checked next, by the pipeline (authorize).
    */
   verifyKey(header: string, need: Extract<AuthRequirement, { kind: "secret" | "publishable" }>, nowMs: number): KeyPrincipal {
     const plain = bearer(header);
@@ -72,9 +77,6 @@ export class Authenticator {
     if (need.kind === "secret") {
       if (key.type !== "secret") {
         throw new ApiError("KEY_TYPE_NOT_ALLOWED", "Publishable keys are accepted only on beacon endpoints; use a secret key (fs_live_).");
-      }
-      if (need.scope && !key.scopes.includes(need.scope)) {
-        throw new ApiError("INSUFFICIENT_SCOPE", `This endpoint needs a secret key with the '${need.scope}' scope.`);
       }
     } else if (key.type !== "publishable") {
       throw new ApiError("KEY_TYPE_NOT_ALLOWED", "Beacon endpoints take a publishable key (fs_pub_live_); keep secret keys server-side.");

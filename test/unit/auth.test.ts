@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Authenticator, KEY_USED_EVERY_MS, keyUseRecorder } from "../../src/front/auth.js";
 import { ApiError } from "../../src/shared/errors.js";
+import { authorize } from "../../src/http/pipeline.js";
 import { generateKey, hashKey } from "../../src/shared/api-keys.js";
 import type { KeyRecord } from "../../src/store/records.js";
 
@@ -9,7 +10,7 @@ const NOW = Date.UTC(2026, 10, 20);
 function setup() {
   const keys = new Map<string, KeyRecord>();
   const add = (type: "secret" | "publishable", extra: Partial<KeyRecord> = {}) => {
-    const k = generateKey(type);
+    const k = generateKey(type, extra.mode ?? "live");
     keys.set(k.id, { id: k.id, org_id: "org_a", project_id: type === "publishable" ? "prj_a" : null, type, scopes: [], hash: k.hash, created_at: "", expires_at: null, disabled_at: null, ...extra });
     return k.plain;
   };
@@ -44,11 +45,17 @@ describe("Authenticator", () => {
     expect(codeOf(() => auth.verifyKey(`Bearer ${disabled}`, secret, NOW))).toBe("KEY_DISABLED");
   });
 
-  it("checks scope and key type", () => {
+  it("checks key type; the pipeline's authorize checks scope and mode", () => {
     const { auth, add } = setup();
     const plain = add("secret", { scopes: ["billing"] });
-    expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "secret", scope: "sessions" }, NOW))).toBe("INSUFFICIENT_SCOPE");
-    expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "secret", scope: "billing" }, NOW))).toBeNull();
+    const sessions = { kind: "secret", scope: "sessions" } as const;
+    expect(codeOf(() => authorize(sessions, auth.verifyKey(`Bearer ${plain}`, sessions, NOW)))).toBe("INSUFFICIENT_SCOPE");
+    const billing = { kind: "secret", scope: "billing" } as const;
+    expect(codeOf(() => authorize(billing, auth.verifyKey(`Bearer ${plain}`, billing, NOW)))).toBeNull();
+    const live = { kind: "secret", live: true } as const;
+    expect(codeOf(() => authorize(live, auth.verifyKey(`Bearer ${plain}`, live, NOW)))).toBeNull();
+    const test = add("secret", { scopes: ["billing"], mode: "test" });
+    expect(codeOf(() => authorize(live, auth.verifyKey(`Bearer ${test}`, live, NOW)))).toBe("INSUFFICIENT_SCOPE");
     expect(codeOf(() => auth.verifyKey(`Bearer ${plain}`, { kind: "publishable" }, NOW))).toBe("KEY_TYPE_NOT_ALLOWED");
     const pub = add("publishable");
     expect(codeOf(() => auth.verifyKey(`Bearer ${pub}`, { kind: "secret" }, NOW))).toBe("KEY_TYPE_NOT_ALLOWED");

@@ -9,6 +9,7 @@ import { toApiError } from "../http/to-api-error.js";
 import { withStore } from "../store/store-wait.js";
 import { acceptRequestId, declaredLength, forwardedFor, peerAddress } from "../http/request.js";
 import type { ResponseState } from "../http/respond.js";
+import { authorize, type Capability, type HandlerWrap } from "../http/pipeline.js";
 import { dashboardRoutes, type ActionResult, type DashContext, type DashboardRoutes } from "./context.js";
 import { webhookCreateAction, webhookDeleteAction, webhookRollAction, webhooksPage } from "./webhooks.js";
 import { keyConfirmPage, keyCreateAction, keyDeleteAction, keyDisableAction, keyEnableAction, keyRollAction, keysPage } from "./keys.js";
@@ -67,7 +68,15 @@ export interface Dashboard {
   sessions: SessionStore;
 }
 
-export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
+/**
+ * What mounting may change, for tests: `wrap` replaces each page's and action's function (it gets
+ * the entry's `METHOD /path`), e.g. with one that records being called.
+ */
+export interface DashboardOptions {
+  wrap?: HandlerWrap;
+}
+
+export function mountDashboard(app: TemplatedApp, deps: AppDeps, opts: DashboardOptions = {}): Dashboard {
   const config = deps.config;
   const sessions = new SessionStore(config.FS_DASHBOARD_IDLE_MINUTES * 60_000, { max: config.FS_DASHBOARD_MAX_SESSIONS, perOrg: config.FS_DASHBOARD_SESSIONS_PER_ORG }, deps.peers.sessionLink());
   const limiter = new LoginLimiter(config.FS_DASHBOARD_SIGNIN_FAILURES, config.FS_DASHBOARD_SIGNIN_WINDOW_MINUTES * 60_000, undefined, deps.peers.loginLink());
@@ -222,21 +231,27 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     return s;
   };
 
-  const getPage = (path: string, render: Page): void => {
+  const getPage = (path: string, need: Capability, render: Page): void => {
     app.get(path, (res, req) => {
       const state = newState(res, req.getHeader("x-request-id"), `GET ${path}`);
       const r = readReq(res, req);
       const nowMs = Date.now();
-      void signedInSoon(r, nowMs).then((s) => show(res, state, r, s, nowMs, render), (err: unknown) => failPage(res, state, deps, err, null));
+      void signedInSoon(r, nowMs).then((s) => show(res, state, r, s, nowMs, need, render), (err: unknown) => failPage(res, state, deps, err, null));
     });
   };
 
   /** Renders a page for a signed-in session (`fields`: a POSTed form's, else the query string's). */
-  const show = (res: HttpResponse, state: ResponseState, r: Req, s: SignedIn | null, nowMs: number, render: Page, fields?: URLSearchParams): void => {
+  const show = (res: HttpResponse, state: ResponseState, r: Req, s: SignedIn | null, nowMs: number, need: Capability, render: Page, fields?: URLSearchParams): void => {
     {
       if (!s) {
         const stale = readCookie(r.cookie, cookieName(r.secure)) !== undefined;
         return redirect(res, state, stale ? "/dashboard/login?m=ended" : "/dashboard/login", stale ? sessionCookie(null, r.secure) : undefined);
+      }
+      // The page's declared capability, before any of it runs (403 page).
+      try {
+        authorize(need, s.principal);
+      } catch (err) {
+        return failPage(res, state, deps, err, s.viewer);
       }
       s.viewer.flash = s.session.flash;
       if (s.session.flash !== null) {
@@ -261,7 +276,7 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
     }
   };
 
-  const postAction = (path: string, act: Action, back: (form: URLSearchParams) => string): void => {
+  const postAction = (path: string, need: Capability, act: Action, back: (form: URLSearchParams) => string): void => {
     app.post(path, (res, req) => {
       const state = newState(res, req.getHeader("x-request-id"), `POST ${path}`);
       const r = readReq(res, req);
@@ -269,6 +284,12 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
         .then(async (form) => {
           const s = await guard(r, form);
           if (!s) return redirect(res, state, "/dashboard/login?m=ended", sessionCookie(null, r.secure));
+          // The action's declared capability, before any of it runs: a 403 page, nothing changed.
+          try {
+            authorize(need, s.principal);
+          } catch (err) {
+            return failPage(res, state, deps, err, s.viewer);
+          }
           const ctx = contextFor(r, s, Date.now(), form);
           let result: ActionResult;
           try {
@@ -298,44 +319,23 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
    * A page rendered from a POSTed form that changes nothing (a preview): the same checks as a
    * change (Origin, session, CSRF token), then the page, as a GET would show it.
    */
-  const postPage = (path: string, render: Page): void => {
+  const postPage = (path: string, need: Capability, render: Page): void => {
     app.post(path, (res, req) => {
       const state = newState(res, req.getHeader("x-request-id"), `POST ${path}`);
       const r = readReq(res, req);
       void readForm(res, state, r, deps)
-        .then(async (form) => show(res, state, r, await guard(r, form), Date.now(), render, form))
+        .then(async (form) => show(res, state, r, await guard(r, form), Date.now(), need, render, form))
         .catch((err: unknown) => failPage(res, state, deps, err, null));
     });
   };
 
-  const project = (form: URLSearchParams): string => encodeURIComponent(form.get("project") ?? "");
-  getPage("/dashboard", overviewPage);
-  getPage("/dashboard/traffic", trafficPage);
-  getPage("/dashboard/traffic.csv", trafficCsv);
-  getPage("/dashboard/observations", observationsPage);
-  getPage("/dashboard/observations/hit", hitPage);
-  getPage("/dashboard/checks", checksPage);
-  getPage("/dashboard/policy", policyPage);
-  getPage("/dashboard/projects", projectsPage);
-  getPage("/dashboard/keys", keysPage);
-  getPage("/dashboard/keys/confirm", keyConfirmPage);
-  getPage("/dashboard/webhooks", webhooksPage);
-  postAction("/dashboard/billing/checkout", checkoutAction, () => "/dashboard");
-  postAction("/dashboard/billing/portal", portalAction, () => "/dashboard");
-  postAction("/dashboard/checks/feedback", checkFeedbackAction, backOf);
-  postAction("/dashboard/checks/history", checkHistoryAction, () => "/dashboard/checks");
-  postAction("/dashboard/policy", policyAction, (f) => `/dashboard/policy?project=${project(f)}`);
-  postPage("/dashboard/policy/preview", policyPreviewPage);
-  postAction("/dashboard/projects", projectCreateAction, () => "/dashboard/projects");
-  postAction("/dashboard/projects/origins", projectOriginsAction, () => "/dashboard/projects");
-  postAction("/dashboard/keys", keyCreateAction, () => "/dashboard/keys");
-  postAction("/dashboard/keys/disable", keyDisableAction, () => "/dashboard/keys");
-  postAction("/dashboard/keys/enable", keyEnableAction, () => "/dashboard/keys");
-  postAction("/dashboard/keys/delete", keyDeleteAction, () => "/dashboard/keys");
-  postAction("/dashboard/keys/roll", keyRollAction, () => "/dashboard/keys");
-  postAction("/dashboard/webhooks", webhookCreateAction, () => "/dashboard/webhooks");
-  postAction("/dashboard/webhooks/delete", webhookDeleteAction, () => "/dashboard/webhooks");
-  postAction("/dashboard/webhooks/roll", webhookRollAction, () => "/dashboard/webhooks");
+  for (const e of dashboardTable()) {
+    const label = `${e.method.toUpperCase()} ${e.path}`;
+    const need = { kind: "session" as const, ...e.need };
+    if (e.kind === "page") getPage(e.path, e.need, opts.wrap ? opts.wrap(label, e.render, need) : e.render);
+    else if (e.kind === "form-page") postPage(e.path, e.need, opts.wrap ? opts.wrap(label, e.render, need) : e.render);
+    else postAction(e.path, e.need, opts.wrap ? opts.wrap(label, e.act, need) : e.act, e.back);
+  }
 
   // Anything else under /dashboard is an HTML 404 (the API's catch-all would answer JSON).
   const notFound = (res: HttpResponse, req: HttpRequest): void => {
@@ -346,6 +346,58 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps): Dashboard {
   app.any("/dashboard/*", notFound);
 
   return { sessions };
+}
+
+/**
+ * The dashboard's pages and actions, each with the capability its session needs (http/pipeline.ts
+ * `Capability`: a scope of the signed-in key; `live`: a session signed in with a test key is
+ * refused), checked before the page or action runs: a session without it gets a 403 page, and
+ * one signed out is sent to sign in. The API routes a page or action calls are checked again
+ * against their own `auth` (callRoute). See docs/api.md, "Capabilities".
+ */
+export type DashboardEntry = { path: string; need: Capability } & (
+  | { kind: "page"; method: "get"; render: Page }
+  /** A page rendered from a POSTed form that changes nothing (a preview): the checks of an action, then the page. */
+  | { kind: "form-page"; method: "post"; render: Page }
+  | { kind: "action"; method: "post"; act: Action; back: (form: URLSearchParams) => string }
+);
+
+const project = (form: URLSearchParams): string => encodeURIComponent(form.get("project") ?? "");
+const page = (path: string, render: Page, need: Capability = {}): DashboardEntry => ({ kind: "page", method: "get", path, need, render });
+const action = (path: string, act: Action, back: (form: URLSearchParams) => string, need: Capability = {}): DashboardEntry => ({ kind: "action", method: "post", path, need, act, back });
+/** Billing starts or changes a real subscription: the billing scope, and never from a test key. */
+const BILLING: Capability = { scope: "billing", live: true };
+
+export function dashboardTable(): DashboardEntry[] {
+  return [
+    page("/dashboard", overviewPage),
+    page("/dashboard/traffic", trafficPage),
+    page("/dashboard/traffic.csv", trafficCsv),
+    page("/dashboard/observations", observationsPage),
+    page("/dashboard/observations/hit", hitPage),
+    page("/dashboard/checks", checksPage),
+    page("/dashboard/policy", policyPage),
+    page("/dashboard/projects", projectsPage),
+    page("/dashboard/keys", keysPage),
+    page("/dashboard/keys/confirm", keyConfirmPage),
+    page("/dashboard/webhooks", webhooksPage),
+    action("/dashboard/billing/checkout", checkoutAction, () => "/dashboard", BILLING),
+    action("/dashboard/billing/portal", portalAction, () => "/dashboard", BILLING),
+    action("/dashboard/checks/feedback", checkFeedbackAction, backOf),
+    action("/dashboard/checks/history", checkHistoryAction, () => "/dashboard/checks"),
+    action("/dashboard/policy", policyAction, (f) => `/dashboard/policy?project=${project(f)}`),
+    { kind: "form-page", method: "post", path: "/dashboard/policy/preview", need: {}, render: policyPreviewPage },
+    action("/dashboard/projects", projectCreateAction, () => "/dashboard/projects"),
+    action("/dashboard/projects/origins", projectOriginsAction, () => "/dashboard/projects"),
+    action("/dashboard/keys", keyCreateAction, () => "/dashboard/keys"),
+    action("/dashboard/keys/disable", keyDisableAction, () => "/dashboard/keys"),
+    action("/dashboard/keys/enable", keyEnableAction, () => "/dashboard/keys"),
+    action("/dashboard/keys/delete", keyDeleteAction, () => "/dashboard/keys"),
+    action("/dashboard/keys/roll", keyRollAction, () => "/dashboard/keys"),
+    action("/dashboard/webhooks", webhookCreateAction, () => "/dashboard/webhooks"),
+    action("/dashboard/webhooks/delete", webhookDeleteAction, () => "/dashboard/webhooks"),
+    action("/dashboard/webhooks/roll", webhookRollAction, () => "/dashboard/webhooks"),
+  ];
 }
 
 /** Per-answer state; `route` (`METHOD /path`) labels the answer in the metrics and the access log. */

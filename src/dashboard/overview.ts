@@ -55,8 +55,13 @@ function observationsSection(ctx: DashContext, card: (label: string, value: stri
 
 function billingSection(ctx: DashContext): string {
   if (!ctx.deps.billing) return `<section aria-labelledby="billing-h"><h2 id="billing-h">Billing</h2><p class="muted">Billing is not configured on this installation.</p></section>`;
-  const canBill = ctx.principal.key.scopes.includes("billing");
-  const note = canBill ? "" : `<p class="muted">These buttons need a secret key with the <code>billing</code> scope; you are signed in with a key without it.</p>`;
+  const test = ctx.principal.key.mode === "test";
+  const canBill = ctx.principal.key.scopes.includes("billing") && !test;
+  const note = canBill
+    ? ""
+    : test
+      ? `<p class="muted">These buttons need a live secret key with the <code>billing</code> scope; you are signed in with a test key.</p>`
+      : `<p class="muted">These buttons need a secret key with the <code>billing</code> scope; you are signed in with a key without it.</p>`;
   const dis = canBill ? "" : " disabled";
   return `<section aria-labelledby="billing-h"><h2 id="billing-h">Billing</h2>${note}
 <form method="post" action="/dashboard/billing/checkout" class="row">${csrfField(ctx.viewer)}

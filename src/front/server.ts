@@ -3,6 +3,7 @@ import { App, us_listen_socket_close, us_socket_local_port, type TemplatedApp } 
 import type { AppDeps } from "../http/deps.js";
 import { mountDashboard } from "../dashboard/index.js";
 import { mountRoutes } from "../http/router.js";
+import { wrapHandlers, type HandlerWrap } from "../http/pipeline.js";
 import { allRoutes } from "../http/routes/index.js";
 import { mountStatic, type BeaconAsset } from "../http/static.js";
 
@@ -50,11 +51,15 @@ function silenceVersionHeader(): void {
   (uws as unknown as { _cfg(key: string): void })._cfg("silent");
 }
 
-/** Mounts the static files, the dashboard and the routing table on `app`. */
-export function mountApp(app: TemplatedApp, deps: AppDeps, beaconAsset: BeaconAsset | null): void {
+/**
+ * Mounts the static files, the dashboard and the routing table on `app`. `opts.wrap` (tests)
+ * replaces every route's handler and every dashboard page's and action's function (HandlerWrap).
+ */
+export function mountApp(app: TemplatedApp, deps: AppDeps, beaconAsset: BeaconAsset | null, opts: { wrap?: HandlerWrap } = {}): void {
   mountStatic(app, deps, beaconAsset);
-  mountDashboard(app, deps);
-  mountRoutes(app, allRoutes(deps), {
+  mountDashboard(app, deps, opts);
+  const routes = allRoutes(deps);
+  mountRoutes(app, opts.wrap ? wrapHandlers(routes, opts.wrap) : routes, {
     auth: deps.auth,
     bodies: deps.bodies,
     quota: deps.quota,

@@ -127,7 +127,7 @@ export function errorCodesOf(route: Route<any>, testClock: boolean): ErrorCode[]
   const auth = route.auth;
   if (auth.kind !== "none") codes.add("MISSING_KEY").add("INVALID_KEY");
   if (auth.kind === "secret" || auth.kind === "publishable") codes.add("EXPIRED_KEY").add("KEY_DISABLED").add("KEY_TYPE_NOT_ALLOWED");
-  if (auth.kind === "secret" && auth.scope) codes.add("INSUFFICIENT_SCOPE");
+  if (auth.kind === "secret" && (auth.scope || auth.live)) codes.add("INSUFFICIENT_SCOPE");
   // Bodies are read against the body budget (body-budget.ts): 503 OVERLOADED when the pool or
   // the client's share is full; 408 REQUEST_TIMEOUT when a slow body is cut (body-deadline.ts).
   // Path parameters and queries are read by their schemas (inputs.ts).

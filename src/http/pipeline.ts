@@ -445,6 +445,20 @@ export function authorize(need: Capability, principal: KeyPrincipal): void {
   }
 }
 
+/**
+ * Replaces a handler when the app is mounted (front/server.ts mountApp), given the route's or
+ * dashboard entry's `METHOD /path`: for tests that prove a refusal came before any handler code.
+ */
+export type HandlerWrap = <F extends (...args: any[]) => any>(label: string, fn: F, need: Need) => F;
+
+/** What an entry of a table declares it needs: a route its `auth`, a dashboard page or action a signed-in session with a Capability. */
+export type Need = AuthRequirement | ({ kind: "session" } & Capability);
+
+/** The routes with each handler replaced by `wrap`'s (HandlerWrap). */
+export function wrapHandlers(routes: Route<any>[], wrap: HandlerWrap): Route<any>[] {
+  return routes.map((r) => ({ ...r, handle: wrap(`${HTTP_NAME[r.method]} ${r.pattern}`, r.handle.bind(r), r.auth) }));
+}
+
 /** A call made in-process (callRoute): the route's path parameters in order, its query string and body. */
 export interface InProcessCall {
   params?: string[];

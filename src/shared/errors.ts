@@ -9,7 +9,7 @@ export const ERROR_CATALOGUE = {
   INVALID_KEY: { status: 401, meaning: "Invalid API key (unknown, malformed, or wrong admin token)." },
   EXPIRED_KEY: { status: 401, meaning: "API key expired." },
   KEY_DISABLED: { status: 403, meaning: "API key disabled." },
-  INSUFFICIENT_SCOPE: { status: 403, meaning: "The secret key lacks the scope this endpoint needs." },
+  INSUFFICIENT_SCOPE: { status: 403, meaning: "The secret key lacks the capability this endpoint needs: a scope, or live mode (a test key)." },
   KEY_TYPE_NOT_ALLOWED: { status: 403, meaning: "A publishable key used on a server endpoint, or a secret key on a beacon endpoint." },
   FORBIDDEN: { status: 403, meaning: "A publishable key that is not bound to a project (a resource of another org answers 404 NOT_FOUND)." },
   ORIGIN_NOT_ALLOWED: { status: 403, meaning: "Beacon call from a page origin the project does not allow (allowed_origins), or a beacon write without an Origin to a project that lists them." },

@@ -10,6 +10,7 @@ import { webhookSettingsOf } from "../../src/store/protocol.js";
 import { LocalQuotaCells } from "../../src/front/admission/cells.js";
 import { startFront, type RunningFront } from "../../src/front/front.js";
 import type { OpenApiDocument } from "../../src/http/openapi.js";
+import type { HandlerWrap } from "../../src/http/pipeline.js";
 import { listen, mountApp, type Listener } from "../../src/front/server.js";
 import { createLogger } from "../../src/shared/log.js";
 import { journalDirOf } from "../../src/store/charge-journal.js";
@@ -62,9 +63,11 @@ const BASE_URL = "http://fs.test";
  * Starts the app with the test defaults of helpers/server.ts (FS_TEST_CLOCK, one pool thread,
  * the run's shared dataset) and `env` on top; an empty value leaves a setting unset.
  * `socket`: serve on the real uWS (a free port on 127.0.0.1; `url` and `fetch` go through it), for
- * what uWS itself adds to an answer; `peer` and `chunkBytes` are then ignored.
+ * what uWS itself adds to an answer; `peer` and `chunkBytes` are then ignored. `wrap`: replaces
+ * every route's handler and dashboard page's and action's function (in-process only), e.g. to
+ * record which ran.
  */
-export async function startApp(env: Record<string, string> = {}, opts: { socket?: boolean } = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, opts: { socket?: boolean; wrap?: HandlerWrap } = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), "fs-app-"));
   symlinkSync(join(inject("datasetDataDir"), "datasets"), join(dataDir, "datasets"));
   const pgServer = inject("postgresUrl");
@@ -82,7 +85,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { socket?
     ...env,
   };
   let config = configOf(settings);
-  let running = await boot(config, opts.socket === true);
+  let running = await boot(config, opts.socket === true, opts.wrap);
   const demo = running.demo;
   if (!demo) throw new Error("startApp: the first start created no demo account");
   const through = (input: string | URL, init?: AppRequestInit): Promise<Response> => {
@@ -112,7 +115,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { socket?
     async restart(env?: Record<string, string>) {
       if (!running.stopped) throw new Error("restart(): stop() the app first");
       if (env) config = configOf(Object.assign(settings, env));
-      running = await boot(config, opts.socket === true);
+      running = await boot(config, opts.socket === true, opts.wrap);
       contract = await contractOf(through);
     },
     cleanup() {
@@ -137,7 +140,7 @@ function configOf(env: Record<string, string>): Config {
  * Starts one app for the test file (beforeAll) and stops it afterwards (afterAll).
  * @example let app!: TestApp; useApp((a) => (app = a));
  */
-export function useApp(onStarted: (app: TestApp) => void, env?: Record<string, string>, opts?: { socket?: boolean }): void {
+export function useApp(onStarted: (app: TestApp) => void, env?: Record<string, string>, opts?: { socket?: boolean; wrap?: HandlerWrap }): void {
   let started: TestApp | undefined;
   beforeAll(async () => {
     started = await startApp(env, opts);
@@ -162,7 +165,7 @@ interface Running {
 }
 
 /** main.ts's start for one front thread: the store writer, the first-start bootstrap and secrets, the front. */
-async function boot(config: Config, socket: boolean): Promise<Running> {
+async function boot(config: Config, socket: boolean, wrap?: HandlerWrap): Promise<Running> {
   const log: string[] = [];
   const endCapture = captureLogs(log);
   const stateDir = stateDirOf(config.DATA_DIR);
@@ -186,7 +189,7 @@ async function boot(config: Config, socket: boolean): Promise<Running> {
   const listener: Listener = socket
     ? listen
     : async (deps, asset) => {
-        mountApp(fake.app, deps, asset);
+        mountApp(fake.app, deps, asset, { wrap });
         return { port: 0, close: () => {}, closeAll: () => {} };
       };
   const front = await startFront(

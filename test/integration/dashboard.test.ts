@@ -425,8 +425,11 @@ describe("billing buttons (Stripe-compatible test server)", () => {
     const p = browser({ on: billed });
     const pcsrf = await p.signIn(plain.key);
     expect((await p.get("/dashboard")).text).toMatch(/<button type="submit" disabled>Upgrade/);
+    expect((await p.get("/dashboard")).text).toMatch(/These buttons need a secret key with the <code>billing<\/code> scope/);
+    // The action declares the billing scope (dashboard/index.ts): refused before it runs, a 403 page.
     const refused = await p.post("/dashboard/billing/checkout", { plan: "pro", csrf: pcsrf });
-    expect(refused.res.headers.get("location")).toBe("/dashboard");
-    expect((await p.get("/dashboard")).text).toMatch(/needs a secret key with the &#39;billing&#39; scope/);
+    expect(refused.res.status).toBe(403);
+    expect(refused.text).toMatch(/needs a secret key with the &#39;billing&#39; scope/);
+    expect(fake.checkoutSessions.size).toBe(1);
   });
 });

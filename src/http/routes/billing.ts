@@ -55,7 +55,7 @@ export function checkoutPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/orgs/:orgId/billing/checkout",
-    auth: { kind: "secret", scope: "billing" },
+    auth: { kind: "secret", scope: "billing", live: true },
     body: checkoutBody,
     params: { orgId: orgIdParam },
     docs: {
@@ -120,7 +120,7 @@ export function portalPost(deps: Deps) {
   return defineRoute({
     method: "post",
     pattern: "/v1/orgs/:orgId/billing/portal",
-    auth: { kind: "secret", scope: "billing" },
+    auth: { kind: "secret", scope: "billing", live: true },
     body: portalBody,
     params: { orgId: orgIdParam },
     docs: {

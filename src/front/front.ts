@@ -40,6 +40,7 @@ import { activateMetrics, ServiceMetrics } from "./metrics.js";
 import { FrontPeers } from "./peers.js";
 import { OrgLearningCache } from "./feedback/org-learning.js";
 import { FeedbackLimit } from "./feedback/limit.js";
+import { TestModeBudget } from "./test-mode-budget.js";
 import { ProjectDirectory } from "./projects.js";
 import { QuotaGate, type LeaseSource } from "./quota.js";
 import { listen, type Listener } from "./server.js";
@@ -203,6 +204,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     learning,
     feedbackLimit: new FeedbackLimit(config.FS_FEEDBACK_PER_MINUTE),
     testHistory: new ObservationBudget(setup.cells, config.FS_TEST_HISTORY_PER_DAY, "testchecks:"),
+    testMode: new TestModeBudget(setup.cells, { perSecond: config.FS_TEST_MODE_PER_SECOND, perDay: config.FS_TEST_MODE_PER_DAY, dnsPerMinute: config.FS_TEST_MODE_DNS_PER_MINUTE }),
     pseudonyms: new Pseudonymizer(setup.secrets.identifier),
     billing,
     email: { mx: createMxResolver(config) },

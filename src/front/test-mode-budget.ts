@@ -39,7 +39,7 @@ export class TestModeBudget {
   private readonly rate: RateTable<string> | null;
   private readonly day: ObservationBudget | null;
   private readonly dnsTable: RateTable<string> | null;
-  /** Test calls refused since start, per bound; DNS lookups skipped (GET /metrics could show them). */
+  /** Test calls refused since start, per bound, and DNS lookups skipped (GET /metrics, fs_test_mode_refused_total). */
   readonly refused = { second: 0, day: 0, dns: 0 };
 
   constructor(

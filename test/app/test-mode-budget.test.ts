@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { useApp, type TestApp } from "../helpers/app.js";
-import { admin, api, createOrgWithKey } from "../integration/helpers/server.js";
+import { ADMIN_TOKEN, admin, api, createOrgWithKey } from "../integration/helpers/server.js";
 
 /**
  * The test-mode budget (docs/api.md, "Test mode"): a test key charges nothing and touches no quota,
@@ -26,6 +26,13 @@ async function orgAtQuota() {
   return { ...org, testKey: created.body.data.key as string };
 }
 
+/** A series' value in GET /metrics, 0 when absent. */
+async function metric(series: string): Promise<number> {
+  const res = await server.fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const line = (await res.text()).split("\n").find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
 const at = (ms: number) => ({ "x-fs-test-now": String(ms) });
 const lookup = (key: string, ms: number) => api(server, "GET", "/v1/ip/8.8.8.8", { key, headers: at(ms) });
 
@@ -34,6 +41,7 @@ describe("test-mode keys' budget per org", () => {
     const org = await orgAtQuota();
     const usage = async () => (await api(server, "GET", `/v1/orgs/${org.orgId}/usage`, { key: org.key })).body.data.used as number;
     const usedBefore = await usage();
+    const refusedBefore = { second: await metric('fs_test_mode_refused_total{bound="second"}'), day: await metric('fs_test_mode_refused_total{bound="day"}') };
 
     // The second's burst, then refused until the next second.
     const statuses: number[] = [];
@@ -69,6 +77,10 @@ describe("test-mode keys' budget per org", () => {
     const email = await api(server, "POST", "/v1/email", { key: org.testKey, headers: at(t + 5000), body: { email: "jane@example.com" } });
     expect(email.status).toBe(429);
     expect(email.headers.get("ratelimit-policy")).toBe(`"test-daily";q=${PER_DAY};w=86400`);
+
+    // Counted for the operator: 5 refusals for the second (4 lookups, a check), 2 for the day.
+    expect(await metric('fs_test_mode_refused_total{bound="second"}')).toBe(refusedBefore.second + 5);
+    expect(await metric('fs_test_mode_refused_total{bound="day"}')).toBe(refusedBefore.day + 2);
 
     // Another org's test key has its own budget.
     const other = await orgAtQuota();

@@ -236,6 +236,19 @@ export const envSchema = z.object({
    * check is answered as usual and not kept. Example: 1000.
    */
   FS_TEST_HISTORY_PER_DAY: positiveInt.max(1_000_000).default(1000),
+  /**
+   * Calls of the metered routes a test-mode key's org may make a second (as many at once), per
+   * front thread; past it 429 RATE_LIMITED. Test keys are charged nothing, so this and the daily
+   * count stand for the quota. 0 turns the limit off. Example: 25.
+   */
+  FS_TEST_MODE_PER_SECOND: z.coerce.number().int().min(0).max(1_000_000).default(25),
+  /** Calls of the metered routes an org's test-mode keys may make a UTC day, per process; past it 429 RATE_LIMITED. 0: no count. Example: 10000. */
+  FS_TEST_MODE_PER_DAY: z.coerce.number().int().min(0).max(100_000_000).default(10_000),
+  /**
+   * DNS lookups (MX, reverse DNS) an org's test-mode calls may send a minute (as many at once), per
+   * front thread; past it a lookup is answered from the cache or skipped. 0: no bound. Example: 30.
+   */
+  FS_TEST_MODE_DNS_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(30),
   /** Days a session-resolution binding counts towards shared-account figures. Example: 90. */
   FS_BINDING_RETENTION_DAYS: positiveInt.max(3650).default(90),
   /**

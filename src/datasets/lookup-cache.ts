@@ -18,6 +18,12 @@ export interface LookupCacheOptions {
   now?: () => number;
 }
 
+/**
+ * A caller's allowance of DNS queries (test-mode keys, front/test-mode-budget.ts): called once for
+ * each lookup the cache cannot answer, before it is sent; false means the lookup is not made.
+ */
+export type QueryBudget = () => boolean;
+
 /** How long an answer may be kept. */
 export type Cacheability = "positive" | "negative" | "never";
 

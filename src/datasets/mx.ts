@@ -17,7 +17,7 @@
  * never (caching an outage would keep serving it after it ended).
  */
 import { Resolver } from "node:dns/promises";
-import { LookupCache, type LookupCacheOptions } from "./lookup-cache.js";
+import { LookupCache, type LookupCacheOptions, type QueryBudget } from "./lookup-cache.js";
 
 /** One MX record as node:dns returns it. */
 export interface MxRecord {
@@ -52,8 +52,12 @@ export interface MxResult {
   implicit: boolean;
   /** true when the domain publishes a null MX (RFC 7505); outcome is then `none`. */
   nullMx: boolean;
-  /** "hit": served from cache or joined a lookup already in flight; "miss": this call queried DNS. */
-  cache: "hit" | "miss";
+  /**
+   * "hit": served from cache or joined a lookup already in flight; "miss": this call queried DNS;
+   * "test_budget": not in the cache and not looked up, the caller's budget being spent (outcome
+   * `unresolved`).
+   */
+  cache: "hit" | "miss" | "test_budget";
 }
 
 /**
@@ -131,11 +135,18 @@ export class MxResolver {
    * The MX answer for a domain, from cache when possible. Never rejects for DNS trouble: a
    * timeout or failure gives outcome "unresolved".
    * @param domain an ASCII (A-label) domain name; case and a trailing dot are ignored.
+   * @param budget a caller on a budget (a test-mode key): a domain the cache cannot answer is
+   *   looked up only if it allows, else answered `unresolved` with cache "test_budget"
    * @throws TypeError (as a rejection) when `domain` is not a non-empty string of at most 253
    *   characters; callers validate the address first.
    */
-  async lookup(domain: string): Promise<MxResult> {
+  async lookup(domain: string, budget?: QueryBudget): Promise<MxResult> {
     const key = keyOf(domain);
+    if (budget !== undefined) {
+      const cached = this.peek(domain);
+      if (cached !== undefined) return cached;
+      if (!budget()) return { ...copy(UNRESOLVED), cache: "test_budget" };
+    }
     const { answer, cache } = await this.#cache.lookup(key, () => queryMx(this.#dns, key));
     if (answer.outcome === "none" && this.#canary !== null) {
       // The canary is known to have mail: a mailless answer for it means DNS is blind.

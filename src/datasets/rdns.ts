@@ -14,7 +14,7 @@
  *   resolver timeout, anything unexpected) of either query. Those say nothing about the address,
  *   and caching them would keep serving an outage after it ended.
  */
-import { LookupCache, type LookupCacheOptions } from "./lookup-cache.js";
+import { LookupCache, type LookupCacheOptions, type QueryBudget } from "./lookup-cache.js";
 import { Resolver } from "node:dns/promises";
 import { formatIp, parseIp, type ParsedIp } from "../shared/ip.js";
 
@@ -27,12 +27,14 @@ import { formatIp, parseIp, type ParsedIp } from "../shared/ip.js";
  *   when `hostname` is null.
  * - `outcome`: "hit" when this call caused no DNS query (served from cache, or joined a lookup
  *   already in flight for the same address); "miss" when it started the queries. GET /v1/ip/{ip}
- *   charges +1 credit for a "miss" only (docs/api.md, "GET /v1/ip/{ip}").
+ *   charges +1 credit for a "miss" only (docs/api.md, "GET /v1/ip/{ip}"); "test_budget" when the
+ *   address was not in the cache and not looked up, the caller's budget being spent (a test-mode
+ *   key; `resolved` false).
  */
 export interface RdnsResult {
   hostname: string | null;
   verified: boolean | null;
-  outcome: "hit" | "miss";
+  outcome: "hit" | "miss" | "test_budget";
   /**
    * true when DNS gave a definitive answer (a name, or no PTR); false when the lookup timed out
    * or failed, which the caller reports as skipped and does not charge for.
@@ -126,11 +128,18 @@ export class RdnsResolver {
    * Resolves the address's verified host name, from cache when possible.
    * Never rejects for DNS trouble: a timeout or failure gives hostname null, verified null.
    * @param ip IPv4 or IPv6 address text; `::ffff:a.b.c.d` is treated as `a.b.c.d`.
+   * @param budget a caller on a budget (a test-mode key): an address the cache cannot answer is
+   *   looked up only if it allows, else answered unresolved with outcome "test_budget"
    * @throws TypeError (as a rejection) when `ip` is not an address; callers validate first.
    */
-  async lookup(ip: string): Promise<RdnsResult> {
+  async lookup(ip: string, budget?: QueryBudget): Promise<RdnsResult> {
     const parsed = parseOrThrow(ip);
     const key = formatIp(parsed);
+    if (budget !== undefined) {
+      const cached = this.peek(key);
+      if (cached !== undefined) return cached;
+      if (!budget()) return { hostname: null, verified: null, outcome: "test_budget", resolved: false };
+    }
     const { answer: a, cache } = await this.#cache.lookup(key, () => confirm(this.#dns, key, parsed.version));
     if (a.cache === "no-ptr" && this.#canary !== null) {
       // The canary is known to have a PTR: none for it means the DNS is blind, not the address.

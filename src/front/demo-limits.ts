@@ -7,8 +7,7 @@
  * thread (docs/operations.md, "Limits and abuse").
  */
 import type { ParsedIp } from "../shared/ip.js";
-import { ApiError } from "../shared/errors.js";
-import { RateTable } from "./admission/rate-table.js";
+import { RateTable, tableRefusal } from "./admission/rate-table.js";
 import { addressKey, BEACON_LIMITER_KEYS } from "./beacon/limits.js";
 
 /** The window of both limits, in seconds (the RateLimit-Policy's `w`). */
@@ -45,11 +44,8 @@ export class DemoLimits {
     const next = t.peek(key, nowMs);
     if (next >= 0) return t.take(key, next);
     this.refused[call]++;
-    const wait = t.retryAfterSeconds(key, nowMs);
     const policy = call === "submit" ? "submit" : "demo";
     const what = call === "submit" ? "demo submissions" : "demo page requests";
-    throw new ApiError("RATE_LIMITED", `Too many ${what} from this client address: at most ${t.limit} every ${t.windowSeconds} s. Retry after ${wait} s.`, {
-      headers: { "retry-after": String(wait), "ratelimit-policy": `"${policy}";q=${t.limit};w=${t.windowSeconds}`, ratelimit: `"${policy}";r=0;t=${wait}` },
-    });
+    throw tableRefusal(policy, t, key, nowMs, `Too many ${what} from this client address`);
   }
 }

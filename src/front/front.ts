@@ -40,6 +40,7 @@ import { activateMetrics, ServiceMetrics } from "./metrics.js";
 import { FrontPeers } from "./peers.js";
 import { OrgLearningCache } from "./feedback/org-learning.js";
 import { FeedbackLimit } from "./feedback/limit.js";
+import { TestModeBudget } from "./test-mode-budget.js";
 import { ProjectDirectory } from "./projects.js";
 import { QuotaGate, type LeaseSource } from "./quota.js";
 import { listen, type Listener } from "./server.js";
@@ -143,6 +144,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   const bodies = createBodyIntake(config, setup.threads, trusted);
   const beaconLimits = new BeaconRateLimits({ perAddress: config.FS_BEACON_ADDRESS_LIMIT, perProject: config.FS_BEACON_PROJECT_LIMIT });
   const observationBudget = new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PER_DAY);
+  const testMode = new TestModeBudget(setup.cells, { perSecond: config.FS_TEST_MODE_PER_SECOND, perDay: config.FS_TEST_MODE_PER_DAY, dnsPerMinute: config.FS_TEST_MODE_DNS_PER_MINUTE });
   const metrics = new ServiceMetrics({
     pool,
     store,
@@ -156,6 +158,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     accessLogSample: config.FS_ACCESS_LOG_SAMPLE,
     thread: setup.index,
     beacon: { rateLimited: beaconLimits.refused, budget: observationBudget },
+    testMode: testMode.refused,
   });
   activateMetrics(metrics);
   // On a cluster node a beacon call's project is read (if need be) before the call starts.
@@ -203,6 +206,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     learning,
     feedbackLimit: new FeedbackLimit(config.FS_FEEDBACK_PER_MINUTE),
     testHistory: new ObservationBudget(setup.cells, config.FS_TEST_HISTORY_PER_DAY, "testchecks:"),
+    testMode,
     pseudonyms: new Pseudonymizer(setup.secrets.identifier),
     billing,
     email: { mx: createMxResolver(config) },

@@ -42,6 +42,8 @@ export interface MetricsSources {
   thread?: number;
   /** The beacon's refusals per rate limit, and the observations its budget dropped (this thread's). */
   beacon?: { rateLimited: Readonly<Record<"address" | "project", number>>; budget: { readonly dropped: number } };
+  /** Test-mode keys' calls refused per bound, and their DNS lookups skipped (test-mode-budget.ts; this thread's). */
+  testMode?: Readonly<Record<"second" | "day" | "dns", number>>;
 }
 
 /** Every front thread's metrics as JSON, this thread's first (several front threads: peers.ts). */
@@ -230,6 +232,19 @@ export class ServiceMetrics {
         collect() {
           this.reset();
           this.inc(beacon.budget.dropped);
+        },
+      });
+    }
+    const testMode = sources.testMode;
+    if (testMode) {
+      new Counter({
+        name: "fs_test_mode_refused_total",
+        help: "Calls of test-mode keys refused with 429 RATE_LIMITED by their org's test-mode budget (bound second or day), and their DNS lookups skipped (bound dns).",
+        labelNames: ["bound"],
+        registers: [r],
+        collect() {
+          this.reset();
+          for (const bound of ["second", "day", "dns"] as const) this.inc({ bound }, testMode[bound]);
         },
       });
     }

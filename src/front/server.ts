@@ -63,6 +63,7 @@ export function mountApp(app: TemplatedApp, deps: AppDeps, beaconAsset: BeaconAs
     auth: deps.auth,
     bodies: deps.bodies,
     quota: deps.quota,
+    testMode: deps.testMode,
     idempotency: deps.idempotency,
     log: deps.log,
     maxBodyBytes: deps.config.FS_MAX_BODY_BYTES,

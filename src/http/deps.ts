@@ -20,6 +20,7 @@ import type { FrontPeers } from "../front/peers.js";
 import type { OrgLearningCache } from "../front/feedback/org-learning.js";
 import type { ObservationBudget } from "../front/beacon/budget.js";
 import type { FeedbackLimit } from "../front/feedback/limit.js";
+import type { TestModeBudget } from "../front/test-mode-budget.js";
 
 /** Services the route handlers use. Built once in main.ts. */
 export interface AppDeps {
@@ -64,6 +65,8 @@ export interface AppDeps {
   feedbackLimit: FeedbackLimit;
   /** Test keys' checks kept in history per org and day (FS_TEST_HISTORY_PER_DAY). */
   testHistory: ObservationBudget;
+  /** Test-mode keys' calls and their DNS lookups per org (FS_TEST_MODE_*; the router and the lookups). */
+  testMode: TestModeBudget;
   /** Keyed hashes for identifiers the store keeps (session resolution, metering). */
   pseudonyms: Pseudonymizer;
   /** Stripe billing; null when not configured (billing endpoints answer 503). */

@@ -106,11 +106,11 @@ export const HEADERS = {
     schema: { type: "string", pattern: '^"monthly";r=[0-9]+;t=[0-9]+$' },
   },
   RouteRateLimitPolicy: {
-    description: 'With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`, for the demo `"submit"` or `"demo"` (its pages, per client address).',
-    schema: { type: "string", pattern: '^"[a-z]+";q=[0-9]+;w=[0-9]+$' },
+    description: 'With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`, for the demo `"submit"` or `"demo"` (its pages, per client address), for a test-mode key\'s org `"test"` (a second) or `"test-daily"` (a UTC day).',
+    schema: { type: "string", pattern: '^"[a-z-]+";q=[0-9]+;w=[0-9]+$' },
   },
   RouteRateLimit: {
     description: 'With 429 RATE_LIMITED: `"<limit>";r=0;t=<seconds until a call is allowed again>` (also Retry-After).',
-    schema: { type: "string", pattern: '^"[a-z]+";r=[0-9]+;t=[0-9]+$' },
+    schema: { type: "string", pattern: '^"[a-z-]+";r=[0-9]+;t=[0-9]+$' },
   },
 };

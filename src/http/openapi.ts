@@ -137,6 +137,8 @@ export function errorCodesOf(route: Route<any>, testClock: boolean): ErrorCode[]
   // Held before the handler runs (429) and charged before the answer (429 for credits beyond
   // the hold, 503 when the charge cannot be recorded).
   if (route.minCredits) codes.add("QUOTA_EXCEEDED").add("NOT_READY");
+  // A test-mode key's calls are counted against its org's test-mode budget instead (429).
+  if (route.minCredits && (auth.kind === "secret" || auth.kind === "publishable")) codes.add("RATE_LIMITED");
   if (testClock && route.envelope !== false) codes.add("VALIDATION_ERROR");
   // Idempotency-Key (idempotency.ts): a malformed key, a key in use or reused, an answer not stored.
   if (isIdempotent(route)) codes.add("VALIDATION_ERROR").add("IDEMPOTENCY_KEY_IN_USE").add("IDEMPOTENCY_KEY_REUSED").add("NOT_READY");

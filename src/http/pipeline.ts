@@ -8,6 +8,7 @@ import { toApiError } from "./to-api-error.js";
 import { countCredits } from "../front/counters.js";
 import { IdempotencyKeys } from "../front/idempotency.js";
 import type { QuotaGate } from "../front/quota.js";
+import type { TestModeBudget } from "../front/test-mode-budget.js";
 import type { TrustedProxies } from "../front/client-address.js";
 import type { RequestSnapshot } from "./request.js";
 import type { Scope } from "../shared/api-keys.js";
@@ -29,6 +30,8 @@ export interface RouterDeps {
   /** Caps the body bytes held across connections (public and keyed routes apart) and cuts slow bodies. */
   bodies: BodyIntake;
   quota: QuotaGate;
+  /** Test-mode keys' calls of the metered routes, counted instead of held (FS_TEST_MODE_*). */
+  testMode: TestModeBudget;
   /** Idempotency-Key answers (POST routes with a secret key or the admin token). */
   idempotency: IdempotencyKeys | null;
   log: Logger;
@@ -225,14 +228,18 @@ function bodyOwner(route: Route<any>, snap: RequestSnapshot, principal: KeyPrinc
 function run(c: Call, body: unknown): void {
   const { route, state, snap, deps, principal, nowMs } = c;
   // Held, not just checked: concurrent calls see each other's credits before any does its work.
-  // Test-mode keys touch no quota: nothing held, nothing charged (answer()).
-  if (principal && route.minCredits && principal.key.mode !== "test" && !route.free?.({ params: c.params, body, snap })) {
-    try {
-      state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
-    } catch (err) {
-      // More of the node's lease first (a cluster): then again from here.
-      if (err instanceof StoreWait) return afterWait(err, state, () => tryRun(c, body), (e) => failRequest(c, e));
-      throw err;
+  // Test-mode keys touch no quota: nothing held, nothing charged (answer()); their calls are
+  // counted against the org's test-mode budget instead, before the handler does anything.
+  if (principal && route.minCredits) {
+    if (principal.key.mode === "test") deps.testMode.admit(principal.orgId, nowMs);
+    else if (!route.free?.({ params: c.params, body, snap })) {
+      try {
+        state.hold = deps.quota.hold(principal.orgId, route.minCredits, nowMs);
+      } catch (err) {
+        // More of the node's lease first (a cluster): then again from here.
+        if (err instanceof StoreWait) return afterWait(err, state, () => tryRun(c, body), (e) => failRequest(c, e));
+        throw err;
+      }
     }
   }
   const ctx: RouteContext<unknown> = { snap, body, params: c.params, query: c.query, principal, nowMs, requestId: snap.requestId, startedAt: state.startedAt };

@@ -26,6 +26,7 @@ import { domainToASCII } from "node:url";
 import type { EmailLists, RoleCategory } from "../datasets/email-lists.js";
 import { emailLists } from "../datasets/email-lists.js";
 import type { EmailServices, MxOutcome, MxResult } from "../datasets/mx.js";
+import type { QueryBudget } from "../datasets/lookup-cache.js";
 import { SCORE_THRESHOLDS, type Decision } from "./observation.js";
 
 /** Why an address failed the syntax check (`signals.syntax_error`). */
@@ -474,20 +475,25 @@ export function toCheckEmailSignals(a: EmailAnalysis): CheckEmailSignals {
 /** An analysis and whether its MX answer cost a DNS query. */
 export interface EmailAnalysisWithMx {
   analysis: EmailAnalysis;
-  /** "miss": DNS was queried; "hit": answered from the MX cache (or a lookup in flight); "skipped": no lookup (invalid syntax). */
-  mxCache: "hit" | "miss" | "skipped";
+  /**
+   * "miss": DNS was queried; "hit": answered from the MX cache (or a lookup in flight); "skipped": no
+   * lookup (invalid syntax); "test_budget": not cached and not looked up, the test-mode DNS budget spent.
+   */
+  mxCache: "hit" | "miss" | "skipped" | "test_budget";
 }
 
 /**
  * Parses the address, looks up its domain's MX through the injected resolver (only when the
  * syntax is valid), then scores it. The only I/O is the resolver's, which never rejects for DNS
  * trouble (a timeout gives outcome "unresolved", reason mx_unresolved, scored fail-open).
+ * `budget`: a test-mode key's DNS budget (front/test-mode-budget.ts); spent, the domain is answered
+ * from the cache only (unresolved when not cached).
  * @example const { analysis } = await analyzeEmailWithMx(deps.email, "jane@example.com");
  */
-export async function analyzeEmailWithMx(services: EmailServices, address: string, lists: EmailLists = emailLists()): Promise<EmailAnalysisWithMx> {
+export async function analyzeEmailWithMx(services: EmailServices, address: string, budget?: QueryBudget, lists: EmailLists = emailLists()): Promise<EmailAnalysisWithMx> {
   const parsed = parseEmail(address);
   if (!parsed.ok) return { analysis: analyzeEmail(address, undefined, lists), mxCache: "skipped" };
-  const mx = await services.mx.lookup(parsed.value.domain);
+  const mx = await services.mx.lookup(parsed.value.domain, budget);
   return { analysis: analyzeEmail(address, mx, lists), mxCache: mx.cache };
 }
 

@@ -6,6 +6,7 @@ import { Authenticator } from "../../src/front/auth.js";
 import { TrustedProxies } from "../../src/front/client-address.js";
 import { mountRoutes } from "../../src/http/router.js";
 import { defineRoute, type RouteDocs } from "../../src/http/route.js";
+import type { TestModeBudget } from "../../src/front/test-mode-budget.js";
 import type { QuotaGate } from "../../src/front/quota.js";
 import { createLogger } from "../../src/shared/log.js";
 
@@ -33,6 +34,7 @@ beforeAll(async () => {
   mountRoutes(app, routes, {
     auth: new Authenticator({ keys: { get: () => undefined } } as never, "00"),
     quota: {} as QuotaGate,
+    testMode: {} as TestModeBudget,
     idempotency: null,
     bodies: { budget: new BodyBudget({ public: 1 << 20, keyed: 1 << 20 }, { public: 1 << 20, keyed: 1 << 20 }), deadlines: new BodyDeadlines(10_000, 1024), trusted: new TrustedProxies([]) },
     log,

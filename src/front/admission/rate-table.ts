@@ -1,3 +1,5 @@
+import { ApiError } from "../../shared/errors.js";
+
 /**
  * Request rates per key (a client address, a project) with GCRA, the generic cell rate algorithm
  * (a token bucket kept as one number): each key stores its "theoretical arrival time" (TAT), the
@@ -83,4 +85,23 @@ export class RateTable<K extends string | number> {
   remaining(key: K, nowMs: number): number {
     return Math.max(0, Math.min(this.limit, Math.floor((this.windowMs - (this.base(key, nowMs) - nowMs)) / this.intervalMs + 1e-9)));
   }
+}
+
+/**
+ * The 429 every per-caller limit answers (the beacon's, feedback's, the demo's, test mode's):
+ * RATE_LIMITED in the envelope with Retry-After and the IETF httpapi RateLimit fields of the limit
+ * reached, `RateLimit-Policy: "<policy>";q=<limit>;w=<window seconds>` and
+ * `RateLimit: "<policy>";r=0;t=<seconds>`. Built only on a refusal: allowed calls pay nothing.
+ * @param message the error's message, which should say how long to wait
+ */
+export function rateLimited(policy: string, limit: number, windowSeconds: number, waitSeconds: number, message: string): ApiError {
+  return new ApiError("RATE_LIMITED", message, {
+    headers: { "retry-after": String(waitSeconds), "ratelimit-policy": `"${policy}";q=${limit};w=${windowSeconds}`, ratelimit: `"${policy}";r=0;t=${waitSeconds}` },
+  });
+}
+
+/** rateLimited() for a RateTable's refusal of `key` at `nowMs`. */
+export function tableRefusal<K extends string | number>(policy: string, table: RateTable<K>, key: K, nowMs: number, what: string): ApiError {
+  const wait = table.retryAfterSeconds(key, nowMs);
+  return rateLimited(policy, table.limit, table.windowSeconds, wait, `${what}: at most ${table.limit} every ${table.windowSeconds} s. Retry after ${wait} s.`);
 }

@@ -5,8 +5,8 @@
  * record as fast as it can send, and fill the disk.
  */
 import type { ParsedIp } from "../../shared/ip.js";
-import { RateTable } from "../admission/rate-table.js";
-import { ApiError } from "../../shared/errors.js";
+import { RateTable, tableRefusal } from "../admission/rate-table.js";
+import type { ApiError } from "../../shared/errors.js";
 
 /** The window of both limits, in seconds (the RateLimit-Policy's `w`). */
 export const BEACON_WINDOW_SECONDS = 60;
@@ -58,15 +58,8 @@ export class BeaconRateLimits {
 
   private refusal<K extends string | number>(scope: Scope, table: RateTable<K>, key: K, nowMs: number): ApiError {
     this.refused[scope]++;
-    const wait = table.retryAfterSeconds(key, nowMs);
     const who = scope === "address" ? "from this client address" : "for this project";
-    return new ApiError("RATE_LIMITED", `Too many beacon calls ${who}: at most ${table.limit} every ${table.windowSeconds} s. Retry after ${wait} s.`, {
-      headers: {
-        "retry-after": String(wait),
-        "ratelimit-policy": `"${scope}";q=${table.limit};w=${table.windowSeconds}`,
-        ratelimit: `"${scope}";r=0;t=${wait}`,
-      },
-    });
+    return tableRefusal(scope, table, key, nowMs, `Too many beacon calls ${who}`);
   }
 }
 

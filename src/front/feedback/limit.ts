@@ -3,8 +3,7 @@
  * feedback rewrites the org's model in a writer commit, so one org's key cannot keep the writer
  * busy for the others. Counted per front thread, checked before the body is read.
  */
-import { RateTable } from "../admission/rate-table.js";
-import { ApiError } from "../../shared/errors.js";
+import { RateTable, tableRefusal } from "../admission/rate-table.js";
 
 export const FEEDBACK_WINDOW_SECONDS = 60;
 /** Most orgs the table keeps; past it the one added longest ago is forgotten. */
@@ -27,9 +26,6 @@ export class FeedbackLimit {
     const next = t.peek(orgId, nowMs);
     if (next >= 0) return t.take(orgId, next);
     this.refused++;
-    const wait = t.retryAfterSeconds(orgId, nowMs);
-    throw new ApiError("RATE_LIMITED", `Too much feedback for this org: at most ${t.limit} every ${t.windowSeconds} s. Retry after ${wait} s.`, {
-      headers: { "retry-after": String(wait), "ratelimit-policy": `"feedback";q=${t.limit};w=${t.windowSeconds}`, ratelimit: `"feedback";r=0;t=${wait}` },
-    });
+    throw tableRefusal("feedback", t, orgId, nowMs, "Too much feedback for this org");
   }
 }

@@ -10,12 +10,13 @@ import type { AppDeps } from "../deps.js";
 import { ApiError } from "../../shared/errors.js";
 import { defineRoute } from "../route.js";
 import { authCheckBody, authCheckResponse } from "../schemas/auth-check.js";
+import { testDnsMetadata } from "../schemas/email.js";
 import { isCgnat, joinKeysOf } from "../../front/sessions/identifiers.js";
 import { continuityOf, edgeVerdictOf, orgSession } from "../../front/sessions/session.js";
 import { syncObservations } from "./observations.get.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
-type Deps = Pick<AppDeps, "beacon" | "email" | "flushObservations" | "ipDatasets" | "pseudonyms" | "reads" | "store">;
+type Deps = Pick<AppDeps, "beacon" | "email" | "flushObservations" | "ipDatasets" | "pseudonyms" | "reads" | "store" | "testMode">;
 
 /** Credits of a pre-flight: the price of the resolve it precedes and of a form check. */
 const CREDITS = 2;
@@ -41,6 +42,7 @@ export function authCheckPost(deps: Deps) {
       ].join("\n\n"),
       tag: "sessions",
       response: authCheckResponse,
+      metadata: testDnsMetadata,
       credits: [CREDITS],
       errors: ["VALIDATION_ERROR", "MISSING_REQUIRED_DATA", "NOT_READY"],
       example: {
@@ -85,7 +87,7 @@ export function authCheckPost(deps: Deps) {
       // lookup (cached, bounded by FS_RDNS_TIMEOUT_MS) runs meanwhile.
       const [, email] = await Promise.all([
         body.session_id !== undefined ? syncObservations(deps) : Promise.resolve(),
-        body.email !== undefined ? analyzeEmailWithMx(deps.email, body.email) : Promise.resolve(null),
+        body.email !== undefined ? analyzeEmailWithMx(deps.email, body.email, deps.testMode.dnsOf(principal, nowMs)) : Promise.resolve(null),
       ]);
       const test = isTestPrincipal(principal);
       const session = body.session_id !== undefined ? await orgSession(deps, orgId, body.session_id, test) : undefined;
@@ -127,6 +129,8 @@ export function authCheckPost(deps: Deps) {
           processing_time_ms: Math.round((performance.now() - startedAt) * 1000) / 1000,
         },
         credits: CREDITS,
+        // A test key whose org spent its DNS budget: the answer says its MX was not looked up.
+        ...(email?.mxCache === "test_budget" ? { metadata: { mx_cache: "test_budget" } } : {}),
       };
     },
   });

@@ -18,7 +18,7 @@ import { checkSubmission, keptHistory, type CheckOutcome } from "./check.post.js
 import { listObservations, syncObservations } from "./observations.get.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
-type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "flushObservations" | "ipDatasets" | "learning" | "pseudonyms" | "rdns" | "reads" | "store" | "testHistory">;
+type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "flushObservations" | "ipDatasets" | "learning" | "pseudonyms" | "rdns" | "reads" | "store" | "testHistory" | "testMode">;
 
 /** The check's price, and the deep analysis's when at least one deep block resolved. */
 const CHECK_CREDITS = 2;
@@ -64,11 +64,11 @@ export function checkDeepPost(deps: Deps) {
       // The reverse lookup starts at once, beside the check's own waits (MX, content model); the
       // address was parsed by the body's schema (schemas/ip.ts, bodyIp).
       const parsed = body.metadata?.ip?.parsed;
-      const [check, rdns] = await Promise.all([checkSubmission(deps, orgId, body, nowMs, test), parsed ? deps.rdns.lookup(formatIp(parsed)) : Promise.resolve(null)]);
+      const [check, rdns] = await Promise.all([checkSubmission(deps, orgId, body, nowMs, test), parsed ? deps.rdns.lookup(formatIp(parsed), deps.testMode.dnsOf(principal, nowMs)) : Promise.resolve(null)]);
       const sessionRef = body.session_id !== undefined ? { id: body.session_id, source: "session_id" as const } : check.beaconSession ? { id: check.beaconSession.sessionId, source: "beacon_field" as const } : null;
       const [session, content] = await Promise.all([sessionBlock(deps, principal!, sessionRef, nowMs), contentBlock(deps, check)]);
       const network = networkBlock(rdns);
-      const email = emailBlock(check.email);
+      const email = emailBlock(check.email, check.mxCache);
 
       const findings: DeepFindings = {
         network: network.status === "resolved" ? { hostname: network.hostname, verified: network.hostname_verified, datasetsFlagHosting: check.input.ip?.datacenter ?? false } : null,
@@ -112,7 +112,10 @@ export function checkDeepPost(deps: Deps) {
 /** The network block from the reverse lookup (null: no IP given). */
 function networkBlock(r: RdnsResult | null) {
   if (r === null) return { status: "skipped" as const, reason: "not_given" as const, hostname: null, hostname_verified: null, name_kind: null, cache: null };
-  if (!r.resolved) return { status: "skipped" as const, reason: "dns_unavailable" as const, hostname: null, hostname_verified: null, name_kind: null, cache: null };
+  if (!r.resolved) {
+    const reason = r.outcome === "test_budget" ? ("test_budget" as const) : ("dns_unavailable" as const);
+    return { status: "skipped" as const, reason, hostname: null, hostname_verified: null, name_kind: null, cache: null };
+  }
   return {
     status: "resolved" as const,
     reason: null,
@@ -125,9 +128,10 @@ function networkBlock(r: RdnsResult | null) {
 }
 
 /** The e-mail block from the check's analysis: resolved when the MX lookup answered. */
-function emailBlock(a: EmailAnalysis | null) {
+function emailBlock(a: EmailAnalysis | null, mxCache: CheckOutcome["mxCache"]) {
   if (a === null) return { status: "skipped" as const, reason: "not_given" as const, analysis: null };
   if (!a.signals.valid_syntax) return { status: "skipped" as const, reason: "invalid_syntax" as const, analysis: a };
+  if (mxCache === "test_budget") return { status: "skipped" as const, reason: "test_budget" as const, analysis: a };
   if (a.signals.mx.outcome !== "found" && a.signals.mx.outcome !== "none") return { status: "skipped" as const, reason: "dns_unavailable" as const, analysis: a };
   return { status: "resolved" as const, reason: null, analysis: a };
 }

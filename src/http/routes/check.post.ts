@@ -10,16 +10,17 @@ import { ApiError } from "../../shared/errors.js";
 import { RawJson, jsonNumber as num } from "../respond.js";
 import { defineRoute } from "../route.js";
 import { checkBody, checkResponse, type CheckBody } from "../schemas/check.js";
+import { testDnsMetadata } from "../schemas/email.js";
 import { countDecision } from "../../front/counters.js";
 import { FLAGS, formText, type ContentAnalysis, type ContentEvidence } from "../../scoring/content/index.js";
 import { scopedId, splitScopedId, type CheckHistoryRecord, type ProjectRecord, type SessionRecord } from "../../store/records.js";
 import type { OrgLearning } from "../../front/feedback/org-learning.js";
-import { analyzeEmailWithMx, toCheckEmailSignals, type CheckEmailSignals, type EmailAnalysis } from "../../scoring/email.js";
+import { analyzeEmailWithMx, toCheckEmailSignals, type CheckEmailSignals, type EmailAnalysis, type EmailAnalysisWithMx } from "../../scoring/email.js";
 import { verifyChallengeToken } from "../../front/challenge/index.js";
 import { withStore } from "../../store/store-wait.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
-type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "ipDatasets" | "learning" | "reads" | "testHistory">;
+type Deps = Pick<AppDeps, "beacon" | "challenge" | "content" | "email" | "ipDatasets" | "learning" | "reads" | "testHistory" | "testMode">;
 
 /** The hidden field the beacon injects (its default name; sites may rename it with data-fs-field). */
 const BEACON_FIELD = "_fs_signals";
@@ -44,6 +45,7 @@ export function checkPost(deps: Deps) {
       ].join("\n\n"),
       tag: "scoring",
       response: checkResponse,
+      metadata: testDnsMetadata,
       credits: [2],
       errors: ["VALIDATION_ERROR", "MISSING_REQUIRED_DATA", "OVERLOADED", "NOT_READY"],
       example: {
@@ -73,7 +75,10 @@ export function checkPost(deps: Deps) {
       const magic = test ? magicDecision(body.metadata?.email, body.metadata?.ip?.text) : null;
       if (magic) Object.assign(outcome.data, magic);
       countDecision("POST /v1/check", outcome.data.decision);
-      return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, history: keptHistory(deps, principal!, outcome, requestId, body.form_id, nowMs) };
+      const history = keptHistory(deps, principal!, outcome, requestId, body.form_id, nowMs);
+      // A test key whose org spent its DNS budget: the answer says its MX was not looked up.
+      if (outcome.mxCache === "test_budget") return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, metadata: { mx_cache: "test_budget" }, history };
+      return { data: new RawJson(checkAnswerJson(outcome.data)), credits: 2, history };
     },
   });
 }
@@ -90,6 +95,8 @@ export interface CheckOutcome {
   facts: IpFacts | null;
   /** The e-mail's full analysis, MX included; null without metadata.email. */
   email: EmailAnalysis | null;
+  /** Whether its MX lookup went to DNS (analyzeEmailWithMx); null without metadata.email. */
+  mxCache: EmailAnalysisWithMx["mxCache"] | null;
   /** The form's fields without the beacon's, and the text the content model read. */
   fields: FormData | null;
   text: { text: string; fields: string[]; flags: string[] };
@@ -143,7 +150,8 @@ export async function checkSubmission(deps: Deps, orgId: string, body: CheckBody
   // email, the challenge's spend.
   const [read, emailed, challenge] = await Promise.all([
     text.text.length === 0 ? Promise.resolve(null) : wantEvidence ? deps.content.analyzeWithEvidence(text.text) : deps.content.analyze(text.text).then((analysis) => ({ analysis, evidence: null })),
-    md.email !== undefined ? analyzeEmailWithMx(deps.email, md.email) : Promise.resolve(null),
+    // A test key's MX lookup is on its org's DNS budget (front/test-mode-budget.ts).
+    md.email !== undefined ? analyzeEmailWithMx(deps.email, md.email, test ? deps.testMode.dns(orgId, nowMs) : undefined) : Promise.resolve(null),
     md.captcha_token !== undefined ? verifyChallengeToken(deps.challenge, orgId, md.captcha_token, nowMs) : Promise.resolve(null),
   ]);
   const email = emailed ? toCheckEmailSignals(emailed.analysis) : null;
@@ -165,7 +173,7 @@ export async function checkSubmission(deps: Deps, orgId: string, body: CheckBody
   };
   const fused = fuseCheck(input, orgModel ? orgModel.version : 0);
   const data = answerOf(deps, fused, input, facts, email, content, text.fields, text.flags, orgModel ? orgModel.version : 0);
-  return { data, input, fused, ip, facts, email: emailed ? emailed.analysis : null, fields, text, content, evidence, learning, beaconSession: beacon ? beacon.session : null };
+  return { data, input, fused, ip, facts, email: emailed ? emailed.analysis : null, mxCache: emailed ? emailed.mxCache : null, fields, text, content, evidence, learning, beaconSession: beacon ? beacon.session : null };
 }
 
 /** `data` of POST /v1/check (its schema: checkResponse). */

@@ -1,6 +1,7 @@
 import { analyzeEmailWithMx } from "../../scoring/email.js";
 import { emailLists } from "../../datasets/email-lists.js";
 import type { EmailServices } from "../../datasets/mx.js";
+import type { TestModeBudget } from "../../front/test-mode-budget.js";
 import { defineRoute } from "../route.js";
 import { emailBody, emailMetadata, emailResponse } from "../schemas/email.js";
 
@@ -18,10 +19,11 @@ const EMAIL_CREDITS = 3;
  * invalid_syntax, no DNS query. A missing or non-string `email` is 400 VALIDATION_ERROR.
  * The MX lookup waits at most the resolver's timeout; when DNS fails the answer still goes out
  * (fail-open, reason mx_unresolved) and still costs 3 credits: the other signals were delivered.
- * `metadata.mx_cache` says whether DNS was queried ("miss"), answered from cache ("hit"), or not
- * asked ("skipped"); `metadata.credits` is added by the router.
+ * `metadata.mx_cache` says whether DNS was queried ("miss"), answered from cache ("hit"), not
+ * asked ("skipped"), or not asked as a test-mode key's DNS budget was spent ("test_budget");
+ * `metadata.credits` is added by the router.
  */
-export function emailPost(deps: { email: EmailServices }) {
+export function emailPost(deps: { email: EmailServices; testMode: TestModeBudget }) {
   // Load the lists when the routing table is built, not on the first request (~0.5 s).
   emailLists();
   return defineRoute({
@@ -65,8 +67,9 @@ export function emailPost(deps: { email: EmailServices }) {
         metadata: { mx_cache: "miss" },
       },
     },
-    async handle({ body }) {
-      const { analysis, mxCache } = await analyzeEmailWithMx(deps.email, body.email);
+    async handle({ body, principal, nowMs }) {
+      // A test-mode key's lookup is on its org's DNS budget (front/test-mode-budget.ts).
+      const { analysis, mxCache } = await analyzeEmailWithMx(deps.email, body.email, deps.testMode.dnsOf(principal, nowMs));
       return { data: analysis, credits: EMAIL_CREDITS, metadata: { mx_cache: mxCache } };
     },
   });

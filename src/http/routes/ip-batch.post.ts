@@ -8,7 +8,7 @@ import { ipBatchBody, ipBatchMetadata, ipBatchResponse, IP_BATCH_MAX, type IpDat
 import { hasRegionFeeds, ipGet, provenanceFields } from "./ip.get.js";
 
 /** The services this file's route uses (of AppDeps). */
-type Deps = Pick<AppDeps, "beacon" | "ipDatasets" | "rdns">;
+type Deps = Pick<AppDeps, "beacon" | "ipDatasets" | "rdns" | "testMode">;
 
 /** One credit per distinct address that is not a bogon, as GET /v1/ip/{ip} charges each. */
 const CREDITS_PER_ADDRESS = 1;

@@ -1,5 +1,7 @@
 import { coverageOf, type IpCoverage } from "../../datasets/coverage.js";
 import type { IpDatasetMeta, IpFacts } from "../../datasets/ip-dataset.js";
+import type { QueryBudget } from "../../datasets/lookup-cache.js";
+import type { KeyPrincipal } from "../../front/auth.js";
 import { buildIpRecord, ipRecordJson } from "../../scoring/ip-record.js";
 import { isBogon } from "../../shared/bogon.js";
 import { formatIp, type ParsedIp } from "../../shared/ip.js";
@@ -10,7 +12,7 @@ import { defineRoute, type RouteResult } from "../route.js";
 import { ipMetadata, ipParam, ipQuery, ipRecordResponse, type IpDatasetName } from "../schemas/ip.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
-type Deps = Pick<AppDeps, "beacon" | "ipDatasets" | "rdns">;
+type Deps = Pick<AppDeps, "beacon" | "ipDatasets" | "rdns" | "testMode">;
 
 /** Base lookup 1 credit; rdns +1 on a cache miss only; region and company free; a bogon nothing. */
 const BASE_CREDITS = 1;
@@ -68,8 +70,8 @@ export function ipGet(deps: Deps) {
         },
       },
     },
-    handle({ params, query }): RouteResult | Promise<RouteResult> {
-      return lookupAnswer(deps, params.ip.text, params.ip.parsed, query.include);
+    handle({ params, query, principal, nowMs }): RouteResult | Promise<RouteResult> {
+      return lookupAnswer(deps, params.ip.text, params.ip.parsed, query.include, principal, nowMs);
     },
   });
 }
@@ -101,13 +103,13 @@ export function ipMeGet(deps: Deps) {
     handle(ctx): RouteResult | Promise<RouteResult> {
       const parsed = deps.beacon.trusted.clientIp(ctx.snap.peer, ctx.snap.forwardedFor);
       if (!parsed) throw new ApiError("VALIDATION_ERROR", "path.ip: the connection's address could not be read.");
-      return lookupAnswer(deps, formatIp(parsed), parsed, ctx.query.include);
+      return lookupAnswer(deps, formatIp(parsed), parsed, ctx.query.include, ctx.principal, ctx.nowMs);
     },
   });
 }
 
 /** The answer for one parsed address (`raw` as it is echoed in `ip`). */
-function lookupAnswer(deps: Deps, raw: string, parsed: ParsedIp, include: IpDatasetName[]): RouteResult | Promise<RouteResult> {
+function lookupAnswer(deps: Deps, raw: string, parsed: ParsedIp, include: IpDatasetName[], principal: KeyPrincipal | null, nowMs: number): RouteResult | Promise<RouteResult> {
   const dataset = deps.ipDatasets.get();
   const facts = dataset.lookup(parsed);
   const ipVersion = parsed.version === 4 && !parsed.mapped ? 4 : 6;
@@ -121,7 +123,8 @@ function lookupAnswer(deps: Deps, raw: string, parsed: ParsedIp, include: IpData
       metadataJson: metadataJsonFor(dataset.meta, include, facts),
     };
   }
-  return withRdns(deps, raw, formatIp(parsed), ipVersion, facts, dataset.meta, include);
+  // A test-mode key's lookup is on its org's DNS budget (front/test-mode-budget.ts).
+  return withRdns(deps, raw, formatIp(parsed), ipVersion, facts, dataset.meta, include, deps.testMode.dnsOf(principal, nowMs));
 }
 
 /**
@@ -148,8 +151,9 @@ async function withRdns(
   facts: IpFacts,
   meta: IpDatasetMeta,
   include: IpDatasetName[],
+  budget: QueryBudget | undefined,
 ): Promise<RouteResult> {
-  const r = await deps.rdns.lookup(canonical);
+  const r = await deps.rdns.lookup(canonical, budget);
   const charged = r.outcome === "miss" && r.resolved ? RDNS_MISS_CREDITS : 0;
   const credits = BASE_CREDITS + charged;
   const skipped = skippedOf(meta, include, facts);

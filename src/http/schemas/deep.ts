@@ -27,7 +27,9 @@ const skipReason = (reasons: readonly [string, ...string[]]) => z.enum(reasons).
 const networkBlock = z
   .object({
     status: z.enum(["resolved", "skipped"]),
-    reason: skipReason(["not_given", "dns_unavailable"]).describe("not_given: no metadata.ip; dns_unavailable: the lookup timed out or failed, or the resolver cannot see the public DNS."),
+    reason: skipReason(["not_given", "dns_unavailable", "test_budget"]).describe(
+      "not_given: no metadata.ip; dns_unavailable: the lookup timed out or failed, or the resolver cannot see the public DNS; test_budget: a test-mode key whose org spent its DNS lookups (docs/api.md, Test mode), and the address was not cached.",
+    ),
     hostname: z.string().nullable().describe("The address's PTR name; null when it has none (or skipped)."),
     hostname_verified: z.boolean().nullable().describe("The name's A/AAAA records contain the address (forward-confirmed); null without a name."),
     name_kind: z.enum(["server", "access", "other"]).nullable().describe("How the confirmed name reads: a server's (compute, vps…), a subscriber line's (dsl, cable, pool…), or neither."),
@@ -38,7 +40,9 @@ const networkBlock = z
 const emailBlock = z
   .object({
     status: z.enum(["resolved", "skipped"]),
-    reason: skipReason(["not_given", "invalid_syntax", "dns_unavailable"]).describe("dns_unavailable: the MX lookup timed out or failed; the list checks are still in `analysis`."),
+    reason: skipReason(["not_given", "invalid_syntax", "dns_unavailable", "test_budget"]).describe(
+      "dns_unavailable: the MX lookup timed out or failed; test_budget: not looked up, a test-mode key whose org spent its DNS lookups (the domain was not cached); the list checks are still in `analysis`.",
+    ),
     analysis: emailResponse.nullable().describe("The address's full analysis, as POST /v1/email answers it; null without metadata.email."),
   })
   .describe("The e-mail address with its MX lookup.");

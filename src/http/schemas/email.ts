@@ -82,7 +82,17 @@ export const emailResponse = z.object({
   }),
 });
 
+/** Metadata of POST /v1/check and /v1/auth/check: present only when a test-mode key's MX lookup was skipped. */
+export const testDnsMetadata = {
+  mx_cache: z
+    .literal("test_budget")
+    .optional()
+    .describe("Only with a test-mode key whose org spent its DNS lookups (docs/api.md, Test mode): the e-mail's domain was not cached and not looked up (reason mx_unresolved)."),
+};
+
 /** Metadata fields of POST /v1/email. */
 export const emailMetadata = {
-  mx_cache: z.enum(["hit", "miss", "skipped"]).describe("Whether DNS was queried (miss), answered from cache (hit), or not asked (skipped)."),
+  mx_cache: z
+    .enum(["hit", "miss", "skipped", "test_budget"])
+    .describe("Whether DNS was queried (miss), answered from cache (hit), not asked (skipped: invalid syntax), or not asked as a test-mode key's org spent its DNS lookups (test_budget; the domain was not cached)."),
 };

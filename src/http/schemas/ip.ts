@@ -165,7 +165,10 @@ export const ipMetadata = {
     requested: z.array(z.enum(IP_DATASETS)),
     resolved: z.array(z.enum(IP_DATASETS)),
     skipped: z.array(z.enum(IP_DATASETS)).optional().describe("Requested datasets this build or lookup could not answer."),
-    cache: z.object({ rdns: z.enum(["hit", "miss"]) }).optional().describe("With rdns: whether DNS was queried (miss, +1 credit)."),
+    cache: z
+      .object({ rdns: z.enum(["hit", "miss", "test_budget"]) })
+      .optional()
+      .describe("With rdns: whether DNS was queried (miss, +1 credit); test_budget: not looked up, a test-mode key whose org spent its DNS lookups (the address was not cached)."),
     credits: z.number().int().min(0).describe("Credits charged: 0 for a bogon."),
   }),
   provenance: ipProvenance,

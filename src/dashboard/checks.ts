@@ -1,4 +1,4 @@
-import { invokeAsKey, invokeForData, showsTestData, type ActionResult, type DashContext } from "./context.js";
+import { invokeAsKey, invokeForData, liveChange, showsTestData, type ActionResult, type DashContext } from "./context.js";
 import { csrfField, dataToggle, esc, page, select, when } from "./layout.js";
 
 /** Characters of a kept text shown in the list. */
@@ -39,7 +39,7 @@ export async function checksPage(ctx: DashContext): Promise<string> {
   const cursor = ctx.query.get("cursor") ?? "";
   const q = new URLSearchParams({ limit: "50" });
   for (const [k, v] of Object.entries(f)) if (v) q.set(k, v);
-  const test = showsTestData(ctx.query);
+  const test = showsTestData(ctx.query, ctx.principal.key);
   const shown = new URLSearchParams(q);
   if (test) shown.set("data", "test");
   const filters = shown.toString();
@@ -72,7 +72,7 @@ function checkRow(ctx: DashContext, c: CheckItem, back: string): string {
   const content = c.spam_probability === null ? "—" : `${c.spam_probability.toFixed(4)}${c.org_model > 0 ? `<br><span class="muted">org model v${c.org_model}</span>` : ""}`;
   const label = c.label === "spam" ? "marked spam" : c.label === "ham" ? "marked not spam" : "";
   const button = (value: "spam" | "ham", text: string): string =>
-    `<form method="post" action="/dashboard/checks/feedback" class="inline">${csrfField(ctx.viewer)}<input type="hidden" name="request_id" value="${esc(c.request_id)}"><input type="hidden" name="label" value="${value}">${showsTestData(ctx.query) ? '<input type="hidden" name="data" value="test">' : ""}<input type="hidden" name="back" value="${esc(back)}"><button type="submit" class="${c.label === value ? "" : "secondary"}" aria-label="${text}: check ${esc(c.request_id)}"${c.label === value ? ' aria-pressed="true"' : ""}>${text}</button></form>`;
+    `<form method="post" action="/dashboard/checks/feedback" class="inline">${csrfField(ctx.viewer)}<input type="hidden" name="request_id" value="${esc(c.request_id)}"><input type="hidden" name="label" value="${value}">${showsTestData(ctx.query, ctx.principal.key) ? '<input type="hidden" name="data" value="test">' : ""}<input type="hidden" name="back" value="${esc(back)}"><button type="submit" class="${c.label === value ? "" : "secondary"}" aria-label="${text}: check ${esc(c.request_id)}"${c.label === value ? ' aria-pressed="true"' : ""}>${text}</button></form>`;
   const actions = c.learnable ? `${button("spam", "Spam")} ${button("ham", "Not spam")}` : "";
   return `<tr data-request-id="${esc(c.request_id)}"><td>${esc(when(c.created_at))}<br><span class="mono muted">${esc(c.request_id)}</span></td><td>${esc(c.form_id)}</td><td><span class="decision-${esc(c.decision)}">${esc(c.decision)}</span></td><td>${c.score.toFixed(4)}</td><td>${content}</td><td>${text}</td><td>${label ? `<p data-field="label">${label}</p>` : ""}${actions}</td></tr>`;
 }
@@ -115,7 +115,7 @@ function historyForm(ctx: DashContext, h: { mode: string; days: number }, isDefa
 export async function checkFeedbackAction(ctx: DashContext): Promise<ActionResult> {
   const label = ctx.query.get("label") ?? "";
   const requestId = ctx.query.get("request_id") ?? "";
-  // data=test: a test check's feedback, which teaches the test keys' model only.
+  // data=test, or a test key's session: a test check's feedback, which teaches the test keys' model only.
   const r = await invokeForData(ctx, ctx.routes.feedback, { body: { label, request_id: requestId } });
   const said = label === "spam" ? "spam" : "not spam";
   const text = r.outcome === "repeated" ? `Check ${requestId} was already marked ${said}.` : `Check ${requestId} is marked ${said}; the org's model learned it (now v${r.model_version}).`;
@@ -124,6 +124,7 @@ export async function checkFeedbackAction(ctx: DashContext): Promise<ActionResul
 
 /** POST /dashboard/checks/history: PUT /v1/orgs/{own org}/check-history. */
 export async function checkHistoryAction(ctx: DashContext): Promise<ActionResult> {
+  liveChange(ctx, "the org's check history setting");
   const days = Number(ctx.query.get("days"));
   const h = await invokeAsKey(ctx, ctx.routes.historyPut, { params: [ctx.viewer.orgId], body: { mode: ctx.query.get("mode") ?? "", days } });
   const what = h.mode === "none" ? "nothing" : h.mode === "text" ? "the verdict and the text" : "the verdict and hashed features";

@@ -1,4 +1,6 @@
 import type { KeyPrincipal } from "../front/auth.js";
+import { mayChangeLive, refuse } from "../front/capabilities.js";
+import type { KeyRecord } from "../store/records.js";
 import type { AppDeps } from "../http/deps.js";
 import { checkoutPost, portalPost } from "../http/routes/billing.js";
 import { botPolicyGet, botPolicyPut } from "../http/routes/bot-policy.js";
@@ -97,18 +99,30 @@ export function invokeAsKey(ctx: DashContext, route: Route<any>, call: { params?
   return callRoute(route, ctx.principal, { ...call, nowMs: ctx.nowMs });
 }
 
-/** Whether a page shows the test data (`data=test`, issue 29) rather than the live data, its default. */
-export function showsTestData(query: URLSearchParams): boolean {
-  return query.get("data") === "test";
+/**
+ * Whether a page shows the test data (`data=test`, issue 29) rather than the live data, its default;
+ * always for a session of a test key (`caller`): a test key never acts on live data.
+ */
+export function showsTestData(query: URLSearchParams, caller?: KeyRecord): boolean {
+  return query.get("data") === "test" || caller?.mode === "test";
 }
 
 /**
- * The signed-in key as a key of the mode the page shows (showsTestData), whatever its own mode:
+ * Refuses (403 INSUFFICIENT_SCOPE) a change of `what`, a setting live traffic uses, from a test
+ * key's session (front/capabilities.ts mayChangeLive).
+ */
+export function liveChange(ctx: DashContext, what: string): void {
+  refuse(mayChangeLive(ctx.principal.key, what));
+}
+
+/**
+ * The signed-in key as a key of the mode the page shows (showsTestData), whatever its own mode (a
+ * test key's session shows only the test data):
  * the routes it runs then read that mode's data (front/auth.ts dataScope), as a key of that mode would.
  */
 export function dataPrincipal(ctx: DashContext): KeyPrincipal {
   const { mode: _, ...key } = ctx.principal.key;
-  return { ...ctx.principal, key: showsTestData(ctx.query) ? { ...key, mode: "test" } : key };
+  return { ...ctx.principal, key: showsTestData(ctx.query, ctx.principal.key) ? { ...key, mode: "test" } : key };
 }
 
 /** A secret-key route run through the pipeline as the signed-in key, reading the data of the mode the page shows (dataPrincipal). */

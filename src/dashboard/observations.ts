@@ -65,7 +65,7 @@ export async function observationsPage(ctx: DashContext): Promise<string> {
   };
   const beforeText = ctx.query.get("before");
   const before = seqOf(beforeText) ?? Number.MAX_SAFE_INTEGER;
-  const test = showsTestData(ctx.query);
+  const test = showsTestData(ctx.query, ctx.principal.key);
   // What the links of this page carry to stay on the data shown.
   const mode = test ? "&amp;data=test" : "";
   await syncObservations(ctx.deps);
@@ -97,7 +97,7 @@ export async function hitPage(ctx: DashContext): Promise<string | null> {
   const project = projects.find((p) => p.id === ctx.query.get("project"));
   const seq = seqOf(ctx.query.get("seq"));
   if (!project || seq === null) return null;
-  const test = showsTestData(ctx.query);
+  const test = showsTestData(ctx.query, ctx.principal.key);
   const mode = test ? "&amp;data=test" : "";
   await syncObservations(ctx.deps);
   const o = (await listObservations(ctx.deps, scopedId(project.id, test), { limit: 1, before: seq + 1, sessionId: undefined, kind: undefined })).items[0];

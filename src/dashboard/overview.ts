@@ -1,7 +1,7 @@
 import { ApiError } from "../shared/errors.js";
 import { ackOrThrow } from "../http/routes/ack.js";
 import { creditsChart } from "./chart.js";
-import { invokeAsKey, type ActionResult, type DashContext } from "./context.js";
+import { invokeAsKey, liveChange, type ActionResult, type DashContext } from "./context.js";
 import { csrfField, esc, page, when } from "./layout.js";
 
 /** GET /dashboard: plan, quota, used, remaining, period end, subscription, credits per day, billing. */
@@ -77,6 +77,7 @@ function returnBase(ctx: DashContext): string {
 
 /** POST /dashboard/billing/checkout: the API's checkout for the session's org, then off to Stripe. */
 export async function checkoutAction(ctx: DashContext): Promise<ActionResult> {
+  liveChange(ctx, "the org's billing");
   const plan = ctx.query.get("plan") ?? "";
   const base = returnBase(ctx);
   const data = await invokeAsKey(ctx, ctx.routes.checkout, {
@@ -88,6 +89,7 @@ export async function checkoutAction(ctx: DashContext): Promise<ActionResult> {
 
 /** POST /dashboard/billing/portal: the API's portal session, then off to Stripe. */
 export async function portalAction(ctx: DashContext): Promise<ActionResult> {
+  liveChange(ctx, "the org's billing");
   const data = await invokeAsKey(ctx, ctx.routes.portal, { params: [ctx.viewer.orgId], body: { return_url: `${returnBase(ctx)}/dashboard` } });
   return { redirect: stripeUrl(data.url) };
 }

@@ -1,5 +1,5 @@
 import { DEFAULT_BOT_POLICY, POLICY_KINDS, type BotPolicy } from "../scoring/bot-policy.js";
-import { chooseProject, invokeAsKey, orgProjects, type ActionResult, type DashContext } from "./context.js";
+import { chooseProject, invokeAsKey, liveChange, orgProjects, type ActionResult, type DashContext } from "./context.js";
 import { csrfField, esc, page, select, when } from "./layout.js";
 import { toApiError } from "../http/to-api-error.js";
 import { DECISION_THRESHOLDS, type DecisionThresholds } from "../scoring/check.js";
@@ -188,6 +188,7 @@ export function policyFromForm(form: URLSearchParams): Record<string, unknown> {
 
 /** POST /dashboard/policy: PUT /v1/projects/{id}/bot-policy with the form's document. */
 export async function policyAction(ctx: DashContext): Promise<ActionResult> {
+  liveChange(ctx, "a project's bot policy");
   const projectId = ctx.query.get("project") ?? "";
   const back = `/dashboard/policy?project=${encodeURIComponent(projectId)}`;
   await invokeAsKey(ctx, ctx.routes.policyPut, { params: [projectId], body: policyFromForm(ctx.query) });

@@ -1,4 +1,4 @@
-import { invokeOwn, orgProjects, type ActionResult, type DashContext } from "./context.js";
+import { invokeOwn, liveChange, orgProjects, type ActionResult, type DashContext } from "./context.js";
 import { csrfField, esc, page, when } from "./layout.js";
 
 /** GET /dashboard/projects: the org's projects and the page origins each allows; create a project. */
@@ -21,12 +21,14 @@ ${list || "<p>No project yet.</p>"}
 
 /** POST /dashboard/projects: POST /v1/admin/orgs/{own org}/projects. */
 export async function projectCreateAction(ctx: DashContext): Promise<ActionResult> {
+  liveChange(ctx, "the org's projects");
   const p = await invokeOwn(ctx, ctx.routes.projectCreate, { params: [ctx.viewer.orgId], body: { name: (ctx.query.get("name") ?? "").trim() } });
   return { redirect: "/dashboard/projects", flash: { kind: "ok", text: `Project ${p.name} (${p.id}) created. Create a publishable key for it under Keys.` } };
 }
 
 /** POST /dashboard/projects/origins: PATCH /v1/admin/orgs/{own org}/projects/{id}; the store refuses a project of another org. */
 export async function projectOriginsAction(ctx: DashContext): Promise<ActionResult> {
+  liveChange(ctx, "a project's allowed origins");
   const projectId = ctx.query.get("project") ?? "";
   const origins = (ctx.query.get("origins") ?? "").split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
   const p = await invokeOwn(ctx, ctx.routes.projectPatch, { params: [ctx.viewer.orgId, projectId], body: { allowed_origins: origins } });

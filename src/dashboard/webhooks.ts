@@ -1,5 +1,5 @@
 import { WEBHOOK_EVENTS } from "../store/records.js";
-import { invokeAsKey, type ActionResult, type DashContext } from "./context.js";
+import { invokeAsKey, liveChange, type ActionResult, type DashContext } from "./context.js";
 import { csrfField, esc, page, when } from "./layout.js";
 
 /** An endpoint as GET /v1/orgs/{orgId}/webhooks lists it (never its secret). */
@@ -70,6 +70,7 @@ async function deliveryLog(ctx: DashContext, endpoint: ListedWebhook): Promise<s
 
 /** POST /dashboard/webhooks {url, events}: POST /v1/orgs/{own org}/webhooks; the secret is shown once. */
 export async function webhookCreateAction(ctx: DashContext): Promise<ActionResult> {
+  liveChange(ctx, "the org's webhook endpoints");
   const e = await invokeAsKey(ctx, ctx.routes.webhookCreate, {
     params: [ctx.viewer.orgId],
     body: { url: ctx.query.get("url") ?? "", events: ctx.query.getAll("events") },
@@ -82,6 +83,7 @@ export async function webhookCreateAction(ctx: DashContext): Promise<ActionResul
 
 /** POST /dashboard/webhooks/delete {endpoint}: DELETE /v1/orgs/{own org}/webhooks/{id}. */
 export async function webhookDeleteAction(ctx: DashContext): Promise<ActionResult> {
+  liveChange(ctx, "the org's webhook endpoints");
   const id = ctx.query.get("endpoint") ?? "";
   await invokeAsKey(ctx, ctx.routes.webhookDelete, { params: [ctx.viewer.orgId, id] });
   return { redirect: "/dashboard/webhooks", flash: { kind: "ok", text: `Endpoint ${id} is deleted, with the events that waited for it.` } };
@@ -89,6 +91,7 @@ export async function webhookDeleteAction(ctx: DashContext): Promise<ActionResul
 
 /** POST /dashboard/webhooks/roll {endpoint}: a new secret; the old one signs beside it for a day. */
 export async function webhookRollAction(ctx: DashContext): Promise<ActionResult> {
+  liveChange(ctx, "the org's webhook endpoints");
   const id = ctx.query.get("endpoint") ?? "";
   const e = await invokeAsKey(ctx, ctx.routes.webhookRoll, { params: [ctx.viewer.orgId, id], body: {} });
   return {

@@ -11,7 +11,7 @@ import { Worker } from "node:worker_threads";
 import { OverageReporter } from "./front/billing/overage-reporter.js";
 import { ensureChallengeSecret } from "./front/challenge/index.js";
 import { loadConfigFromProcess, redactConfig } from "./config/index.js";
-import { webhookSettingsOf } from "./store/protocol.js";
+import { orgLimitsOf, webhookSettingsOf } from "./store/protocol.js";
 import { ClaimTable } from "./front/admission/claims.js";
 import { LocalQuotaCells, SharedQuotaCells } from "./front/admission/cells.js";
 import { startFront } from "./front/front.js";
@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     logFormat: config.FS_LOG_FORMAT,
     postgres: pg,
     webhooks: webhookSettingsOf(config),
+    orgLimits: orgLimitsOf(config),
     frontThreads: threads,
   }).catch((err: unknown) => {
     // A node needs its database to start (migrations, replay): say which and why, once.

@@ -289,6 +289,16 @@ export const envSchema = z.object({
   FS_WEBHOOK_OUTBOX_MAX: positiveInt.max(1_000_000).default(1_000),
   /** Delivery attempts kept in each webhook endpoint's log. Example: 100. */
   FS_WEBHOOK_LOG_MAX: positiveInt.max(10_000).default(100),
+  /**
+   * Projects one org may have: the next create is refused with 409 LIMIT_EXCEEDED. Example: 1000.
+   */
+  FS_MAX_PROJECTS_PER_ORG: positiveInt.max(1_000_000).default(1_000),
+  /**
+   * API keys one org may have that are not deleted (secret and publishable, live and test,
+   * disabled and expired ones included; a roll may pass it by the one key it replaces): the next
+   * create is refused with 409 LIMIT_EXCEEDED. Example: 1000.
+   */
+  FS_MAX_KEYS_PER_ORG: positiveInt.max(1_000_000).default(1_000),
   /** Webhook endpoints per org. Example: 10. */
   FS_WEBHOOK_ENDPOINTS_MAX: positiveInt.max(1_000).default(10),
   /** Milliseconds between the deliverer's looks for due webhooks (retries, other nodes' events). Example: 1000. */

@@ -19,6 +19,7 @@ export const ERROR_CATALOGUE = {
   IDEMPOTENCY_KEY_IN_USE: { status: 409, meaning: "A request with the same Idempotency-Key is still being processed; retry once it has been answered." },
   ALREADY_SUBSCRIBED: { status: 409, meaning: "Checkout for an org that already has a live subscription; use the billing portal to change it." },
   NO_BILLING_ACCOUNT: { status: 409, meaning: "Billing portal: the org has no Stripe customer yet; start with POST /v1/orgs/{orgId}/billing/checkout." },
+  LIMIT_EXCEEDED: { status: 409, meaning: "The org has as many projects (FS_MAX_PROJECTS_PER_ORG), API keys (FS_MAX_KEYS_PER_ORG) or webhook endpoints (FS_WEBHOOK_ENDPOINTS_MAX) as this installation allows; the message names the limit and its setting. Nothing was created: delete one first, or ask the operator to raise the setting." },
   DATASET_SWITCH_FAILED: { status: 409, meaning: "Admin: the requested dataset build could not be opened; the previous build stays in service." },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: "Request body larger than FS_MAX_BODY_BYTES." },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: "A body was sent without Content-Type: application/json." },

@@ -147,8 +147,11 @@ export type IntentOf<K extends Op> = { op: K; answer?: StoredAnswer } & StoreOps
 /** Any intent, as it crosses the boundary. */
 export type Intent = { [K in Op]: IntentOf<K> }[Op];
 
-/** ANSWERED: the intent's Idempotency-Key has a stored answer already (another thread or node was first). */
-export type AckError = "NOT_FOUND" | "CONFLICT" | "STORE_FAILED" | "ANSWERED";
+/**
+ * ANSWERED: the intent's Idempotency-Key has a stored answer already (another thread or node was first).
+ * LIMIT: the org holds as many of the records as its cap allows (OrgLimits, FS_WEBHOOK_ENDPOINTS_MAX).
+ */
+export type AckError = "NOT_FOUND" | "CONFLICT" | "STORE_FAILED" | "ANSWERED" | "LIMIT";
 
 /** A refused operation: nothing of it was written. */
 export interface AckFailure {
@@ -228,6 +231,24 @@ export interface WriterData {
   postgres?: PgSettings;
   /** Outbound webhooks' bounds and timings (FS_WEBHOOK_*); absent: the defaults. */
   webhooks?: WebhookSettings;
+  /** Projects and keys per org (FS_MAX_PROJECTS_PER_ORG, FS_MAX_KEYS_PER_ORG); absent: the defaults. */
+  orgLimits?: OrgLimits;
+}
+
+/**
+ * What one org may hold, checked by the writer in the transaction that creates the record (so two
+ * creates at the cap less one give exactly one success, on either store).
+ */
+export interface OrgLimits {
+  /** Projects per org. */
+  projects: number;
+  /** Keys per org that are not deleted (secret and publishable, live and test, disabled and expired included). */
+  keys: number;
+}
+
+/** The writer's per-org caps from the settings. */
+export function orgLimitsOf(config: Config): OrgLimits {
+  return { projects: config.FS_MAX_PROJECTS_PER_ORG, keys: config.FS_MAX_KEYS_PER_ORG };
 }
 
 /** A session or account judged `block` by a key of `livemode` (false for a test key): the request of `webhook.blocked`. */

@@ -5,7 +5,7 @@ import { ensurePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "./private-fi
 import type { CheckHistoryRecord, FeedbackRecord, KeyRecord, OrgLearningRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord, WebhookAttempt, WebhookEndpointRecord, WebhookOutboxEntry } from "./records.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily", "checks", "check_ids", "feedback", "org_learning", "org_models", "webhook_endpoints", "webhook_outbox", "webhook_due", "webhook_log"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily", "checks", "check_ids", "feedback", "org_learning", "org_models", "webhook_endpoints", "webhook_outbox", "webhook_due", "webhook_log", "org_projects", "org_keys"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -108,6 +108,13 @@ export interface StateDbs {
   webhookDue: Database<number, [number, string, string]>;
   /** Delivery attempts, [endpoint_id, at, msg_id]; the last FS_WEBHOOK_LOG_MAX per endpoint. */
   webhookLog: Database<WebhookAttempt, [string, number, string]>;
+  /**
+   * Indexes by org, kept by the writer in the transaction that writes the record (apply.ts):
+   * [org_id, project_id] -> 1 for every project; [org_id, key_id] -> 1 for every key not deleted.
+   * An org's listing and its cap read its own range, never a page of every org's records.
+   */
+  orgProjects: Database<1, [string, string]>;
+  orgKeys: Database<1, [string, string]>;
 }
 
 /** The embedded store's databases: the same, with all of LMDB's API (the writer's LMDB-only steps, tests, benchmarks). */
@@ -167,6 +174,8 @@ export function openState(stateDir: string, readOnly: boolean, metersNoSync = fa
     webhookOutbox: root.openDB<WebhookOutboxEntry, [string, number]>({ name: "webhook_outbox" }),
     webhookDue: root.openDB<number, [number, string, string]>({ name: "webhook_due" }),
     webhookLog: root.openDB<WebhookAttempt, [string, number, string]>({ name: "webhook_log" }),
+    orgProjects: root.openDB<1, [string, string]>({ name: "org_projects" }),
+    orgKeys: root.openDB<1, [string, string]>({ name: "org_keys" }),
   };
 }
 
@@ -206,6 +215,8 @@ export const PG_TABLES: { readonly [D in DbName]: readonly [table: string, binar
   webhookOutbox: ["webhook_outbox"],
   webhookDue: ["webhook_due"],
   webhookLog: ["webhook_log"],
+  orgProjects: ["org_projects"],
+  orgKeys: ["org_keys"],
 };
 
 export function openPgState(store: KvStore): StateDbs {

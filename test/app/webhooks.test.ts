@@ -67,7 +67,7 @@ describe("webhook endpoints API", () => {
     expect((await admin(server, "GET", `/v1/admin/orgs/${orgId}/webhooks`)).body.data.items).toEqual([]);
   });
 
-  it("refuses bad input with VALIDATION_ERROR and bounds the endpoints per org", async () => {
+  it("refuses bad input with VALIDATION_ERROR and bounds the endpoints per org (409 LIMIT_EXCEEDED)", async () => {
     const { orgId } = await createOrgWithKey(server);
     const bad = async (body: unknown) => (await admin(server, "POST", `/v1/admin/orgs/${orgId}/webhooks`, body)).body.error;
     expect(await bad({ url: "ftp://example.com/x", events: ["key.created"] })).toMatchObject({ code: "VALIDATION_ERROR", param: "body.url" });
@@ -76,7 +76,7 @@ describe("webhook endpoints API", () => {
     expect(await bad({ url: "https://example.com/x", events: [] })).toMatchObject({ code: "VALIDATION_ERROR", param: "body.events" });
     for (let i = 0; i < 3; i++) await register(orgId, ["key.created"], `https://example.com/${i}`);
     expect(await bad({ url: "https://example.com/4", events: ["key.created"] })).toMatchObject({
-      code: "VALIDATION_ERROR",
+      code: "LIMIT_EXCEEDED",
       message: expect.stringContaining("FS_WEBHOOK_ENDPOINTS_MAX"),
     });
     expect((await admin(server, "POST", "/v1/admin/orgs/org_nope/webhooks", { url: "https://example.com/x", events: ["key.created"] })).status).toBe(404);

@@ -6,7 +6,7 @@ import { gunzipSync, inflateSync } from "node:zlib";
 import { afterAll, beforeAll, inject } from "vitest";
 import { ensureChallengeSecret } from "../../src/front/challenge/index.js";
 import { loadConfig, type Config } from "../../src/config/index.js";
-import { webhookSettingsOf } from "../../src/store/protocol.js";
+import { orgLimitsOf, webhookSettingsOf } from "../../src/store/protocol.js";
 import { LocalQuotaCells } from "../../src/front/admission/cells.js";
 import { startFront, type RunningFront } from "../../src/front/front.js";
 import type { OpenApiDocument } from "../../src/http/openapi.js";
@@ -177,6 +177,7 @@ async function boot(config: Config, socket: boolean, wrap?: HandlerWrap): Promis
     logLevel: config.FS_LOG_LEVEL,
     postgres: pg,
     webhooks: webhookSettingsOf(config),
+    orgLimits: orgLimitsOf(config),
     frontThreads: 1,
   });
   const booted = await bootstrap(store, config.FS_ADMIN_TOKEN);

@@ -183,7 +183,7 @@ export interface paths {
         };
         /**
          * The key's org's projects
-         * @description The projects of the secret key's org with their allowed origins, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end). A page examines at most 10,000 projects of all orgs, so it may hold fewer items than `limit` and still have a cursor.
+         * @description The projects of the secret key's org with their allowed origins, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end). An org has at most FS_MAX_PROJECTS_PER_ORG projects (1000 by default).
          *
          *     Credits: 0 per successful call.
          */
@@ -799,13 +799,13 @@ export interface paths {
         };
         /**
          * List an org's projects
-         * @description The org's projects with their allowed origins, in id order, `limit` per page; `next_cursor` continues (null at the end). A page examines at most 10000 projects of all orgs, so it may hold fewer items than `limit` and still have a cursor.
+         * @description The org's projects with their allowed origins, in id order, `limit` per page; `next_cursor` continues (null at the end). At most FS_MAX_PROJECTS_PER_ORG projects (1000 by default).
          */
         get: operations["getV1AdminOrgsOrgIdProjects"];
         put?: never;
         /**
          * Create a project
-         * @description A project (a site using the beacon) of an org; its publishable keys are bound to it.
+         * @description A project (a site using the beacon) of an org; its publishable keys are bound to it. An org has at most FS_MAX_PROJECTS_PER_ORG projects (1000 by default): past it 409 LIMIT_EXCEEDED, and nothing is created.
          */
         post: operations["postV1AdminOrgsOrgIdProjects"];
         delete?: never;
@@ -823,13 +823,13 @@ export interface paths {
         };
         /**
          * List an org's API keys
-         * @description The org's keys (secret and publishable, disabled and expired ones included, deleted ones not) without their secrets, in id order, `limit` per page; `next_cursor` continues (null at the end). A page examines at most 10000 keys of all orgs.
+         * @description The org's keys (secret and publishable, disabled and expired ones included, deleted ones not) without their secrets, in id order, `limit` per page; `next_cursor` continues (null at the end). At most FS_MAX_KEYS_PER_ORG keys that are not deleted (1000 by default).
          */
         get: operations["getV1AdminOrgsOrgIdKeys"];
         put?: never;
         /**
          * Create an API key
-         * @description A secret key (server-side; optional scopes `sessions`, `billing`) or a publishable key bound to one of the org's projects (for the beacon; no scopes). The plain key (`key`) is in this answer only: the service keeps its hash. A replay of this call (same `Idempotency-Key`) answers the same key with `key: null` and `key_already_shown: true`: the plain key was shown once and is stored nowhere; `key_redacted` (prefix and last 4 characters) tells which key it was.
+         * @description A secret key (server-side; optional scopes `sessions`, `billing`) or a publishable key bound to one of the org's projects (for the beacon; no scopes). The plain key (`key`) is in this answer only: the service keeps its hash. A replay of this call (same `Idempotency-Key`) answers the same key with `key: null` and `key_already_shown: true`: the plain key was shown once and is stored nowhere; `key_redacted` (prefix and last 4 characters) tells which key it was. An org has at most FS_MAX_KEYS_PER_ORG keys that are not deleted (1000 by default; live and test, secret and publishable, disabled and expired ones count): past it 409 LIMIT_EXCEEDED, and nothing is created.
          */
         post: operations["postV1AdminOrgsOrgIdKeys"];
         delete?: never;
@@ -929,7 +929,7 @@ export interface paths {
         put?: never;
         /**
          * Roll an API key
-         * @description Creates a new key with the old one's org, project, type, scopes, mode and name, and makes the old key expire at the end of the grace period (`grace_seconds`, default a day; 0 ends it at once; an earlier expiry of its own is kept). Both keys work until then, so a deployment can switch without an outage. The new plain key (`key`) is in this answer only. A disabled or expired key cannot be rolled (400); a deleted one is 404.
+         * @description Creates a new key with the old one's org, project, type, scopes, mode and name, and makes the old key expire at the end of the grace period (`grace_seconds`, default a day; 0 ends it at once; an earlier expiry of its own is kept). Both keys work until then, so a deployment can switch without an outage. The new plain key (`key`) is in this answer only. A disabled or expired key cannot be rolled (400); a deleted one is 404. The old key counts towards FS_MAX_KEYS_PER_ORG until it is deleted, and the new one is counted as its replacement: a roll passes at the cap, and leaves the org one key over it, so the next roll or create answers 409 LIMIT_EXCEEDED until a key is deleted.
          */
         post: operations["postV1AdminKeysKeyIdRoll"];
         delete?: never;
@@ -1079,7 +1079,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
+         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 409 LIMIT_EXCEEDED, and nothing is created. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
          *
          *     Credits: 0 per successful call.
          */
@@ -1183,7 +1183,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
+         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 409 LIMIT_EXCEEDED, and nothing is created. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
          */
         post: operations["postV1AdminOrgsOrgIdWebhooks"];
         delete?: never;
@@ -1477,7 +1477,7 @@ export interface components {
             data: null;
             error: {
                 /** @enum {string} */
-                code: "VALIDATION_ERROR" | "INVALID_SIGNATURE" | "MISSING_KEY" | "INVALID_KEY" | "EXPIRED_KEY" | "KEY_DISABLED" | "INSUFFICIENT_SCOPE" | "KEY_TYPE_NOT_ALLOWED" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_SUBSCRIBED" | "NO_BILLING_ACCOUNT" | "DATASET_SWITCH_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISSING_REQUIRED_DATA" | "IDEMPOTENCY_KEY_REUSED" | "QUOTA_EXCEEDED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "PAYMENT_PROVIDER_ERROR" | "BILLING_NOT_CONFIGURED" | "OVERLOADED" | "NOT_READY";
+                code: "VALIDATION_ERROR" | "INVALID_SIGNATURE" | "MISSING_KEY" | "INVALID_KEY" | "EXPIRED_KEY" | "KEY_DISABLED" | "INSUFFICIENT_SCOPE" | "KEY_TYPE_NOT_ALLOWED" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_IN_USE" | "ALREADY_SUBSCRIBED" | "NO_BILLING_ACCOUNT" | "LIMIT_EXCEEDED" | "DATASET_SWITCH_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISSING_REQUIRED_DATA" | "IDEMPOTENCY_KEY_REUSED" | "QUOTA_EXCEEDED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "PAYMENT_PROVIDER_ERROR" | "BILLING_NOT_CONFIGURED" | "OVERLOADED" | "NOT_READY";
                 /** @description For people; do not parse it. */
                 message: string;
                 /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
@@ -3496,6 +3496,57 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "MISSING_KEY" | "INVALID_KEY";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
+                    };
+                };
+            };
+        };
+        /**
+         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same Idempotency-Key is still being processed; retry once it has been answered.
+         *
+         *     `LIMIT_EXCEEDED`: The org has as many projects (FS_MAX_PROJECTS_PER_ORG), API keys (FS_MAX_KEYS_PER_ORG) or webhook endpoints (FS_WEBHOOK_ENDPOINTS_MAX) as this installation allows; the message names the limit and its setting. Nothing was created: delete one first, or ask the operator to raise the setting.
+         */
+        "409.IDEMPOTENCY_KEY_IN_USE.LIMIT_EXCEEDED": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_IN_USE",
+                 *         "message": "A request with the same Idempotency-Key is still being processed; retry once it has been answered."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_IN_USE" | "LIMIT_EXCEEDED";
                         /** @description For people; do not parse it. */
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
@@ -9527,7 +9578,7 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
-            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.LIMIT_EXCEEDED"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
@@ -9793,7 +9844,7 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
-            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.LIMIT_EXCEEDED"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
@@ -10384,7 +10435,7 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
-            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.LIMIT_EXCEEDED"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
@@ -11303,7 +11354,7 @@ export interface operations {
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
-            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.LIMIT_EXCEEDED"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
@@ -12082,7 +12133,7 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
-            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.LIMIT_EXCEEDED"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];

@@ -16,6 +16,9 @@ export function ackOrThrow<A extends Ack>(ack: A, param?: string): Extract<A, { 
       throw new ApiError("NOT_FOUND", ack.message);
     case "CONFLICT":
       throw new ApiError("VALIDATION_ERROR", param === undefined ? ack.message : `${param}: ${ack.message}.`);
+    case "LIMIT":
+      // The org is at one of its caps (the writer counted in the transaction that would have created it).
+      throw new ApiError("LIMIT_EXCEEDED", ack.message);
     case "ANSWERED":
       // Another thread or node committed an answer for this Idempotency-Key first: nothing was
       // written; the retry gets that answer (or 422 if it was for another request).

@@ -1,7 +1,7 @@
 import type { AppDeps } from "../deps.js";
 import { defineRoute } from "../route.js";
 import { adminListQuery, projectListResponse } from "../schemas/admin.js";
-import { pageOf, publicProject, synced } from "./admin/lists.get.js";
+import { orgPageOf, publicProject, synced } from "./admin/lists.get.js";
 
 /** The services this route uses: a route's dependencies are in its signature. */
 type Deps = Pick<AppDeps, "reads" | "store">;
@@ -16,7 +16,7 @@ export function projectsGet(deps: Deps) {
     docs: {
       summary: "The key's org's projects",
       description:
-        "The projects of the secret key's org with their allowed origins, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end). A page examines at most 10,000 projects of all orgs, so it may hold fewer items than `limit` and still have a cursor.",
+        "The projects of the secret key's org with their allowed origins, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end). An org has at most FS_MAX_PROJECTS_PER_ORG projects (1000 by default).",
       tag: "usage",
       response: projectListResponse,
       credits: [0],
@@ -28,7 +28,7 @@ export function projectsGet(deps: Deps) {
     async handle({ query, principal }) {
       const orgId = principal!.orgId;
       await synced(deps);
-      return { data: await pageOf(deps, "projects", query, (p) => p.org_id === orgId, publicProject), credits: 0 };
+      return { data: await orgPageOf(deps, "projects", orgId, query, publicProject), credits: 0 };
     },
   });
 }

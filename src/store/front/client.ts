@@ -76,7 +76,7 @@ export class StoreClient {
   static start(
     stateDir: string,
     journalDir: string,
-    opts: Pick<WriterData, "bindingRetentionMs" | "observationRetentionMs" | "logLevel" | "logFormat" | "postgres" | "frontThreads" | "webhooks"> = {},
+    opts: Pick<WriterData, "bindingRetentionMs" | "observationRetentionMs" | "logLevel" | "logFormat" | "postgres" | "frontThreads" | "webhooks" | "orgLimits"> = {},
   ): Promise<StoreClient> {
     const data: WriterData = { protocolVersion: PROTOCOL_VERSION, stateDir, journalDir, ...opts };
     const worker = new Worker(WRITER_ENTRY, { workerData: data });

@@ -1,7 +1,7 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import { IDEMPOTENCY_TTL_MS, scopedId, splitScopedId, type ChargeRecord, type DemoInfo, type KeyRecord, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
-import type { AckFailure, AckOf, IntentOf, Op, WebhookSettings } from "../protocol.js";
+import { IDEMPOTENCY_TTL_MS, scopedId, splitScopedId, type ChargeRecord, type DemoInfo, type KeyRecord, type ProjectRecord, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
+import type { AckFailure, AckOf, IntentOf, Op, OrgLimits, WebhookSettings } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
 import { BindingIndex, DEFAULT_RETENTION_MS } from "./bindings.js";
@@ -46,6 +46,7 @@ export class IntentApplier {
     bindingRetentionMs = DEFAULT_RETENTION_MS,
     nodeId: string | null = null,
     webhookSettings: WebhookSettings = DEFAULT_WEBHOOK_SETTINGS,
+    private readonly limits: OrgLimits = DEFAULT_ORG_LIMITS,
   ) {
     this.pagePerObservation = nodeId !== null;
     this.chargesSeqKey = nodeId === null ? "journal_applied_seq" : `journal_applied_seq:${nodeId}`;
@@ -167,8 +168,15 @@ export class IntentApplier {
       return { ok: true, org: next };
     },
     "project.create": (i) => {
-      if (!this.org(i.project.org_id)) return notFound("org", i.project.org_id);
-      this.dbs.projects.putSync(i.project.id, i.project);
+      const orgId = i.project.org_id;
+      if (!this.org(orgId)) return notFound("org", orgId);
+      // Counted in this transaction, after the creates before it: of two at the cap less one, one passes.
+      const cap = this.limits.projects;
+      if (this.countOf(this.dbs.orgProjects, orgId, cap) >= cap) {
+        return limit(`The org has ${cap} projects, the most this installation allows (FS_MAX_PROJECTS_PER_ORG); nothing was created. The operator can raise FS_MAX_PROJECTS_PER_ORG.`);
+      }
+      if (this.dbs.projects.get(i.project.id)) return conflict("project id already exists");
+      this.putProject(i.project);
       return { ok: true, project: i.project };
     },
     "project.update": (i) => {
@@ -212,7 +220,9 @@ export class IntentApplier {
         if (!project || project.org_id !== key.org_id) return notFound("project", key.project_id);
       }
       if (this.dbs.keys.get(key.id)) return conflict("key id already exists");
-      this.dbs.keys.putSync(key.id, key);
+      const cap = this.limits.keys;
+      if (this.countOf(this.dbs.orgKeys, key.org_id, cap) >= cap) return limit(keysLimitMessage(cap));
+      this.putNewKey(key);
       this.webhooks.emit(key.org_id, "key.created", keyEvent(key), Date.parse(key.created_at) || Date.now());
       return { ok: true, key };
     },
@@ -233,6 +243,7 @@ export class IntentApplier {
       if (key.deleted_at !== undefined) return { ok: true, key };
       const next = { ...key, deleted_at: i.nowMs };
       this.dbs.keys.putSync(key.id, next);
+      this.dbs.orgKeys.removeSync([key.org_id, key.id]); // a tombstone is listed nowhere and holds no place
       return { ok: true, key: next };
     },
     "key.roll": (i) => {
@@ -241,8 +252,12 @@ export class IntentApplier {
       if (old.disabled_at !== null) return conflict("a disabled key cannot be rolled: enable it first, or create a new key");
       if (old.expires_at !== null && old.expires_at <= i.nowMs) return conflict("an expired key cannot be rolled: create a new key");
       if (this.dbs.keys.get(i.key.id)) return conflict("key id already exists");
+      // The key rolled away counts as replaced: a roll at the cap passes, and leaves the org one
+      // over it until a key is deleted (so repeated rolls cannot grow the org's keys).
+      const cap = this.limits.keys;
+      if (this.countOf(this.dbs.orgKeys, old.org_id, cap + 1) - 1 >= cap) return limit(keysLimitMessage(cap));
       const ending = { ...old, expires_at: old.expires_at === null ? i.oldExpiresAt : Math.min(old.expires_at, i.oldExpiresAt) };
-      this.dbs.keys.putSync(i.key.id, i.key);
+      this.putNewKey(i.key);
       this.dbs.keys.putSync(old.id, ending);
       return { ok: true, key: i.key, old: ending };
     },
@@ -266,6 +281,47 @@ export class IntentApplier {
     "webhook.deliveries": (i) => this.webhooks.deliveries(i.orgId, i.id),
     "webhook.blocked": (i) => ({ ok: true, written: this.webhooks.blocked(i) }),
   };
+
+  /** Stores a new project with its entry in its org's index (state-env.ts orgProjects). */
+  private putProject(project: ProjectRecord): void {
+    this.dbs.projects.putSync(project.id, project);
+    this.dbs.orgProjects.putSync([project.org_id, project.id], 1);
+  }
+
+  /** Stores a new key with its entry in its org's index (state-env.ts orgKeys); key.delete removes the entry. */
+  private putNewKey(key: KeyRecord): void {
+    this.dbs.keys.putSync(key.id, key);
+    this.dbs.orgKeys.putSync([key.org_id, key.id], 1);
+  }
+
+  /** Entries of an org's index, counted up to `atMost` (one range read of that org's entries only). */
+  private countOf(index: StateDbs["orgProjects"], orgId: string, atMost: number): number {
+    let n = 0;
+    for (const _ of index.getKeys({ start: [orgId], end: [orgId, END], limit: atMost })) n++;
+    return n;
+  }
+
+  /**
+   * Fills the org indexes (orgProjects, orgKeys) from the projects and keys of a store written
+   * before them, once: the marker `org_indexes` in meta says it was done (a new store gets it at
+   * its first start, with nothing to fill). Call inside a write transaction. Returns the entries written.
+   */
+  backfillOrgIndexes(): number {
+    if (this.dbs.meta.get(ORG_INDEXES_MARKER) !== undefined) return 0;
+    let n = 0;
+    for (const { value: p } of this.dbs.projects.getRange()) {
+      if (typeof p?.org_id !== "string") continue;
+      this.dbs.orgProjects.putSync([p.org_id, p.id], 1);
+      n++;
+    }
+    for (const { value: k } of this.dbs.keys.getRange()) {
+      if (typeof k?.org_id !== "string" || k.deleted_at !== undefined) continue;
+      this.dbs.orgKeys.putSync([k.org_id, k.id], 1);
+      n++;
+    }
+    this.dbs.meta.putSync(ORG_INDEXES_MARKER, Date.now());
+    return n;
+  }
 
   /** Applies `change` to a key that exists and is not deleted (NOT_FOUND otherwise) and stores the result. */
   private changeKey(keyId: string, change: (key: KeyRecord) => KeyRecord): { ok: true; key: KeyRecord } | AckFailure {
@@ -497,8 +553,8 @@ export class IntentApplier {
     this.dbs.meta.putSync("admin_token_hash", intent.adminTokenHash);
     this.dbs.meta.putSync("initialized_at", new Date().toISOString());
     this.putOrg(intent.org);
-    this.dbs.projects.putSync(intent.project.id, intent.project);
-    for (const key of intent.keys) this.dbs.keys.putSync(key.id, key);
+    this.putProject(intent.project);
+    for (const key of intent.keys) this.putNewKey(key);
     this.dbs.meta.putSync("demo", intent.demo);
     return { ok: true, created: true, adminTokenHash: intent.adminTokenHash };
   }
@@ -576,6 +632,19 @@ export class IntentApplier {
   }
 }
 
+/** Projects and keys per org when the writer is given no settings (the defaults of FS_MAX_PROJECTS_PER_ORG, FS_MAX_KEYS_PER_ORG). */
+export const DEFAULT_ORG_LIMITS: OrgLimits = { projects: 1_000, keys: 1_000 };
+
+/** The meta key saying the org indexes hold every project and key (backfillOrgIndexes). */
+const ORG_INDEXES_MARKER = "org_indexes";
+
+/** Above every id: the end of an org's range in an index keyed [org_id, id]. */
+const END = "\uffff";
+
+function keysLimitMessage(cap: number): string {
+  return `The org has ${cap} keys, the most this installation allows (FS_MAX_KEYS_PER_ORG; disabled and expired keys count until deleted); nothing was created. Delete a key first, or the operator can raise FS_MAX_KEYS_PER_ORG.`;
+}
+
 /** How often a spend also prunes expired spent-challenge records, the limit per prune, and the grace after expiry. */
 const CHALLENGE_PRUNE_EVERY_MS = 60_000;
 const CHALLENGE_PRUNE_MAX = 1_000;
@@ -613,6 +682,10 @@ function notFound(what: string, id: string): AckFailure {
 
 function answered(key: string): AckFailure {
   return { ok: false, error: "ANSWERED", message: `Idempotency-Key '${key}' was answered meanwhile` };
+}
+
+function limit(message: string): AckFailure {
+  return { ok: false, error: "LIMIT", message };
 }
 
 function conflict(message: string): AckFailure {

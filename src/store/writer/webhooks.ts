@@ -77,8 +77,8 @@ export class WebhookStore {
     if (this.list(endpoint.org_id).length >= this.settings.endpointsMax) {
       return {
         ok: false,
-        error: "CONFLICT",
-        message: `the org has ${this.settings.endpointsMax} webhook endpoints already (FS_WEBHOOK_ENDPOINTS_MAX): delete one first`,
+        error: "LIMIT",
+        message: `The org has ${this.settings.endpointsMax} webhook endpoints, the most this installation allows (FS_WEBHOOK_ENDPOINTS_MAX); nothing was created. Delete one first, or the operator can raise FS_WEBHOOK_ENDPOINTS_MAX.`,
       };
     }
     if (this.get(endpoint.org_id, endpoint.id)) return { ok: false, error: "CONFLICT", message: "webhook endpoint id already exists" };

@@ -70,6 +70,8 @@ if (lmdb) {
     lmdb.webhookOutbox.get(["", 0]);
     lmdb.webhookDue.get([0, "", ""]);
     lmdb.webhookLog.get(["", 0, ""]);
+    lmdb.orgProjects.get(["", ""]);
+    lmdb.orgKeys.get(["", ""]);
     lmdb.meta.putSync("schema_version", 1);
   });
   lmdb.metersRoot.transactionSync(() => lmdb.meters.get(["", "", ""]));
@@ -77,7 +79,20 @@ if (lmdb) {
 const metersMigrated = lmdb ? migrateLegacyMeters(lmdb, flushToDisk) : 0;
 const nodeId = data.postgres?.nodeId ?? null;
 const webhookSettings = data.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
-const applier = new IntentApplier(dbs, data.bindingRetentionMs, nodeId, webhookSettings);
+const applier = new IntentApplier(dbs, data.bindingRetentionMs, nodeId, webhookSettings, data.orgLimits);
+// A store from before the org indexes (state-env.ts orgProjects, orgKeys): fill them once. On
+// PostgreSQL nodes starting together race for it; the loser finds the marker on its retry.
+const indexed = withRaces(() =>
+  stateTransaction(dbs, () => {
+    try {
+      return applier.backfillOrgIndexes();
+    } catch (err) {
+      applier.reset();
+      throw err;
+    }
+  }),
+);
+if (indexed > 0) log.info("org indexes filled from the stored projects and keys", { entries: indexed });
 // A kill between a batch's two commits (state first, then meters) can leave a merged account's
 // windows under its old budget: fold them into the cluster's before serving.
 const budgetsRepaired = pg ? 0 : repairBudgets(); // PostgreSQL commits state and meters together

@@ -26,11 +26,11 @@ export function adminKeyRollPost(deps: Deps) {
     docs: {
       summary: "Roll an API key",
       description:
-        "Creates a new key with the old one's org, project, type, scopes, mode and name, and makes the old key expire at the end of the grace period (`grace_seconds`, default a day; 0 ends it at once; an earlier expiry of its own is kept). Both keys work until then, so a deployment can switch without an outage. The new plain key (`key`) is in this answer only. A disabled or expired key cannot be rolled (400); a deleted one is 404.",
+        "Creates a new key with the old one's org, project, type, scopes, mode and name, and makes the old key expire at the end of the grace period (`grace_seconds`, default a day; 0 ends it at once; an earlier expiry of its own is kept). Both keys work until then, so a deployment can switch without an outage. The new plain key (`key`) is in this answer only. A disabled or expired key cannot be rolled (400); a deleted one is 404. The old key counts towards FS_MAX_KEYS_PER_ORG until it is deleted, and the new one is counted as its replacement: a roll passes at the cap, and leaves the org one key over it, so the next roll or create answers 409 LIMIT_EXCEEDED until a key is deleted.",
       tag: "admin",
       status: 201,
       response: rolledKeyResponse,
-      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "LIMIT_EXCEEDED", "NOT_READY"],
       example: {
         params: { keyId: "key_Zk3pQ9xL2mT7" },
         body: { grace_seconds: 3600 },

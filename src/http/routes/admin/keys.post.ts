@@ -25,11 +25,11 @@ export function adminKeysPost(deps: Deps) {
     params: { orgId: orgIdParam },
     docs: {
       summary: "Create an API key",
-      description: "A secret key (server-side; optional scopes `sessions`, `billing`) or a publishable key bound to one of the org's projects (for the beacon; no scopes). The plain key (`key`) is in this answer only: the service keeps its hash. A replay of this call (same `Idempotency-Key`) answers the same key with `key: null` and `key_already_shown: true`: the plain key was shown once and is stored nowhere; `key_redacted` (prefix and last 4 characters) tells which key it was.",
+      description: "A secret key (server-side; optional scopes `sessions`, `billing`) or a publishable key bound to one of the org's projects (for the beacon; no scopes). The plain key (`key`) is in this answer only: the service keeps its hash. A replay of this call (same `Idempotency-Key`) answers the same key with `key: null` and `key_already_shown: true`: the plain key was shown once and is stored nowhere; `key_redacted` (prefix and last 4 characters) tells which key it was. An org has at most FS_MAX_KEYS_PER_ORG keys that are not deleted (1000 by default; live and test, secret and publishable, disabled and expired ones count): past it 409 LIMIT_EXCEEDED, and nothing is created.",
       tag: "admin",
       status: 201,
       response: createdKeyResponse,
-      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "LIMIT_EXCEEDED", "NOT_READY"],
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         body: { type: "secret", scopes: ["sessions"], name: "checkout backend" },

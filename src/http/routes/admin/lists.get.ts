@@ -3,7 +3,7 @@ import { ApiError } from "../../../shared/errors.js";
 import { defineRoute, type InputsOf } from "../../route.js";
 import { adminListQuery, keyListResponse, orgListResponse, projectListResponse } from "../../schemas/admin.js";
 import { orgIdParam } from "../../schemas/params.js";
-import type { ValueOf } from "../../../store/reader.js";
+import type { KeyOf, ValueOf } from "../../../store/reader.js";
 import { ackOrThrow } from "../ack.js";
 import { KEY_EXAMPLE, publicKey } from "./keys.post.js";
 import { publicOrg } from "./orgs.post.js";
@@ -14,11 +14,13 @@ type Deps = Pick<AppDeps, "reads" | "store">;
 /**
  * The admin API's listings: orgs, an org's projects, an org's keys (never their secrets), in id
  * order with cursor pagination (`next_cursor`: the last id of the page; null at the end). They
- * read the state after every write answered so far is committed.
+ * read the state after every write answered so far is committed. An org's projects and keys are
+ * read from its own range of the org indexes (state-env.ts orgProjects, orgKeys), so a page
+ * costs the same whatever other orgs hold.
  */
 
-/** Most records examined for one page of an org's projects or keys (they are filtered by org). */
-const SCAN_LIMIT = 10_000;
+/** Above every id: the end of an org's range in an index keyed [org_id, id]. */
+const END = "\uffff";
 
 interface Page<T> {
   items: T[];
@@ -28,31 +30,43 @@ interface Page<T> {
 /** `limit` and `cursor` of a listing in id order (adminListQuery). */
 export type ListQuery = InputsOf<typeof adminListQuery>;
 
-/**
- * One page of `db` in key order after the cursor, keeping the records `keep` accepts. A page ends at
- * `limit` items or after SCAN_LIMIT records examined; either way `next_cursor` continues it.
- */
-export async function pageOf<D extends "orgs" | "projects" | "keys", T>(
-  deps: Deps,
-  db: D,
-  q: ListQuery,
-  keep: (r: ValueOf<D>) => boolean,
-  show: (r: ValueOf<D>) => T,
-): Promise<Page<T>> {
+/** One page of the orgs in id order after the cursor; `next_cursor` continues it. */
+async function orgsPage<T>(deps: Deps, q: ListQuery, show: (r: ValueOf<"orgs">) => T): Promise<Page<T>> {
   const items: T[] = [];
-  let scanned = 0;
   let last: string | null = null;
-  let full = false;
-  for await (const { key, value } of deps.reads.range(db, q.cursor === undefined ? {} : { start: q.cursor })) {
+  for await (const { key, value } of deps.reads.range("orgs", q.cursor === undefined ? {} : { start: q.cursor })) {
     if (key === q.cursor || key === "__init__") continue; // the cursor itself; the writer's marker
     // A record after a full page: there is more to list.
-    if (full) return { items, next_cursor: last };
-    last = key as string;
-    scanned++;
-    if (keep(value)) items.push(show(value));
-    full = items.length === q.limit || scanned === SCAN_LIMIT;
+    if (items.length === q.limit) return { items, next_cursor: last };
+    last = key;
+    items.push(show(value));
   }
   return { items, next_cursor: null };
+}
+
+/**
+ * One page of an org's projects or keys, in id order after the cursor (an id of the org's): the
+ * ids from the org's range of its index (`index`), then their records in one read. `next_cursor`
+ * is the page's last id when the org has more.
+ */
+export async function orgPageOf<D extends "projects" | "keys", T>(deps: Deps, db: D, orgId: string, q: ListQuery, show: (r: ValueOf<D>) => T): Promise<Page<T>> {
+  const index = db === "projects" ? "orgProjects" : "orgKeys";
+  const ids: string[] = [];
+  let more = false;
+  // One past the page (and the cursor itself, which the range starts at): whether there is more.
+  for await (const { key } of deps.reads.range(index, { start: [orgId, q.cursor ?? ""], end: [orgId, END], limit: q.limit + 2 })) {
+    const id = key[1];
+    if (id === q.cursor) continue;
+    if (ids.length === q.limit) {
+      more = true;
+      break;
+    }
+    ids.push(id);
+  }
+  const records = await deps.reads.getMany(db, ids as Array<KeyOf<D>>);
+  const items: T[] = [];
+  for (const r of records) if (r !== undefined) items.push(show(r));
+  return { items, next_cursor: more ? ids[ids.length - 1]! : null };
 }
 
 async function orgOrThrow(deps: Deps, orgId: string): Promise<void> {
@@ -88,7 +102,7 @@ export function adminOrgsGet(deps: Deps) {
     },
     async handle({ query }) {
       await synced(deps);
-      return { data: await pageOf(deps, "orgs", query, () => true, publicOrg) };
+      return { data: await orgsPage(deps, query, publicOrg) };
     },
   });
 }
@@ -103,7 +117,7 @@ export function adminProjectsGet(deps: Deps) {
     query: adminListQuery,
     docs: {
       summary: "List an org's projects",
-      description: `The org's projects with their allowed origins, in id order, \`limit\` per page; \`next_cursor\` continues (null at the end). A page examines at most ${SCAN_LIMIT} projects of all orgs, so it may hold fewer items than \`limit\` and still have a cursor.`,
+      description: `The org's projects with their allowed origins, in id order, \`limit\` per page; \`next_cursor\` continues (null at the end). At most FS_MAX_PROJECTS_PER_ORG projects (1000 by default).`,
       tag: "admin",
       response: projectListResponse,
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
@@ -116,7 +130,7 @@ export function adminProjectsGet(deps: Deps) {
       const orgId = params.orgId;
       await synced(deps);
       await orgOrThrow(deps, orgId);
-      return { data: await pageOf(deps, "projects", query, (p) => p.org_id === orgId, publicProject) };
+      return { data: await orgPageOf(deps, "projects", orgId, query, publicProject) };
     },
   });
 }
@@ -131,7 +145,7 @@ export function adminKeysGet(deps: Deps) {
     query: adminListQuery,
     docs: {
       summary: "List an org's API keys",
-      description: `The org's keys (secret and publishable, disabled and expired ones included, deleted ones not) without their secrets, in id order, \`limit\` per page; \`next_cursor\` continues (null at the end). A page examines at most ${SCAN_LIMIT} keys of all orgs.`,
+      description: `The org's keys (secret and publishable, disabled and expired ones included, deleted ones not) without their secrets, in id order, \`limit\` per page; \`next_cursor\` continues (null at the end). At most FS_MAX_KEYS_PER_ORG keys that are not deleted (1000 by default).`,
       tag: "admin",
       response: keyListResponse,
       errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
@@ -147,7 +161,7 @@ export function adminKeysGet(deps: Deps) {
       const orgId = params.orgId;
       await synced(deps);
       await orgOrThrow(deps, orgId);
-      return { data: await pageOf(deps, "keys", query, (k) => k.org_id === orgId && k.deleted_at === undefined, publicKey) };
+      return { data: await orgPageOf(deps, "keys", orgId, query, publicKey) };
     },
   });
 }

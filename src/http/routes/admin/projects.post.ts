@@ -19,11 +19,12 @@ export function adminProjectsPost(deps: Deps) {
     params: { orgId: orgIdParam },
     docs: {
       summary: "Create a project",
-      description: "A project (a site using the beacon) of an org; its publishable keys are bound to it.",
+      description:
+        "A project (a site using the beacon) of an org; its publishable keys are bound to it. An org has at most FS_MAX_PROJECTS_PER_ORG projects (1000 by default): past it 409 LIMIT_EXCEEDED, and nothing is created.",
       tag: "admin",
       status: 201,
       response: projectResponse,
-      errors: ["NOT_FOUND", "NOT_READY"],
+      errors: ["NOT_FOUND", "LIMIT_EXCEEDED", "NOT_READY"],
       example: {
         params: { orgId: "org_3kT9xQ2mLbVfZ8aW" },
         body: { name: "shop.example.com" },

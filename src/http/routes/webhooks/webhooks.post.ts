@@ -27,12 +27,12 @@ export function webhooksPost(deps: Deps, access: WebhookAccess) {
     params: { orgId: orgIdParam },
     docs: {
       summary: "Register a webhook endpoint",
-      description: `The org's events chosen in \`events\` are POSTed to \`url\`, signed the Standard Webhooks way with the endpoint's secret (\`secret\`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 400 VALIDATION_ERROR. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".`,
+      description: `The org's events chosen in \`events\` are POSTed to \`url\`, signed the Standard Webhooks way with the endpoint's secret (\`secret\`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 409 LIMIT_EXCEEDED, and nothing is created. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".`,
       tag: "webhooks",
       status: 201,
       response: webhookWithSecretResponse,
       ...accessDocs(access),
-      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "LIMIT_EXCEEDED", "NOT_READY"],
       example: {
         params: { orgId: WEBHOOK_EXAMPLE.org_id },
         body: { url: WEBHOOK_EXAMPLE.url, events: WEBHOOK_EXAMPLE.events },

@@ -20,6 +20,7 @@ import type { FrontPeers } from "../front/peers.js";
 import type { OrgLearningCache } from "../front/feedback/org-learning.js";
 import type { ObservationBudget } from "../front/beacon/budget.js";
 import type { FeedbackLimit } from "../front/feedback/limit.js";
+import type { ReportScans } from "../front/traffic/scan-thread.js";
 
 /** Services the route handlers use. Built once in main.ts. */
 export interface AppDeps {
@@ -62,6 +63,8 @@ export interface AppDeps {
   learning: OrgLearningCache;
   /** The per-org limit on POST /v1/feedback (FS_FEEDBACK_PER_MINUTE). */
   feedbackLimit: FeedbackLimit;
+  /** Traffic reports and policy replays: one at a time per org, scanned on their own thread. */
+  scans: ReportScans;
   /** Test keys' checks kept in history per org and day (FS_TEST_HISTORY_PER_DAY). */
   testHistory: ObservationBudget;
   /** Keyed hashes for identifiers the store keeps (session resolution, metering). */

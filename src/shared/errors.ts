@@ -25,7 +25,7 @@ export const ERROR_CATALOGUE = {
   MISSING_REQUIRED_DATA: { status: 422, meaning: "No analyzable data provided." },
   IDEMPOTENCY_KEY_REUSED: { status: 422, meaning: "The Idempotency-Key was used in the last 24 hours for another request (method, path, query or body differ); use a new key." },
   QUOTA_EXCEEDED: { status: 429, meaning: "Quota or rate limit exceeded; metadata.ratelimit says when it resets." },
-  RATE_LIMITED: { status: 429, meaning: "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo); see the RateLimit and Retry-After headers." },
+  RATE_LIMITED: { status: 429, meaning: "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo, a second traffic report or policy replay of an org while one runs); see the RateLimit and Retry-After headers." },
   INTERNAL_ERROR: { status: 500, meaning: "Server error. Nothing internal is leaked; the request id is logged." },
   NOT_IMPLEMENTED: { status: 501, meaning: "An endpoint that is announced and not live yet (or a preview this installation has not switched on); the message names it. Nothing was charged." },
   PAYMENT_PROVIDER_ERROR: { status: 502, meaning: "Stripe failed or timed out; nothing was changed here. Retry later." },

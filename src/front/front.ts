@@ -41,6 +41,7 @@ import { FrontPeers } from "./peers.js";
 import { OrgLearningCache } from "./feedback/org-learning.js";
 import { FeedbackLimit } from "./feedback/limit.js";
 import { TestModeBudget } from "./test-mode-budget.js";
+import { ReportScans } from "./traffic/scan-thread.js";
 import { ProjectDirectory } from "./projects.js";
 import { QuotaGate, type LeaseSource } from "./quota.js";
 import { listen, type Listener } from "./server.js";
@@ -205,6 +206,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     content: new ContentBatcher(pool, loadContentModel()),
     learning,
     feedbackLimit: new FeedbackLimit(config.FS_FEEDBACK_PER_MINUTE),
+    scans: new ReportScans({ stateDir: setup.stateDir, pg: cluster ? { url: cluster.url, timeoutMs: cluster.timeoutMs, name: `fs-scan:${cluster.nodeId}:${setup.index}` } : null }),
     testHistory: new ObservationBudget(setup.cells, config.FS_TEST_HISTORY_PER_DAY, "testchecks:"),
     testMode,
     pseudonyms: new Pseudonymizer(setup.secrets.identifier),
@@ -243,6 +245,7 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
       if (setup.index > 0) server.closeAll();
       bodies.deadlines.close();
       peers.close();
+      await deps.scans.close();
       await pgPool?.close();
       await pool.close();
     },

@@ -21,6 +21,7 @@ import type { OrgLearningCache } from "../front/feedback/org-learning.js";
 import type { ObservationBudget } from "../front/beacon/budget.js";
 import type { FeedbackLimit } from "../front/feedback/limit.js";
 import type { TestModeBudget } from "../front/test-mode-budget.js";
+import type { ReportScans } from "../front/traffic/scan-thread.js";
 
 /** Services the route handlers use. Built once in main.ts. */
 export interface AppDeps {
@@ -63,6 +64,8 @@ export interface AppDeps {
   learning: OrgLearningCache;
   /** The per-org limit on POST /v1/feedback (FS_FEEDBACK_PER_MINUTE). */
   feedbackLimit: FeedbackLimit;
+  /** Traffic reports and policy replays: one at a time per org, scanned on their own thread. */
+  scans: ReportScans;
   /** Test keys' checks kept in history per org and day (FS_TEST_HISTORY_PER_DAY). */
   testHistory: ObservationBudget;
   /** Test-mode keys' calls and their DNS lookups per org (FS_TEST_MODE_*; the router and the lookups). */

@@ -106,7 +106,7 @@ export const HEADERS = {
     schema: { type: "string", pattern: '^"monthly";r=[0-9]+;t=[0-9]+$' },
   },
   RouteRateLimitPolicy: {
-    description: 'With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`, for the demo `"submit"` or `"demo"` (its pages, per client address), for a test-mode key\'s org `"test"` (a second) or `"test-daily"` (a UTC day).',
+    description: 'With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`, for the demo `"submit"` or `"demo"` (its pages, per client address), for a test-mode key\'s org `"test"` (a second) or `"test-daily"` (a UTC day), for a traffic report or policy replay `"reports"` (one at a time per org).',
     schema: { type: "string", pattern: '^"[a-z-]+";q=[0-9]+;w=[0-9]+$' },
   },
   RouteRateLimit: {

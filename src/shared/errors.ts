@@ -28,7 +28,8 @@ export const ERROR_CATALOGUE = {
   QUOTA_EXCEEDED: { status: 429, meaning: "Quota or rate limit exceeded; metadata.ratelimit says when it resets." },
   RATE_LIMITED: {
     status: 429,
-    meaning: "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo), or from an org's test-mode keys (a second or a UTC day); see the RateLimit and Retry-After headers.",
+    meaning:
+      "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo, a second traffic report or policy replay of an org while one runs), or from an org's test-mode keys (a second or a UTC day); see the RateLimit and Retry-After headers.",
   },
   INTERNAL_ERROR: { status: 500, meaning: "Server error. Nothing internal is leaked; the request id is logged." },
   NOT_IMPLEMENTED: { status: 501, meaning: "An endpoint that is announced and not live yet (or a preview this installation has not switched on); the message names it. Nothing was charged." },

@@ -1,10 +1,3 @@
-import { setImmediate as nextTurn } from "node:timers/promises";
-import { decideWithPolicy, resolvePolicy, type BotPolicy, type PolicyKind } from "../../scoring/bot-policy.js";
-import { decide as decideCheck, type DecisionThresholds } from "../../scoring/check.js";
-import { decide as decideHit } from "../../scoring/observation.js";
-import { ReplayTally, type ReplayGroup } from "../../scoring/replay.js";
-import { pageLinesNewestFirst } from "../../store/observation-pages.js";
-import type { CheckHistoryRecord, ObservationRecord } from "../../store/records.js";
 import type { AppDeps } from "../deps.js";
 import { defineRoute } from "../route.js";
 import { replayBody, replayResponse } from "../schemas/bot-policy.js";
@@ -14,14 +7,15 @@ import { syncObservations } from "./observations.get.js";
 import { ownedProject } from "./project-access.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
-type Deps = Pick<AppDeps, "beacon" | "config" | "flushLedger" | "flushObservations" | "reads" | "store">;
+type Deps = Pick<AppDeps, "beacon" | "config" | "flushLedger" | "flushObservations" | "reads" | "scans" | "store">;
 
 const DAY_MS = 24 * 3600 * 1000;
 
 /**
  * POST /v1/projects/{projectId}/bot-policy/replay (secret key of the owning org; free): what a
  * proposed policy, or proposed check thresholds, would have changed over the stored hits and
- * checks of the last `days` days. Changes nothing.
+ * checks of the last `days` days, re-decided on the scan thread (front/traffic/scan-thread.ts). Changes
+ * nothing. One report or replay at a time per org.
  */
 export function botPolicyReplayPost(deps: Deps) {
   return defineRoute({
@@ -35,95 +29,39 @@ export function botPolicyReplayPost(deps: Deps) {
       description: [
         "Re-decides the project's stored hits of the last `days` days under a proposed bot policy (the document PUT bot-policy takes), and the org's stored checks with proposed thresholds, with the same functions that decide live hits and checks; saves nothing.",
         `Answers how many were re-decided and how many would change, by old and new decision, by kind and by reason (hits) or by form (checks), with up to \`examples\` examples in each group. At most FS_REPLAY_SCAN_LIMIT hits and FS_REPLAY_SCAN_LIMIT checks (20,000 by default) are re-decided, newest first; \`partial\` says the cap cut the period short (the figures then cover the newest ones only). Checks are kept only as the org's check history setting says.`,
+        "One policy replay or traffic report runs at a time per org (per front thread): another one meanwhile answers 429 RATE_LIMITED with Retry-After (1 s), before anything is read.",
       ].join("\n\n"),
       tag: "projects",
       response: replayResponse,
       credits: [0],
-      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "RATE_LIMITED", "NOT_READY"],
       example: EXAMPLE,
     },
     async handle({ principal, params, body, nowMs }) {
-      const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
-      const since = nowMs - body.days * DAY_MS;
-      const limit = deps.config.FS_REPLAY_SCAN_LIMIT;
-      const hits = body.policy ? await replayHits(deps, project.id, resolvePolicy(body.policy), since, body.examples, limit) : null;
-      const checks = body.thresholds ? await replayChecks(deps, project.org_id, body.thresholds, since, body.examples, limit) : null;
-      return { data: { project_id: project.id, days: body.days, since: new Date(since).toISOString(), hits, checks }, credits: 0 };
+      // One report or replay at a time per org, refused before anything is read.
+      const done = deps.scans.enter(principal!.orgId);
+      try {
+        const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
+        const since = nowMs - body.days * DAY_MS;
+        // Every hit and check answered so far reaches the store first.
+        if (body.policy) await syncObservations(deps);
+        if (body.thresholds) await syncChecks(deps);
+        const r = await deps.scans.run({
+          kind: "replay",
+          projectId: project.id,
+          orgId: project.org_id,
+          since,
+          examples: body.examples,
+          limit: deps.config.FS_REPLAY_SCAN_LIMIT,
+          policy: body.policy ?? null,
+          thresholds: body.thresholds ?? null,
+        });
+        return { data: { project_id: project.id, days: body.days, since: new Date(since).toISOString(), hits: r.hits, checks: r.checks }, credits: 0 };
+      } finally {
+        done();
+      }
     },
   });
-}
-
-/** Records re-decided between two yields to the event loop, as the traffic scan does, so a long replay never holds the front thread for long. */
-const SLICE = 2000;
-
-/** Names a group's key after its dimension (`{ kind: "ai_crawler", count, examples }`). */
-function named<E>(name: string, groups: Array<ReplayGroup<E>>) {
-  return groups.map((g) => ({ [name]: g.key, count: g.count, examples: g.examples }));
-}
-
-/** The project's hits since `since`, newest first (at most `limit`), re-decided under `policy`. */
-async function replayHits(deps: Deps, projectId: string, policy: Readonly<BotPolicy>, since: number, examples: number, limit: number) {
-  await syncObservations(deps);
-  const tally = new ReplayTally<ReturnType<typeof hitExample>>(["kind", "reason"], examples);
-  let partial = false;
-  let sliced = 0;
-  pages: for await (const { key, value: text } of deps.reads.range("observations", { start: [projectId, Number.MAX_SAFE_INTEGER], end: [projectId], reverse: true })) {
-    if (key[0] !== projectId) continue;
-    let inPeriod = false;
-    for (const line of pageLinesNewestFirst(text)) {
-      const o = JSON.parse(line) as ObservationRecord;
-      if (o.ts < since) continue;
-      inPeriod = true;
-      if (tally.count === limit) {
-        partial = true;
-        break pages;
-      }
-      // The hit's score decides, unless a live rule of the proposal does: the live path's own function.
-      const d = decideWithPolicy(decideHit(o.score), policy, { bot_id: o.bot_id, bot_kind: o.ua.bot_kind as PolicyKind | null, bot_verified: o.bot_verified });
-      const rule = d.outcome?.rule ?? null;
-      tally.scan(
-        o.decision,
-        d.decision,
-        () => ({ kind: o.ua.bot_kind ?? "browser", reason: rule ?? "score" }),
-        () => hitExample(o, d.decision, rule),
-      );
-    }
-    // Pages are numbered by time: once a whole page is older than the period, so are the rest.
-    if (!inPeriod) break;
-    if (tally.count - sliced >= SLICE) {
-      sliced = tally.count;
-      await nextTurn();
-    }
-  }
-  const s = tally.summary();
-  return { scanned: s.scanned, changed: s.changed, partial, transitions: s.transitions, by_kind: named("kind", s.groups.kind!), by_reason: named("reason", s.groups.reason!) };
-}
-
-function hitExample(o: ObservationRecord, to: string, rule: string | null) {
-  return { id: o.id, created_at: new Date(o.ts).toISOString(), page: o.page, bot_id: o.bot_id, bot_kind: o.ua.bot_kind, score: o.score, from: o.decision, to, rule };
-}
-
-/** The org's stored checks since `since`, newest first (at most `limit`), re-decided with `thresholds`. */
-async function replayChecks(deps: Deps, orgId: string, thresholds: DecisionThresholds, since: number, examples: number, limit: number) {
-  await syncChecks(deps);
-  const tally = new ReplayTally<ReturnType<typeof checkExample>>(["form"], examples);
-  let partial = false;
-  for await (const { value: c } of deps.reads.range("checks", { start: [orgId, Number.MAX_SAFE_INTEGER], end: [orgId, since], reverse: true })) {
-    if (c.org_id !== orgId || c.ts < since) break;
-    if (tally.count === limit) {
-      partial = true;
-      break;
-    }
-    const to = decideCheck(c.score, thresholds);
-    tally.scan(c.decision, to, () => ({ form: c.form_id }), () => checkExample(c, to));
-    if (tally.count % SLICE === 0) await nextTurn();
-  }
-  const s = tally.summary();
-  return { scanned: s.scanned, changed: s.changed, partial, transitions: s.transitions, by_form: named("form_id", s.groups.form!) };
-}
-
-function checkExample(c: CheckHistoryRecord, to: string) {
-  return { request_id: c.request_id, created_at: new Date(c.ts).toISOString(), form_id: c.form_id, score: c.score, from: c.decision, to };
 }
 
 const EXAMPLE = {

@@ -1,9 +1,5 @@
-import { setImmediate as nextTurn } from "node:timers/promises";
 import { ApiError } from "../../shared/errors.js";
-import { parseIp } from "../../shared/ip.js";
-import type { ObservationRecord } from "../../store/records.js";
-import { pageLinesNewestFirst } from "../../store/observation-pages.js";
-import { TOP_ROWS, TrafficTally, type Bucket, type Network } from "../../front/traffic/tally.js";
+import { TOP_ROWS, type Bucket } from "../../front/traffic/tally.js";
 import type { AppDeps } from "../deps.js";
 import { defineRoute, type InputsOf } from "../route.js";
 import { projectIdParam } from "../schemas/params.js";
@@ -12,20 +8,19 @@ import { ackOrThrow } from "./ack.js";
 import { ownedProject } from "./project-access.js";
 
 /** The services this file's routes use (of AppDeps): a route's dependencies are in its signature. */
-type Deps = Pick<AppDeps, "beacon" | "config" | "flushLedger" | "flushObservations" | "ipDatasets" | "reads" | "store">;
+type Deps = Pick<AppDeps, "beacon" | "config" | "flushLedger" | "flushObservations" | "ipDatasets" | "scans" | "store">;
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** Longest range per bucket width: 31 days of hours (744 buckets), 400 days of days. */
 const MAX_RANGE: Record<Bucket, number> = { hour: 31 * DAY, day: 400 * DAY };
-/** Records read between two yields to the event loop, so a long scan never holds the front thread for long. */
-const SLICE = 2000;
 
 /**
  * GET /v1/projects/{projectId}/traffic?from=&to=&bucket=: a project's hits over a time range by
  * decision, its top kinds, reasons, bots, networks and countries, and the org's checks by
  * decision (secret key of the owning org; free). Computed by reading the stored observations and
- * checks of the range on this thread, at most FS_TRAFFIC_SCAN_LIMIT of each (else `partial`).
+ * checks of the range on the scan thread (front/traffic/scan-thread.ts), at most
+ * FS_TRAFFIC_SCAN_LIMIT of each (else `partial`); one report or replay at a time per org.
  */
 export function trafficGet(deps: Deps) {
   return defineRoute({
@@ -36,11 +31,11 @@ export function trafficGet(deps: Deps) {
     query: trafficQuery,
     docs: {
       summary: "A project's traffic over time",
-      description: `Hits of a project of the key's org in the range [\`from\`, \`to\`) per time bucket (UTC hours or days) and decision; the top ${TOP_ROWS} kinds, reasons, bots, networks (ASN, named by the IP dataset in service) and countries with their share of the hits and how many were blocked; and the org's checks per bucket and decision (checks carry no project). Computed from the stored observations (kept FS_OBSERVATION_RETENTION_DAYS) and check history, newest first, at most FS_TRAFFIC_SCAN_LIMIT of each: past it \`partial\` is true and the figures cover the newest part of the range. A range longer than 31 days of hours or 400 days of days, or \`from\` not before \`to\`, answers 400 VALIDATION_ERROR. Reads after every hit and check answered so far is stored.`,
+      description: `Hits of a project of the key's org in the range [\`from\`, \`to\`) per time bucket (UTC hours or days) and decision; the top ${TOP_ROWS} kinds, reasons, bots, networks (ASN, named by the IP dataset in service) and countries with their share of the hits and how many were blocked; and the org's checks per bucket and decision (checks carry no project). Computed from the stored observations (kept FS_OBSERVATION_RETENTION_DAYS) and check history, newest first, at most FS_TRAFFIC_SCAN_LIMIT of each: past it \`partial\` is true and the figures cover the newest part of the range. A range longer than 31 days of hours or 400 days of days, or \`from\` not before \`to\`, answers 400 VALIDATION_ERROR. Reads after every hit and check answered so far is stored. One traffic report or policy replay runs at a time per org (per front thread): another one meanwhile answers 429 RATE_LIMITED with Retry-After (1 s), before anything is read.`,
       tag: "projects",
       response: trafficResponse,
       credits: [0],
-      errors: ["VALIDATION_ERROR", "NOT_FOUND", "NOT_READY"],
+      errors: ["VALIDATION_ERROR", "NOT_FOUND", "RATE_LIMITED", "NOT_READY"],
       example: {
         params: { projectId: "prj_8Hq2LmT7aZ3kXw9B" },
         query: { from: "2026-11-20", to: "2026-11-21", bucket: "day" },
@@ -74,36 +69,40 @@ export function trafficGet(deps: Deps) {
       },
     },
     async handle({ principal, params, query, nowMs }) {
-      const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
-      const range = trafficRange(query, nowMs);
-      // Everything answered so far reaches the store first (messages to the writer keep their order).
-      deps.flushObservations();
-      deps.flushLedger();
-      ackOrThrow(await deps.store.send({ op: "ping" }));
-      const tally = new TrafficTally(range.from, range.to, range.bucket);
-      const limit = deps.config.FS_TRAFFIC_SCAN_LIMIT;
-      const hits = await tallyObservations(deps, project.id, tally, limit);
-      const checks = await tallyChecks(deps, project.org_id, tally, limit);
-      const f = tally.figures();
-      return {
-        data: {
-          project_id: project.id,
-          from: new Date(range.from).toISOString(),
-          to: new Date(range.to).toISOString(),
-          bucket: range.bucket,
-          partial: hits.partial,
-          scanned: hits.scanned,
-          totals: f.totals,
-          series: f.series,
-          kinds: f.kinds,
-          reasons: f.reasons,
-          bots: f.bots,
-          asns: f.asns,
-          countries: f.countries,
-          checks: { scope: "org" as const, partial: checks.partial, ...f.checks },
-        },
-        credits: 0,
-      };
+      // One report or replay at a time per org, refused before anything is read.
+      const done = deps.scans.enter(principal!.orgId);
+      try {
+        const project = await ownedProject(deps.beacon.projects, principal!, params.projectId);
+        const range = trafficRange(query, nowMs);
+        // Everything answered so far reaches the store first (messages to the writer keep their order).
+        deps.flushObservations();
+        deps.flushLedger();
+        ackOrThrow(await deps.store.send({ op: "ping" }));
+        const limit = deps.config.FS_TRAFFIC_SCAN_LIMIT;
+        const r = await deps.scans.run({ kind: "traffic", projectId: project.id, orgId: project.org_id, ...range, limit, ipDatasetDir: deps.ipDatasets.dir });
+        const f = r.figures;
+        return {
+          data: {
+            project_id: project.id,
+            from: new Date(range.from).toISOString(),
+            to: new Date(range.to).toISOString(),
+            bucket: range.bucket,
+            partial: r.hits.partial,
+            scanned: r.hits.scanned,
+            totals: f.totals,
+            series: f.series,
+            kinds: f.kinds,
+            reasons: f.reasons,
+            bots: f.bots,
+            asns: f.asns,
+            countries: f.countries,
+            checks: { scope: "org" as const, partial: r.checks.partial, ...f.checks },
+          },
+          credits: 0,
+        };
+      } finally {
+        done();
+      }
     },
   });
 }
@@ -121,64 +120,4 @@ export function trafficRange(q: InputsOf<typeof trafficQuery>, nowMs: number): {
   if (to - from > MAX_RANGE[bucket])
     throw new ApiError("VALIDATION_ERROR", `query.to: a range of ${bucket}s may span at most ${MAX_RANGE[bucket] / DAY} days.`);
   return { from, to, bucket };
-}
-
-/**
- * Reads the project's observation pages newest first into the tally, until a page is entirely
- * older than the range or `limit` observations not older than the range were read (partial only
- * when another such observation is left: older ones, read only in pages that reach the range's
- * start, do not count).
- */
-async function tallyObservations(deps: Deps, projectId: string, tally: TrafficTally, limit: number): Promise<{ scanned: number; partial: boolean }> {
-  const network = networkOf(deps);
-  let scanned = 0;
-  let counted = 0;
-  let sliced = 0;
-  for await (const { key, value: text } of deps.reads.range("observations", { start: [projectId, Number.MAX_SAFE_INTEGER], end: [projectId], reverse: true })) {
-    if (key[0] !== projectId) continue;
-    let newest = -Infinity;
-    for (const line of pageLinesNewestFirst(text)) {
-      const o = JSON.parse(line) as ObservationRecord;
-      if (o.ts >= tally.fromMs) {
-        if (counted === limit) return { scanned, partial: true };
-        counted++;
-      }
-      scanned++;
-      if (o.ts > newest) newest = o.ts;
-      if (tally.covers(o.ts)) tally.addHit(o, o.ip === null ? null : network(o.ip));
-    }
-    if (!(newest >= tally.fromMs)) break;
-    if (scanned - sliced >= SLICE) {
-      sliced = scanned;
-      await nextTurn();
-    }
-  }
-  return { scanned, partial: false };
-}
-
-/** Reads the org's checks of the range (stored under [org, ts, request id]) into the tally. */
-async function tallyChecks(deps: Deps, orgId: string, tally: TrafficTally, limit: number): Promise<{ partial: boolean }> {
-  let scanned = 0;
-  for await (const { value } of deps.reads.range("checks", { start: [orgId, tally.toMs], end: [orgId, tally.fromMs - 1], reverse: true })) {
-    if (scanned === limit) return { partial: true };
-    if (++scanned % SLICE === 0) await nextTurn();
-    tally.addCheck(value);
-  }
-  return { partial: false };
-}
-
-/** The network of an address by the IP dataset in service, looked up once per address and report. */
-function networkOf(deps: Deps): (ip: string) => Network {
-  const dataset = deps.ipDatasets.get();
-  const seen = new Map<string, Network>();
-  return (ip) => {
-    let n = seen.get(ip);
-    if (n === undefined) {
-      const parsed = parseIp(ip);
-      const facts = parsed ? dataset.lookup(parsed) : null;
-      n = { asn: facts?.asn ?? null, org: facts?.org ?? null };
-      seen.set(ip, n);
-    }
-    return n;
-  };
 }

@@ -134,19 +134,24 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps, opts: Dashboard
     base: `${r.secure ? "https" : "http"}://${r.host}`,
   });
 
-  app.get("/dashboard/style.css", (res) => {
-    res.cork(() => {
-      res.writeHeader("content-type", "text/css; charset=utf-8");
-      res.writeHeader("cache-control", "public, max-age=3600");
-      res.writeHeader("x-content-type-options", "nosniff");
-      res.end(STYLESHEET);
+  for (const head of [false, true]) {
+    const method = head ? "head" : "get";
+    app[method]("/dashboard/style.css", (res, req) => {
+      const state = newState(res, req.getHeader("x-request-id"), undefined, head);
+      state.aborted = true; // answered here, at once
+      res.cork(() => {
+        res.writeHeader("content-type", "text/css; charset=utf-8");
+        res.writeHeader("cache-control", "public, max-age=3600");
+        res.writeHeader("x-content-type-options", "nosniff");
+        if (head) res.endWithoutBody(Buffer.byteLength(STYLESHEET));
+        else res.end(STYLESHEET);
+      });
     });
-  });
+    app[method]("/dashboard/", (res, req) => redirect(res, newState(res, req.getHeader("x-request-id"), `${head ? "HEAD" : "GET"} /dashboard/`, head), "/dashboard"));
+  }
 
-  app.get("/dashboard/", (res) => redirect(res, newState(res, "", "GET /dashboard/"), "/dashboard"));
-
-  app.get("/dashboard/login", (res, req) => {
-    const state = newState(res, req.getHeader("x-request-id"), "GET /dashboard/login");
+  const loginPageOf = (res: HttpResponse, req: HttpRequest, head: boolean): void => {
+    const state = newState(res, req.getHeader("x-request-id"), `${head ? "HEAD" : "GET"} /dashboard/login`, head);
     const r = readReq(res, req);
     void signedIn(r, Date.now()).then((s) => {
       if (s) return redirect(res, state, "/dashboard");
@@ -154,7 +159,9 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps, opts: Dashboard
       const m = new URLSearchParams(r.query).get("m");
       html(res, state, 200, loginPage(loginMessage(m, hadCookie, deps.config.FS_DASHBOARD_IDLE_MINUTES)), hadCookie ? { "set-cookie": sessionCookie(null, r.secure) } : undefined);
     }, (err: unknown) => failPage(res, state, deps, err, null));
-  });
+  };
+  app.get("/dashboard/login", (res, req) => loginPageOf(res, req, false));
+  app.head("/dashboard/login", (res, req) => loginPageOf(res, req, true));
 
   app.post("/dashboard/login", (res, req) => {
     const state = newState(res, req.getHeader("x-request-id"), "POST /dashboard/login");
@@ -232,12 +239,15 @@ export function mountDashboard(app: TemplatedApp, deps: AppDeps, opts: Dashboard
   };
 
   const getPage = (path: string, need: Capability, render: Page): void => {
-    app.get(path, (res, req) => {
-      const state = newState(res, req.getHeader("x-request-id"), `GET ${path}`);
-      const r = readReq(res, req);
-      const nowMs = Date.now();
-      void signedInSoon(r, nowMs).then((s) => show(res, state, r, s, nowMs, need, render), (err: unknown) => failPage(res, state, deps, err, null));
-    });
+    // GET, and HEAD answered as its GET (status and headers, the length of the body), without the body.
+    for (const head of [false, true]) {
+      app[head ? "head" : "get"](path, (res, req) => {
+        const state = newState(res, req.getHeader("x-request-id"), `${head ? "HEAD" : "GET"} ${path}`, head);
+        const r = readReq(res, req);
+        const nowMs = Date.now();
+        void signedInSoon(r, nowMs).then((s) => show(res, state, r, s, nowMs, need, render), (err: unknown) => failPage(res, state, deps, err, null));
+      });
+    }
   };
 
   /** Renders a page for a signed-in session (`fields`: a POSTed form's, else the query string's). */
@@ -404,8 +414,12 @@ export function dashboardTable(): DashboardEntry[] {
 /** How long a thread waits, once, for a session another front thread may have just created. */
 const SESSION_WAIT_MS = 25;
 
-function newState(res: HttpResponse, requestId: string, route?: string): ResponseState {
-  const state: ResponseState = { aborted: false, requestId: acceptRequestId(requestId), startedAt: performance.now(), route };
+/** A dashboard answer's state; `head`: a HEAD, answered without the body. */
+type PageState = ResponseState & { head?: boolean };
+
+function newState(res: HttpResponse, requestId: string, route?: string, head = false): PageState {
+  // The abort handler is set before any answer: uWS needs one for a HEAD ended by endWithoutBody.
+  const state: PageState = { aborted: false, requestId: acceptRequestId(requestId), startedAt: performance.now(), route, head };
   res.onAborted(() => {
     state.aborted = true;
     state.lease?.release();
@@ -441,7 +455,7 @@ function redirect(res: HttpResponse, state: ResponseState, location: string, coo
   write(res, state, 303, "", cookie ? { location, "set-cookie": cookie } : { location });
 }
 
-function write(res: HttpResponse, state: ResponseState, status: number, body: string, headers?: Record<string, string>): void {
+function write(res: HttpResponse, state: PageState, status: number, body: string, headers?: Record<string, string>): void {
   if (state.lease) {
     state.lease.release();
     state.lease = null;
@@ -454,7 +468,8 @@ function write(res: HttpResponse, state: ResponseState, status: number, body: st
     for (const k in PAGE_HEADERS) if (headers?.[k] === undefined) res.writeHeader(k, PAGE_HEADERS[k]!);
     res.writeHeader("x-request-id", state.requestId);
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body, state.close === true);
+    if (state.head) res.endWithoutBody(Buffer.byteLength(body), state.close === true);
+    else res.end(body, state.close === true);
   });
   recordAnswer(state, status);
 }

@@ -12,7 +12,7 @@ import type { TestModeBudget } from "../front/test-mode-budget.js";
 import type { TrustedProxies } from "../front/client-address.js";
 import type { RequestSnapshot } from "./request.js";
 import type { Scope } from "../shared/api-keys.js";
-import { elapsedMs, RawJson, renderData, writeData, writeError, writeRendered, type ResponseState } from "./respond.js";
+import { elapsedMs, RawJson, RawText, renderData, writeData, writeError, writeHead, writeJsonText, writeRawText, writeRendered, type ResponseState } from "./respond.js";
 import type { Method, Route, RouteContext, RouteResult } from "./route.js";
 import { inputsOf, type RouteInputs } from "./inputs.js";
 import { validate } from "./validate.js";
@@ -138,6 +138,56 @@ export function handle(c: Call): void {
       return afterWait(err, state, () => handle(c), (e) => failRequest(c, e));
     }
     failRequest(c, err);
+  }
+}
+
+/**
+ * HEAD on an unauthenticated GET route (router.ts mounts it): the handler runs as for GET and
+ * only its status goes out, without the body.
+ */
+export function handleHead(route: Route<any>, inputs: RouteInputs, res: HttpResponse, state: ResponseState, snap: RequestSnapshot): void {
+  let pending: RouteResult | Promise<RouteResult>;
+  try {
+    const ctx = { snap, body: undefined, params: inputs.params(snap.params), query: inputs.query(snap.query), principal: null, nowMs: Date.now(), requestId: state.requestId, startedAt: state.startedAt };
+    pending = route.handle(ctx);
+  } catch (err) {
+    pending = Promise.reject(err);
+  }
+  void Promise.resolve(pending).then(
+    () => writeHead(res, state, 200),
+    (err: unknown) => writeHead(res, state, toApiError(err).status),
+  );
+}
+
+/**
+ * A route whose success is its `data` as is (`envelope: false`, router.ts mountUnwrapped): the
+ * admin token when it needs one, its inputs, the handler, the RawJson or RawText answer.
+ */
+export function handleUnwrapped(c: Call): void {
+  const { route, inputs, res, state, snap, deps } = c;
+  const write = (result: RouteResult): void => {
+    const status = result.status ?? 200;
+    if (result.data instanceof RawJson) writeJsonText(res, state, status, result.data.json, result.headers);
+    else if (result.data instanceof RawText) writeRawText(res, state, status, result.data, result.headers);
+    else throw new Error(`route ${route.pattern}: envelope: false needs a RawJson or RawText answer`);
+  };
+  const fail = (err: unknown): void => failRequest(c, err);
+  try {
+    if (route.auth.kind === "admin") deps.auth.verifyAdmin(snap.authorization, route.auth.orTokenHash);
+    const params = inputs.params(snap.params);
+    const query = inputs.query(snap.query);
+    const result = route.handle({ snap, body: undefined, params, query, principal: null, nowMs: Date.now(), requestId: snap.requestId, startedAt: state.startedAt });
+    if (result instanceof Promise) {
+      result.then((r) => {
+        try {
+          write(r);
+        } catch (err) {
+          fail(err);
+        }
+      }, fail);
+    } else write(result);
+  } catch (err) {
+    fail(err);
   }
 }
 

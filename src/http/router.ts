@@ -1,12 +1,11 @@
 import type { TemplatedApp } from "uWebSockets.js";
 import { ApiError } from "../shared/errors.js";
-import { toApiError } from "./to-api-error.js";
 import { BLANK_KEY, isIdempotent, keyHeaderSent } from "../front/idempotency.js";
 import { acceptRequestId, forwardedFor, peerAddress, snapshot } from "./request.js";
-import { RawJson, RawText, writeError, writeHead, writeJsonText, writeRawText, type ResponseState } from "./respond.js";
-import type { Method, Route, RouteResult } from "./route.js";
+import { writeError, type ResponseState } from "./respond.js";
+import type { Method, Route } from "./route.js";
 import { inputsOf } from "./inputs.js";
-import { corsHeaders, failRequest, handle, HTTP_NAME, newCall, poolOf, type RouterDeps } from "./pipeline.js";
+import { corsHeaders, handle, handleHead, handleUnwrapped, HTTP_NAME, newCall, poolOf, type RouterDeps } from "./pipeline.js";
 
 export type { RouterDeps } from "./pipeline.js";
 
@@ -100,18 +99,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
       res.onAborted(() => {
         state.aborted = true;
       });
-      const snap = snapshot(req, paramCount, false, false);
-      let pending: RouteResult | Promise<RouteResult>;
-      try {
-        const ctx = { snap, body: undefined, params: inputs.params(snap.params), query: inputs.query(snap.query), principal: null, nowMs: Date.now(), requestId: state.requestId, startedAt: state.startedAt };
-        pending = route.handle(ctx);
-      } catch (err) {
-        pending = Promise.reject(err);
-      }
-      void Promise.resolve(pending).then(
-        () => writeHead(res, state, 200),
-        (err: unknown) => writeHead(res, state, toApiError(err).status),
-      );
+      handleHead(route, inputs, res, state, snapshot(req, paramCount, false, false));
     });
   }
   const matchers = routes.map((r) => ({ re: patternToRegExp(r.pattern), method: HTTP_NAME[r.method], pattern: r.pattern }));
@@ -152,31 +140,7 @@ function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps):
     res.onAborted(() => {
       state.aborted = true;
     });
-    const write = (result: RouteResult): void => {
-      const status = result.status ?? 200;
-      if (result.data instanceof RawJson) writeJsonText(res, state, status, result.data.json, result.headers);
-      else if (result.data instanceof RawText) writeRawText(res, state, status, result.data, result.headers);
-      else throw new Error(`route ${route.pattern}: envelope: false needs a RawJson or RawText answer`);
-    };
-    const call = newCall(route, inputs, res, state, snap, deps);
-    const fail = (err: unknown): void => failRequest(call, err);
-    try {
-      if (route.auth.kind === "admin") deps.auth.verifyAdmin(snap.authorization, route.auth.orTokenHash);
-      const params = inputs.params(snap.params);
-      const query = inputs.query(snap.query);
-      const result = route.handle({ snap, body: undefined, params, query, principal: null, nowMs: Date.now(), requestId: snap.requestId, startedAt: state.startedAt });
-      if (result instanceof Promise) {
-        result.then((r) => {
-          try {
-            write(r);
-          } catch (err) {
-            fail(err);
-          }
-        }, fail);
-      } else write(result);
-    } catch (err) {
-      fail(err);
-    }
+    handleUnwrapped(newCall(route, inputs, res, state, snap, deps));
   });
 }
 

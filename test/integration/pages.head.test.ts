@@ -33,4 +33,26 @@ describe("HEAD on the pages, real uWS", () => {
     }
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
+
+  it("answers HEAD on the unauthenticated GET routes and the dashboard's pages as their GET, and keeps serving", async () => {
+    for (const [path, status] of [
+      ["/healthz", 200],
+      ["/readyz", 200],
+      ["/openapi.json", 200],
+      ["/dashboard/login", 200],
+      ["/dashboard/style.css", 200],
+      ["/dashboard", 303],
+      ["/dashboard/checks", 303],
+      ["/dashboard/", 303],
+    ] as const) {
+      const get = await fetch(`${server.url}${path}`, { redirect: "manual" });
+      await get.arrayBuffer();
+      expect(get.status, path).toBe(status);
+      const head = await fetch(`${server.url}${path}`, { method: "HEAD", redirect: "manual" });
+      expect(head.status, path).toBe(status);
+      expect(head.headers.get("content-type"), path).toBe(get.headers.get("content-type"));
+      expect(await head.text(), path).toBe("");
+    }
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+  });
 });

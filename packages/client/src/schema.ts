@@ -407,7 +407,7 @@ export interface paths {
         };
         /**
          * A project's traffic over time
-         * @description Hits of a project of the key's org in the range [`from`, `to`) per time bucket (UTC hours or days) and decision; the top 20 kinds, reasons, bots, networks (ASN, named by the IP dataset in service) and countries with their share of the hits and how many were blocked; and the org's checks per bucket and decision (checks carry no project). Computed from the stored observations (kept FS_OBSERVATION_RETENTION_DAYS) and check history, newest first, at most FS_TRAFFIC_SCAN_LIMIT of each: past it `partial` is true and the figures cover the newest part of the range. A range longer than 31 days of hours or 400 days of days, or `from` not before `to`, answers 400 VALIDATION_ERROR. Reads after every hit and check answered so far is stored.
+         * @description Hits of a project of the key's org in the range [`from`, `to`) per time bucket (UTC hours or days) and decision; the top 20 kinds, reasons, bots, networks (ASN, named by the IP dataset in service) and countries with their share of the hits and how many were blocked; and the org's checks per bucket and decision (checks carry no project). Computed from the stored observations (kept FS_OBSERVATION_RETENTION_DAYS) and check history, newest first, at most FS_TRAFFIC_SCAN_LIMIT of each: past it `partial` is true and the figures cover the newest part of the range. A range longer than 31 days of hours or 400 days of days, or `from` not before `to`, answers 400 VALIDATION_ERROR. Reads after every hit and check answered so far is stored. One traffic report or policy replay runs at a time per org (per front thread): another one meanwhile answers 429 RATE_LIMITED with Retry-After (1 s), before anything is read.
          *
          *     Credits: 0 per successful call.
          */
@@ -464,6 +464,8 @@ export interface paths {
          * @description Re-decides the project's stored hits of the last `days` days under a proposed bot policy (the document PUT bot-policy takes), and the org's stored checks with proposed thresholds, with the same functions that decide live hits and checks; saves nothing.
          *
          *     Answers how many were re-decided and how many would change, by old and new decision, by kind and by reason (hits) or by form (checks), with up to `examples` examples in each group. At most FS_REPLAY_SCAN_LIMIT hits and FS_REPLAY_SCAN_LIMIT checks (20,000 by default) are re-decided, newest first; `partial` says the cap cut the period short (the figures then cover the newest ones only). Checks are kept only as the org's check history setting says.
+         *
+         *     One policy replay or traffic report runs at a time per org (per front thread): another one meanwhile answers 429 RATE_LIMITED with Retry-After (1 s), before anything is read.
          *
          *     Credits: 0 per successful call.
          */
@@ -1783,11 +1785,17 @@ export interface components {
                 };
             };
         };
-        /** @description `QUOTA_EXCEEDED`: Quota or rate limit exceeded; metadata.ratelimit says when it resets. */
-        "429.QUOTA_EXCEEDED.credits": {
+        /**
+         * @description `QUOTA_EXCEEDED`: Quota or rate limit exceeded; metadata.ratelimit says when it resets.
+         *
+         *     `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo, a second traffic report or policy replay of an org while one runs), or from an org's test-mode keys (a second or a UTC day); see the RateLimit and Retry-After headers.
+         */
+        "429.QUOTA_EXCEEDED.RATE_LIMITED.credits": {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RouteRateLimitPolicy"];
+                RateLimit: components["headers"]["RouteRateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1818,7 +1826,7 @@ export interface components {
                     data: null;
                     error: {
                         /** @enum {string} */
-                        code: "QUOTA_EXCEEDED";
+                        code: "QUOTA_EXCEEDED" | "RATE_LIMITED";
                         /** @description For people; do not parse it. */
                         message: string;
                         /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
@@ -1840,7 +1848,7 @@ export interface components {
                          */
                         credits: 0;
                         /** @description Why the call was refused and when the quota resets. */
-                        ratelimit: {
+                        ratelimit?: {
                             /** @description Credits the plan includes per period. */
                             limit: number;
                             remaining: number;
@@ -2484,7 +2492,7 @@ export interface components {
         /**
          * @description `KEY_DISABLED`: API key disabled.
          *
-         *     `INSUFFICIENT_SCOPE`: The secret key lacks the scope this endpoint needs.
+         *     `INSUFFICIENT_SCOPE`: The secret key lacks the capability this endpoint needs: a scope, or live mode (a test key).
          *
          *     `KEY_TYPE_NOT_ALLOWED`: A publishable key used on a server endpoint, or a secret key on a beacon endpoint.
          */
@@ -3037,7 +3045,7 @@ export interface components {
                 };
             };
         };
-        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo); see the RateLimit and Retry-After headers. */
+        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo, a second traffic report or policy replay of an org while one runs), or from an org's test-mode keys (a second or a UTC day); see the RateLimit and Retry-After headers. */
         "429.RATE_LIMITED.credits": {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3053,7 +3061,7 @@ export interface components {
                  *       "data": null,
                  *       "error": {
                  *         "code": "RATE_LIMITED",
-                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo); see the RateLimit and Retry-After headers."
+                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo, a second traffic report or policy replay of an org while one runs), or from an org's test-mode keys (a second or a UTC day); see the RateLimit and Retry-After headers."
                  *       },
                  *       "metadata": {
                  *         "request_id": "req_4fQ9x2LmT7aZ_1c",
@@ -3143,6 +3151,56 @@ export interface components {
                          * @constant
                          */
                         credits: 0;
+                    };
+                };
+            };
+        };
+        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo, a second traffic report or policy replay of an org while one runs), or from an org's test-mode keys (a second or a UTC day); see the RateLimit and Retry-After headers. */
+        "429.RATE_LIMITED": {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RouteRateLimitPolicy"];
+                RateLimit: components["headers"]["RouteRateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "version": "1",
+                 *       "data": null,
+                 *       "error": {
+                 *         "code": "RATE_LIMITED",
+                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo, a second traffic report or policy replay of an org while one runs), or from an org's test-mode keys (a second or a UTC day); see the RateLimit and Retry-After headers."
+                 *       },
+                 *       "metadata": {
+                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                 *         "processing_time_ms": 0.41
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    version: "1";
+                    data: null;
+                    error: {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        /** @description For people; do not parse it. */
+                        message: string;
+                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
+                        param?: string;
+                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
+                        problems?: {
+                            param: string;
+                            message: string;
+                        }[];
+                    };
+                    metadata: {
+                        /** @description The request id (also the X-Request-Id header). */
+                        request_id: string;
+                        /** @description Time from arrival to answer, in milliseconds. */
+                        processing_time_ms: number;
                     };
                 };
             };
@@ -3354,60 +3412,10 @@ export interface components {
                 };
             };
         };
-        /** @description `RATE_LIMITED`: Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo); see the RateLimit and Retry-After headers. */
-        "429.RATE_LIMITED": {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "Retry-After": components["headers"]["RetryAfter"];
-                "RateLimit-Policy": components["headers"]["RouteRateLimitPolicy"];
-                RateLimit: components["headers"]["RouteRateLimit"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "version": "1",
-                 *       "data": null,
-                 *       "error": {
-                 *         "code": "RATE_LIMITED",
-                 *         "message": "Too many requests from this client address, project, key or org for an unmetered route (beacon writes, feedback, the demo); see the RateLimit and Retry-After headers."
-                 *       },
-                 *       "metadata": {
-                 *         "request_id": "req_4fQ9x2LmT7aZ_1c",
-                 *         "processing_time_ms": 0.41
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @constant */
-                    version: "1";
-                    data: null;
-                    error: {
-                        /** @enum {string} */
-                        code: "RATE_LIMITED";
-                        /** @description For people; do not parse it. */
-                        message: string;
-                        /** @description VALIDATION_ERROR: the input at fault, as `body.<path>`, `query.<name>`, `path.<name>` or `header.<name>`. */
-                        param?: string;
-                        /** @description VALIDATION_ERROR with a `param`: every problem found, the first being `param`'s (one when it was found against stored state or after the schema). */
-                        problems?: {
-                            param: string;
-                            message: string;
-                        }[];
-                    };
-                    metadata: {
-                        /** @description The request id (also the X-Request-Id header). */
-                        request_id: string;
-                        /** @description Time from arrival to answer, in milliseconds. */
-                        processing_time_ms: number;
-                    };
-                };
-            };
-        };
         /**
          * @description `KEY_DISABLED`: API key disabled.
          *
-         *     `INSUFFICIENT_SCOPE`: The secret key lacks the scope this endpoint needs.
+         *     `INSUFFICIENT_SCOPE`: The secret key lacks the capability this endpoint needs: a scope, or live mode (a test key).
          *
          *     `KEY_TYPE_NOT_ALLOWED`: A publishable key used on a server endpoint, or a secret key on a beacon endpoint.
          */
@@ -3638,7 +3646,7 @@ export interface components {
         RateLimitPolicy: string;
         /** @description Credits left in the period and seconds until it resets, after this call: `"monthly";r=<credits>;t=<seconds>`. Absent for unmetered plans. */
         RateLimit: string;
-        /** @description With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`, for the demo `"submit"` or `"demo"` (its pages, per client address). */
+        /** @description With 429 RATE_LIMITED: the limit reached (IETF httpapi RateLimit fields), `"<limit>";q=<calls>;w=<window seconds>`; for the beacon `"address"` (per client address) or `"project"`, for the demo `"submit"` or `"demo"` (its pages, per client address), for a test-mode key's org `"test"` (a second) or `"test-daily"` (a UTC day), for a traffic report or policy replay `"reports"` (one at a time per org). */
         RouteRateLimitPolicy: string;
         /** @description With 429 RATE_LIMITED: `"<limit>";r=0;t=<seconds until a call is allowed again>` (also Retry-After). */
         RouteRateLimit: string;
@@ -4106,10 +4114,10 @@ export interface operations {
                                 resolved: ("region" | "company" | "rdns")[];
                                 /** @description Requested datasets this build or lookup could not answer. */
                                 skipped?: ("region" | "company" | "rdns")[];
-                                /** @description With rdns: whether DNS was queried (miss, +1 credit). */
+                                /** @description With rdns: whether DNS was queried (miss, +1 credit); test_budget: not looked up, a test-mode key whose org spent its DNS lookups (the address was not cached). */
                                 cache?: {
                                     /** @enum {string} */
-                                    rdns: "hit" | "miss";
+                                    rdns: "hit" | "miss" | "test_budget";
                                 };
                                 /** @description Credits charged: 0 for a bogon. */
                                 credits: number;
@@ -4128,7 +4136,7 @@ export interface operations {
             400: components["responses"]["400.VALIDATION_ERROR.credits"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.NOT_READY.credits"];
@@ -4366,10 +4374,10 @@ export interface operations {
                                 resolved: ("region" | "company" | "rdns")[];
                                 /** @description Requested datasets this build or lookup could not answer. */
                                 skipped?: ("region" | "company" | "rdns")[];
-                                /** @description With rdns: whether DNS was queried (miss, +1 credit). */
+                                /** @description With rdns: whether DNS was queried (miss, +1 credit); test_budget: not looked up, a test-mode key whose org spent its DNS lookups (the address was not cached). */
                                 cache?: {
                                     /** @enum {string} */
-                                    rdns: "hit" | "miss";
+                                    rdns: "hit" | "miss" | "test_budget";
                                 };
                                 /** @description Credits charged: 0 for a bogon. */
                                 credits: number;
@@ -4388,7 +4396,7 @@ export interface operations {
             400: components["responses"]["400.VALIDATION_ERROR.credits"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY.credits"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.NOT_READY.credits"];
@@ -4710,7 +4718,7 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
@@ -6286,6 +6294,7 @@ export interface operations {
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
             403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
+            429: components["responses"]["429.RATE_LIMITED"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.NOT_READY"];
@@ -7000,6 +7009,7 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429.RATE_LIMITED"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
@@ -7191,6 +7201,11 @@ export interface operations {
                              * @enum {number}
                              */
                             credits: 2 | 0;
+                            /**
+                             * @description Only with a test-mode key whose org spent its DNS lookups (docs/api.md, Test mode): the e-mail's domain was not cached and not looked up (reason mx_unresolved).
+                             * @constant
+                             */
+                            mx_cache?: "test_budget";
                         };
                     };
                 };
@@ -7203,7 +7218,7 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
@@ -7524,8 +7539,8 @@ export interface operations {
                                 network: {
                                     /** @enum {string} */
                                     status: "resolved" | "skipped";
-                                    /** @description not_given: no metadata.ip; dns_unavailable: the lookup timed out or failed, or the resolver cannot see the public DNS. */
-                                    reason: ("not_given" | "dns_unavailable") | null;
+                                    /** @description not_given: no metadata.ip; dns_unavailable: the lookup timed out or failed, or the resolver cannot see the public DNS; test_budget: a test-mode key whose org spent its DNS lookups (docs/api.md, Test mode), and the address was not cached. */
+                                    reason: ("not_given" | "dns_unavailable" | "test_budget") | null;
                                     /** @description The address's PTR name; null when it has none (or skipped). */
                                     hostname: string | null;
                                     /** @description The name's A/AAAA records contain the address (forward-confirmed); null without a name. */
@@ -7539,8 +7554,8 @@ export interface operations {
                                 email: {
                                     /** @enum {string} */
                                     status: "resolved" | "skipped";
-                                    /** @description dns_unavailable: the MX lookup timed out or failed; the list checks are still in `analysis`. */
-                                    reason: ("not_given" | "invalid_syntax" | "dns_unavailable") | null;
+                                    /** @description dns_unavailable: the MX lookup timed out or failed; test_budget: not looked up, a test-mode key whose org spent its DNS lookups (the domain was not cached); the list checks are still in `analysis`. */
+                                    reason: ("not_given" | "invalid_syntax" | "dns_unavailable" | "test_budget") | null;
                                     /** @description The address's full analysis, as POST /v1/email answers it; null without metadata.email. */
                                     analysis: {
                                         /** @description The address as received, trimmed. */
@@ -7685,7 +7700,7 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
@@ -8456,7 +8471,7 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
@@ -8671,6 +8686,11 @@ export interface operations {
                              * @enum {number}
                              */
                             credits: 2 | 0;
+                            /**
+                             * @description Only with a test-mode key whose org spent its DNS lookups (docs/api.md, Test mode): the e-mail's domain was not cached and not looked up (reason mx_unresolved).
+                             * @constant
+                             */
+                            mx_cache?: "test_budget";
                         };
                     };
                 };
@@ -8683,7 +8703,7 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.MISSING_REQUIRED_DATA.IDEMPOTENCY_KEY_REUSED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
@@ -8804,7 +8824,7 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
@@ -8943,10 +8963,10 @@ export interface operations {
                              */
                             credits: 3 | 0;
                             /**
-                             * @description Whether DNS was queried (miss), answered from cache (hit), or not asked (skipped).
+                             * @description Whether DNS was queried (miss), answered from cache (hit), not asked (skipped: invalid syntax), or not asked as a test-mode key's org spent its DNS lookups (test_budget; the domain was not cached).
                              * @enum {string}
                              */
-                            mx_cache: "hit" | "miss" | "skipped";
+                            mx_cache: "hit" | "miss" | "skipped" | "test_budget";
                         };
                     };
                 };
@@ -8959,7 +8979,7 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];
@@ -9199,7 +9219,7 @@ export interface operations {
             413: components["responses"]["413.PAYLOAD_TOO_LARGE.credits"];
             415: components["responses"]["415.UNSUPPORTED_MEDIA_TYPE.credits"];
             422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED.credits"];
-            429: components["responses"]["429.QUOTA_EXCEEDED.credits"];
+            429: components["responses"]["429.QUOTA_EXCEEDED.RATE_LIMITED.credits"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR.credits"];
             503: components["responses"]["503.OVERLOADED.NOT_READY.credits"];

@@ -182,7 +182,10 @@ describe("who may manage a key in the dashboard", () => {
       ["/dashboard/checks/history", { mode: "text", days: "30" }],
     ];
     // Billing needs a live key by its declared capability: refused with a 403 page before the action runs.
-    for (const [path, fields] of [["/dashboard/billing/checkout", { plan: "pro" }], ["/dashboard/billing/portal", {}]] as const) {
+    for (const [path, fields] of [
+      ["/dashboard/billing/checkout", { plan: "pro" }],
+      ["/dashboard/billing/portal", {}],
+    ] as const) {
       const r = await s.post(path, fields);
       expect([path, r.kind]).toEqual([path, "forbidden"]);
     }

@@ -51,7 +51,7 @@ export async function checksPage(ctx: DashContext): Promise<string> {
   ]);
   // Where a button sends the browser back: this very listing.
   const back = `/dashboard/checks?${filters}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
-  const toggle = dataToggle("/dashboard/checks", new URLSearchParams(Object.entries(f).filter(([, v]) => v !== "")), test);
+  const toggle = dataToggle("/dashboard/checks", new URLSearchParams(Object.entries(f).filter(([, v]) => v !== "")), test, ctx.principal.key.mode === "test");
   const form = `<form method="get" action="/dashboard/checks" class="row" aria-label="Filters">${test ? '<input type="hidden" name="data" value="test">' : ""}
 <div>${select("decision", "Decision", [["", "any"], ["allow", "allow"], ["review", "review"], ["block", "block"]], f.decision)}</div>
 <div>${select("label", "Feedback", [["", "any"], ["spam", "marked spam"], ["ham", "marked not spam"], ["none", "no feedback yet"]], f.label)}</div>

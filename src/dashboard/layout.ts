@@ -68,7 +68,9 @@ export function errorPage(status: number, title: string, text: string, viewer: V
  * The live / test data switch of a page that lists recorded data (issue 29): live data unless
  * `data=test`. `query` is the page's query without `data`; the current mode is marked, not linked.
  */
-export function dataToggle(path: string, query: URLSearchParams, test: boolean): string {
+export function dataToggle(path: string, query: URLSearchParams, test: boolean, testKey = false): string {
+  // A test key's session shows the test data only (context.ts showsTestData): nothing to switch to.
+  if (testKey) return `<p class="data-toggle" data-mode="test">Showing: <strong aria-current="true">test data</strong> <span class="muted">(you signed in with a test key, which sees what test keys recorded only)</span></p>`;
   const href = (mode: "live" | "test"): string => {
     const q = new URLSearchParams(query);
     if (mode === "test") q.set("data", "test");

@@ -88,7 +88,7 @@ export async function observationsPage(ctx: DashContext): Promise<string> {
     : `<table><caption class="muted">Latest hits of ${esc(project.name)}, newest first</caption><thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Decision</th><th scope="col">Score</th><th scope="col">Bot</th><th scope="col">Reasons</th><th scope="col">Page</th><th scope="col">Address</th><th scope="col">Country</th><th scope="col">Session</th></tr></thead><tbody>${rows}</tbody></table>`;
   const q = new URLSearchParams({ project: project.id, decision: f.decision, bot_kind: f.botKind, reason: f.reason, session: f.session });
   const more = next !== null ? `<p><a href="/dashboard/observations?${esc(q.toString())}&amp;before=${next}${mode}">Older hits</a></p>` : "";
-  return page("Observations", dataToggle("/dashboard/observations", q, test) + form + table + more, ctx.viewer, "/dashboard/observations");
+  return page("Observations", dataToggle("/dashboard/observations", q, test, ctx.principal.key.mode === "test") + form + table + more, ctx.viewer, "/dashboard/observations");
 }
 
 /** GET /dashboard/observations/hit?project=&seq=&data=: one hit with every reason explained (`data=test`: a test key's hit). */

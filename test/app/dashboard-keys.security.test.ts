@@ -205,7 +205,10 @@ describe("who may manage a key in the dashboard", () => {
     // A live check: the test session neither lists it nor labels it (its feedback is a test key's).
     const check = await api(server, "POST", "/v1/check", { key: owner.key, body: { form_id: "contact", form_data: { name: "Li Wei", message: PITCH } } });
     const requestId = check.body.metadata.request_id as string;
-    expect((await s.get("/dashboard/checks")).text).not.toContain(requestId);
+    const checksPage = (await s.get("/dashboard/checks")).text;
+    expect(checksPage).not.toContain(requestId);
+    expect(checksPage).toContain('<p class="data-toggle" data-mode="test">');
+    expect(checksPage).not.toContain("live data</a>");
     const label = await s.post("/dashboard/checks/feedback", { request_id: requestId, label: "spam", back: "/dashboard/checks" });
     expect(label.kind).toBe("error");
     const listed = (await api(server, "GET", `/v1/orgs/${owner.orgId}/checks`, { key: owner.key })).body.data.items;

@@ -32,7 +32,7 @@ export const CUTS = {
   /** Charging the credits: the hold is released and the answer written at once. */
   charge: [
     {
-      file: "http/router.js",
+      file: "http/pipeline.js",
       find: "deps.quota.charge(orgId,",
       replace: "if (hold) deps.quota.release(hold);\n            writeData(res, state, status, result.data, metadata, metadataJson, headers);\n            return;\n            deps.quota.charge(orgId,",
     },
@@ -52,7 +52,7 @@ export const CUTS = {
     },
   ],
   /** The RateLimit-Policy and RateLimit headers of metered answers (added after efaf249). */
-  ratelimit: [{ file: "http/router.js", find: "function withRateLimit(c, headers, orgId) {", replace: "function withRateLimit(c, headers, orgId) {\n    return headers;" }],
+  ratelimit: [{ file: "http/pipeline.js", find: "function withRateLimit(c, headers, orgId) {", replace: "function withRateLimit(c, headers, orgId) {\n    return headers;" }],
   /** Metrics: no histogram observation and no access-log sampling per answer (GET /metrics stays). */
   metrics: [{ file: "front/metrics.js", find: "export function recordAnswer(state, status) {", replace: "export function recordAnswer(state, status) {\n    return;" }],
   /** Credits counted per route and plan for GET /metrics (added after efaf249). */

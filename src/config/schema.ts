@@ -181,6 +181,11 @@ export const envSchema = z.object({
    */
   FS_DEMO_READ_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(120),
   /**
+   * How long a demo submission waits, in milliseconds, for the beacon's report of it (sent beside
+   * the form, so it may arrive a little later) before the page is answered without it. Example: 2000.
+   */
+  FS_DEMO_REPORT_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
+  /**
    * Preview: serve POST /v1/meter (announced, not yet live). Off: the endpoint
    * answers 404 saying it is not available yet.
    */

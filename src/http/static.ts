@@ -16,11 +16,6 @@ import type { ObservationRecord } from "../store/records.js";
 import { SESSION_ID } from "../front/beacon/token.js";
 import { DemoLimits, type DemoCall } from "../front/demo-limits.js";
 
-/**
- * How long a demo submission waits for the beacon's report of it (sent at the same moment as the
- * form, so it usually is stored already or within milliseconds) before answering without it.
- */
-const REPORT_WAIT_MS = 2000;
 /** The first pause between looks for the report; each pause doubles. */
 const REPORT_FIRST_PAUSE_MS = 25;
 
@@ -212,12 +207,12 @@ export function observationInWords(o: ObservationRecord): ObservationInWords {
  * The session's observations (newest first, up to 10) once the beacon's report of this submission
  * is stored: a form.submit newer than the page view the hidden field names (any, when it names
  * none). The report travels beside the form, so it may arrive a little after it; the session is
- * read again after doubling pauses until it shows, the client leaves, or REPORT_WAIT_MS have
+ * read again after doubling pauses until it shows, the client leaves, or FS_DEMO_REPORT_WAIT_MS have
  * passed (a beacon that was blocked sends none). Bounded per submission, and submissions per
  * client address (DemoLimits).
  */
 async function sessionAfterReport(deps: AppDeps, state: ResponseState, projectId: string, sessionId: string, pageView: string | null): Promise<ObservationRecord[]> {
-  const deadline = performance.now() + REPORT_WAIT_MS;
+  const deadline = performance.now() + deps.config.FS_DEMO_REPORT_WAIT_MS;
   for (let pause = REPORT_FIRST_PAUSE_MS; ; pause *= 2) {
     await syncObservations(deps);
     const { items } = await listObservations(deps, projectId, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined });

@@ -12,11 +12,14 @@ import { ownOrgId } from "./routes/project-access.js";
  */
 export type WebhookAccess = "org" | "admin";
 
-/** The route's pattern (`suffix` after `/webhooks`) and authentication for `access`. */
-export function webhookPath(access: WebhookAccess, suffix = ""): { pattern: string; auth: AuthRequirement } {
+/**
+ * The route's pattern (`suffix` after `/webhooks`) and authentication for `access`. `write`: the
+ * route changes where live events go (create, update, delete, roll), so a test key is refused.
+ */
+export function webhookPath(access: WebhookAccess, suffix = "", write = false): { pattern: string; auth: AuthRequirement } {
   return access === "admin"
     ? { pattern: `/v1/admin/orgs/:orgId/webhooks${suffix}`, auth: { kind: "admin" } }
-    : { pattern: `/v1/orgs/:orgId/webhooks${suffix}`, auth: { kind: "secret" } };
+    : { pattern: `/v1/orgs/:orgId/webhooks${suffix}`, auth: write ? { kind: "secret", live: true } : { kind: "secret" } };
 }
 
 /** The org a call is about: any with the admin token, the key's own with a secret key (NOT_FOUND otherwise). */

@@ -134,6 +134,17 @@ describe("every route and dashboard entry declares its capability, refused befor
     // The billing actions need the billing scope and a live key, as their API routes do.
     expect(dashboard.find((e) => e.label === "POST /dashboard/billing/checkout")?.need).toEqual({ kind: "session", scope: "billing", live: true });
     expect(routes.find((e) => e.label === "POST /v1/orgs/:orgId/billing/checkout")?.need).toEqual({ kind: "secret", scope: "billing", live: true });
+    // What live traffic uses is changed by live keys only: a test key's change would reach it.
+    for (const label of [
+      "PUT /v1/projects/:projectId/bot-policy",
+      "PUT /v1/orgs/:orgId/check-history",
+      "POST /v1/orgs/:orgId/webhooks",
+      "PATCH /v1/orgs/:orgId/webhooks/:webhookId",
+      "DELETE /v1/orgs/:orgId/webhooks/:webhookId",
+      "POST /v1/orgs/:orgId/webhooks/:webhookId/roll-secret",
+    ]) {
+      expect(routes.find((e) => e.label === label)?.need, label).toEqual({ kind: "secret", live: true });
+    }
   });
 
   it("API routes: a caller without the route's need gets 401 / 403, and the handler never runs", async () => {

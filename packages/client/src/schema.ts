@@ -6666,7 +6666,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
@@ -8173,7 +8173,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
@@ -11371,7 +11371,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.LIMIT_EXCEEDED"];
@@ -11565,7 +11565,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
@@ -11686,7 +11686,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
@@ -11810,7 +11810,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];

@@ -50,7 +50,7 @@ export function botPolicyPut(deps: Deps) {
   return defineRoute({
     method: "put",
     pattern: "/v1/projects/:projectId/bot-policy",
-    auth: { kind: "secret" },
+    auth: { kind: "secret", live: true },
     body: putBotPolicyBody,
     params: { projectId: projectIdParam },
     docs: {

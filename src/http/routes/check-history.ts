@@ -47,7 +47,7 @@ export function checkHistoryPut(deps: Deps) {
   return defineRoute({
     method: "put",
     pattern: "/v1/orgs/:orgId/check-history",
-    auth: { kind: "secret" },
+    auth: { kind: "secret", live: true },
     body: checkHistoryBody,
     params: { orgId: orgIdParam },
     docs: {

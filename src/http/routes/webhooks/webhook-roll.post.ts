@@ -12,7 +12,7 @@ type Deps = Pick<AppDeps, "store">;
 export function webhookRollPost(deps: Deps, access: WebhookAccess) {
   return defineRoute({
     method: "post",
-    ...webhookPath(access, "/:webhookId/roll-secret"),
+    ...webhookPath(access, "/:webhookId/roll-secret", true),
     body: rollWebhookBody,
     params: { orgId: orgIdParam, webhookId: webhookIdParam },
     docs: {

@@ -11,7 +11,7 @@ type Deps = Pick<AppDeps, "store">;
 export function webhookDelete(deps: Deps, access: WebhookAccess) {
   return defineRoute({
     method: "del",
-    ...webhookPath(access, "/:webhookId"),
+    ...webhookPath(access, "/:webhookId", true),
     params: { orgId: orgIdParam, webhookId: webhookIdParam },
     docs: {
       summary: "Delete a webhook endpoint",

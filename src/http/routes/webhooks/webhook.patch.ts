@@ -11,7 +11,7 @@ type Deps = Pick<AppDeps, "config" | "store">;
 export function webhookPatch(deps: Deps, access: WebhookAccess) {
   return defineRoute({
     method: "patch",
-    ...webhookPath(access, "/:webhookId"),
+    ...webhookPath(access, "/:webhookId", true),
     body: patchWebhookBody,
     params: { orgId: orgIdParam, webhookId: webhookIdParam },
     docs: {

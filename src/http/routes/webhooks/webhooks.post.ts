@@ -22,7 +22,7 @@ type Deps = Pick<AppDeps, "config" | "store">;
 export function webhooksPost(deps: Deps, access: WebhookAccess) {
   return defineRoute({
     method: "post",
-    ...webhookPath(access),
+    ...webhookPath(access, "", true),
     body: createWebhookBody,
     params: { orgId: orgIdParam },
     docs: {

@@ -174,8 +174,8 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], options: Ope
     if (item[method]) throw new Error(`openapi: ${method.toUpperCase()} ${path} is defined twice`);
     const op = operationOf(route, options, errorResponses);
     item[method] = op;
-    // HEAD where GET works without a key (router.ts), and the CORS preflight of beacon routes.
-    if (route.method === "get" && route.auth.kind === "none") item.head = headOf(op);
+    // HEAD wherever GET works (router.ts), and the CORS preflight of beacon routes.
+    if (route.method === "get") item.head = headOf(op, route.minCredits !== undefined && route.minCredits > 0);
     if (route.beacon) item.options = preflightOf(route, op);
   }
   for (const [path, ops] of Object.entries(pageOperations(options, errorResponses))) {
@@ -199,15 +199,17 @@ export function buildOpenApiDocument(routes: readonly Route<any>[], options: Ope
   };
 }
 
-/** HEAD of a GET operation: its statuses and headers, no body. */
-function headOf(get: OpenApiOperation): OpenApiOperation {
+const HEAD_METERED = "The key, its capability, the limits and the inputs are checked as for GET; the lookup is neither run nor charged, and a 200 has no Content-Length.";
+
+/** HEAD of a GET operation: its statuses and headers, no body (a metered one is not run). */
+function headOf(get: OpenApiOperation, metered: boolean): OpenApiOperation {
   const responses: OpenApiOperation["responses"] = {};
   for (const [status, r] of Object.entries(get.responses)) {
     if (status === "default" || "$ref" in r) responses[status] = { description: status === "default" ? "Any other error: its status and headers, no body." : `As GET answers ${status}, without the body.` };
     else responses[status] = { description: r.description, ...(r.headers ? { headers: r.headers } : {}) };
   }
   responses["431"] = { $ref: `#/components/responses/${UWS_431}` };
-  return { ...get, operationId: get.operationId.replace(/^get/, "head"), summary: `${get.summary} (status and headers only)`, description: "What GET answers, without the body (load balancers' health checks).", responses };
+  return { ...get, operationId: get.operationId.replace(/^get/, "head"), summary: `${get.summary} (status and headers only)`, description: metered ? HEAD_METERED : "What GET answers, without the body (load balancers' health checks, a key's check).", responses };
 }
 
 /** The CORS preflight the router answers for a beacon route (router.ts). */
@@ -471,7 +473,7 @@ function descriptionOf(route: Route<any>): string {
   const notes: string[] = [d.description];
   if (d.credits) notes.push(`Credits: ${d.credits.join(" or ")} per successful call${route.minCredits ? "; a failed call costs nothing" : ""}.`);
   if (route.beacon) notes.push("Called from browsers: CORS preflights are answered, and answers carry Access-Control-Allow-Origin for the calling origin (except ORIGIN_NOT_ALLOWED).");
-  if (route.method === "get" && route.auth.kind === "none") notes.push("HEAD is answered too, with the status and headers only.");
+  if (route.method === "get") notes.push(route.minCredits ? "HEAD checks the key and the inputs as GET does, and is neither run nor charged." : "HEAD is answered too, with the status and headers only.");
   return notes.join("\n\n");
 }
 

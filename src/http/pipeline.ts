@@ -142,24 +142,6 @@ export function handle(c: Call): void {
 }
 
 /**
- * HEAD on an unauthenticated GET route (router.ts mounts it): the handler runs as for GET and
- * only its status goes out, without the body.
- */
-export function handleHead(route: Route<any>, inputs: RouteInputs, res: HttpResponse, state: ResponseState, snap: RequestSnapshot): void {
-  let pending: RouteResult | Promise<RouteResult>;
-  try {
-    const ctx = { snap, body: undefined, params: inputs.params(snap.params), query: inputs.query(snap.query), principal: null, nowMs: Date.now(), requestId: state.requestId, startedAt: state.startedAt };
-    pending = route.handle(ctx);
-  } catch (err) {
-    pending = Promise.reject(err);
-  }
-  void Promise.resolve(pending).then(
-    () => writeHead(res, state, 200),
-    (err: unknown) => writeHead(res, state, toApiError(err).status),
-  );
-}
-
-/**
  * A route whose success is its `data` as is (`envelope: false`, router.ts mountUnwrapped): the
  * admin token when it needs one, its inputs, the handler, the RawJson or RawText answer.
  */
@@ -277,6 +259,9 @@ function bodyOwner(route: Route<any>, snap: RequestSnapshot, principal: KeyPrinc
 /** Runs the handler (sync or async) and hands its result on to be charged and answered. */
 function run(c: Call, body: unknown): void {
   const { route, state, snap, deps, principal, nowMs } = c;
+  // HEAD on a metered route: the key, its capability, the admission and the inputs were checked
+  // as for GET; the lookup is neither run nor charged (a HEAD receives no answer to pay for).
+  if (state.head === true && route.minCredits) return writeHead(c.res, state, 200);
   // Held, not just checked: concurrent calls see each other's credits before any does its work.
   // Test-mode keys touch no quota: nothing held, nothing charged (answer()); their calls are
   // counted against the org's test-mode budget instead, before the handler does anything.

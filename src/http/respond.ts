@@ -58,6 +58,8 @@ export interface ResponseState {
   lease?: { release(): void; reown?(id: string): void } | null;
   /** Close the connection after the answer (a body cut by its deadline: its client may still be sending). */
   close?: boolean;
+  /** A HEAD request: every answer goes out with its status, headers and length, without the body. */
+  head?: boolean;
   /** On a cluster node, the body read while a record was fetched from the store (router.ts, StoreWait), and the waits so far. */
   body?: Promise<Buffer>;
   waits?: number;
@@ -136,7 +138,8 @@ function writeCorked(): void {
   res.writeHeader("content-type", contentType);
   res.writeHeader("x-request-id", state.requestId);
   if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-  res.end(body, state.close === true);
+  if (state.head === true) res.endWithoutBody(Buffer.byteLength(body), state.close === true);
+  else res.end(body, state.close === true);
 }
 
 /**

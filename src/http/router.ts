@@ -1,11 +1,11 @@
-import type { TemplatedApp } from "uWebSockets.js";
+import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import { ApiError } from "../shared/errors.js";
 import { BLANK_KEY, isIdempotent, keyHeaderSent } from "../front/idempotency.js";
 import { acceptRequestId, forwardedFor, peerAddress, snapshot } from "./request.js";
 import { writeError, type ResponseState } from "./respond.js";
 import type { Method, Route } from "./route.js";
 import { inputsOf } from "./inputs.js";
-import { corsHeaders, handle, handleHead, handleUnwrapped, HTTP_NAME, newCall, poolOf, type RouterDeps } from "./pipeline.js";
+import { corsHeaders, handle, handleUnwrapped, HTTP_NAME, newCall, poolOf, type RouterDeps } from "./pipeline.js";
 
 export type { RouterDeps } from "./pipeline.js";
 
@@ -33,6 +33,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     }
     const paramCount = (route.pattern.match(/:/g) ?? []).length;
     const label = `${HTTP_NAME[route.method]} ${route.pattern}`;
+    const headLabel = `HEAD ${route.pattern}`;
     const extraHeaders = isIdempotent(route) ? [...(route.rawBody?.headers ?? []), "idempotency-key"] : route.rawBody?.headers;
     // An Idempotency-Key sent with nothing uWS lets through is refused, not read as no key: a
     // body route's header walk (request.ts) says whether it was sent; an admin POST without a body
@@ -43,8 +44,9 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     // request is valid (beacon routes read it anyway); the peer address only if a body comes in pieces.
     const bodyClient = hasBody && !route.beacon && poolOf(route) === "public";
     const inputs = inputsOf(route);
-    app[UWS_METHOD[route.method]](route.pattern, (res, req) => {
-      const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
+    const serve = (head: boolean) => (res: HttpResponse, req: HttpRequest) => {
+      const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: head ? headLabel : label };
+      if (head) state.head = true;
       const snap = snapshot(req, paramCount, hasBody, deps.testClock, route.beacon === true, extraHeaders);
       if (idempotent && snap.extra["idempotency-key"] === "" && (hasBody ? snap.idempotencyKeySent : route.auth.kind === "admin" && keyHeaderSent(req))) snap.extra["idempotency-key"] = BLANK_KEY;
       if (route.beacon) {
@@ -62,7 +64,12 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
         state.lease?.release(); // a client that leaves mid-body holds nothing
       });
       handle(newCall(route, inputs, res, state, snap, deps));
-    });
+    };
+    app[UWS_METHOD[route.method]](route.pattern, serve(false));
+    // HEAD wherever GET works, through the same pipeline: the key, capability, limits and inputs
+    // are checked as for GET, and the answer goes out without its body (a metered route's handler
+    // is not run, so a HEAD is never charged: pipeline.ts run).
+    if (route.method === "get") app.head(route.pattern, serve(true));
   }
   // CORS preflights of the beacon routes. A preflight carries no key, so it cannot know the
   // project: it is answered for any origin, and the real request is refused (without
@@ -87,21 +94,6 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
       });
     });
   }
-  // HEAD where GET works, for the unauthenticated routes (load-balancer health checks). Metered
-  // routes are not offered: a HEAD must not be billed for an answer it never receives.
-  for (const route of routes) {
-    if (route.method !== "get" || route.auth.kind !== "none") continue;
-    const label = `HEAD ${route.pattern}`;
-    const paramCount = (route.pattern.match(/:/g) ?? []).length;
-    const inputs = inputsOf(route);
-    app.head(route.pattern, (res, req) => {
-      const state: ResponseState = { aborted: false, requestId: acceptRequestId(req.getHeader("x-request-id")), startedAt: performance.now(), route: label };
-      res.onAborted(() => {
-        state.aborted = true;
-      });
-      handleHead(route, inputs, res, state, snapshot(req, paramCount, false, false));
-    });
-  }
   const matchers = routes.map((r) => ({ re: patternToRegExp(r.pattern), method: HTTP_NAME[r.method], pattern: r.pattern }));
   app.any("/*", (res, req) => {
     const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now() };
@@ -109,7 +101,8 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const path = req.getUrl();
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const known = matchers.filter((m) => m.re.test(path));
-    const allowed = known.map((m) => m.method);
+    // HEAD is served wherever GET is.
+    const allowed = known.flatMap((m) => (m.method === "GET" ? ["GET", "HEAD"] : [m.method]));
     if (allowed.length > 0) {
       const allow = [...new Set(allowed)].join(", ");
       // Counted under the route's pattern with the method asked (metrics), not as "unmatched".
@@ -133,15 +126,18 @@ function mountUnwrapped(app: TemplatedApp, route: Route<any>, deps: RouterDeps):
   const paramCount = (route.pattern.match(/:/g) ?? []).length;
   const label = `GET ${route.pattern}`;
   const inputs = inputsOf(route);
-  app.get(route.pattern, (res, req) => {
-    const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: label };
+  const serve = (head: boolean) => (res: HttpResponse, req: HttpRequest) => {
+    const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: head ? `HEAD ${route.pattern}` : label };
+    if (head) state.head = true;
     const snap = snapshot(req, paramCount, false, false);
     state.requestId = snap.requestId;
     res.onAborted(() => {
       state.aborted = true;
     });
     handleUnwrapped(newCall(route, inputs, res, state, snap, deps));
-  });
+  };
+  app.get(route.pattern, serve(false));
+  app.head(route.pattern, serve(true));
 }
 
 function patternToRegExp(pattern: string): RegExp {

@@ -32,7 +32,7 @@ describe("GET /v1/ip/{ip} errors", () => {
   it("answers 405 with Allow for another method", async () => {
     const r = await api(server, "DELETE", "/v1/ip/8.8.8.8", { key: server.demo.secretKey });
     expect(r.status).toBe(405);
-    expect(r.headers.get("allow")).toBe("GET");
+    expect(r.headers.get("allow")).toBe("GET, HEAD");
     expect(r.body.error.code).toBe("METHOD_NOT_ALLOWED");
   });
 });

@@ -39,6 +39,6 @@ describe("GET /openapi.json", () => {
     const r = await api(server, "POST", "/openapi.json", { body: {} });
     expect(r.status).toBe(405);
     expect(r.body.error.code).toBe("METHOD_NOT_ALLOWED");
-    expect(r.headers.get("allow")).toBe("GET");
+    expect(r.headers.get("allow")).toBe("GET, HEAD");
   });
 });

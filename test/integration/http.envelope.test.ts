@@ -28,7 +28,7 @@ describe("envelope and front-end errors", () => {
     expect(r.headers.get("allow")).toBe("POST");
     const both = await api(server, "DELETE", "/v1/admin/orgs", { key: ADMIN_TOKEN });
     expect(both.status).toBe(405);
-    expect(both.headers.get("allow")?.split(", ").sort()).toEqual(["GET", "POST"]);
+    expect(both.headers.get("allow")?.split(", ").sort()).toEqual(["GET", "HEAD", "POST"]);
     expectErrorEnvelope(r.body, "METHOD_NOT_ALLOWED");
   });
 

@@ -88,13 +88,15 @@ for (const [name, env] of Object.entries(INSTALLATIONS)) {
       for (const route of announced) expect(operationOf(doc, route), route.pattern).toBeUndefined();
     });
 
-    it("lists HEAD where GET works without a key, the beacon routes' CORS preflights, and the pages", () => {
+    it("lists HEAD wherever GET works, the beacon routes' CORS preflights, and the pages", () => {
       for (const route of routes) {
         const item = doc.paths[openApiPath(route.pattern)]!;
-        expect(item.head !== undefined, `HEAD ${route.pattern}`).toBe(route.method === "get" && route.auth.kind === "none");
+        expect(item.head !== undefined, `HEAD ${route.pattern}`).toBe(routes.some((r) => r.pattern === route.pattern && r.method === "get"));
         if (route.beacon) expect(Object.keys(item.options!.responses), route.pattern).toContain("204");
       }
       expect(Object.keys(doc.paths["/healthz"]!.head!.responses)).toEqual(expect.arrayContaining(["200", "431"]));
+      // A metered GET's HEAD is checked as the GET and not run: it says so.
+      expect(doc.paths["/v1/ip/{ip}"]!.head!.description).toMatch(/neither run nor charged/);
       expect(Object.keys(doc.paths["/js/fs.js"]!)).toEqual(["get", "head"]);
       for (const path of ["/favicon.ico", "/billing/success", "/billing/canceled", ...(config.FS_DEMO ? ["/demo"] : [])]) expect(Object.keys(doc.paths[path]!), path).toEqual(["get", "head"]);
       expect(doc.paths["/js/fs.js"]!.get!.responses["200"]).toMatchObject({ content: { "text/javascript": { schema: { type: "string" } } } });

@@ -206,7 +206,10 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
     content: new ContentBatcher(pool, loadContentModel()),
     learning,
     feedbackLimit: new FeedbackLimit(config.FS_FEEDBACK_PER_MINUTE),
-    scans: new ReportScans({ stateDir: setup.stateDir, pg: cluster ? { url: cluster.url, timeoutMs: cluster.timeoutMs, name: `fs-scan:${cluster.nodeId}:${setup.index}` } : null }),
+    scans: new ReportScans(
+      { stateDir: setup.stateDir, pg: cluster ? { url: cluster.url, timeoutMs: cluster.timeoutMs, name: `fs-scan:${cluster.nodeId}:${setup.index}` } : null },
+      (err, inFlight) => log.error("scan thread lost; its reports answered 503 NOT_READY, the next one starts another", { reason: err.message, in_flight: inFlight }),
+    ),
     testHistory: new ObservationBudget(setup.cells, config.FS_TEST_HISTORY_PER_DAY, "testchecks:"),
     testMode,
     pseudonyms: new Pseudonymizer(setup.secrets.identifier),

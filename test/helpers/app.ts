@@ -11,6 +11,7 @@ import { LocalQuotaCells } from "../../src/front/admission/cells.js";
 import { startFront, type RunningFront } from "../../src/front/front.js";
 import type { OpenApiDocument } from "../../src/http/openapi.js";
 import type { HandlerWrap } from "../../src/http/pipeline.js";
+import type { ReportScans } from "../../src/front/traffic/scan-thread.js";
 import { listen, mountApp, type Listener } from "../../src/front/server.js";
 import { createLogger } from "../../src/shared/log.js";
 import { journalDirOf } from "../../src/store/charge-journal.js";
@@ -49,6 +50,8 @@ export interface TestApp {
   cleanup(): void;
   /** SIGHUP: load the dataset build `current` names. */
   signal(sig: "SIGHUP"): void;
+  /** The front's report scans (src/front/traffic/scan-thread.ts): their thread's handle, to terminate it as a crash would. */
+  scans(): ReportScans;
 }
 
 export interface AppRequestInit extends RequestInit {
@@ -121,6 +124,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { socket?
     cleanup() {
       rmSync(dataDir, { recursive: true, force: true });
     },
+    scans: () => running.front.deps.scans,
     signal() {
       running.front.reloadDatasets();
       running.front.deps.peers.datasets();

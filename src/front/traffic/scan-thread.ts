@@ -24,6 +24,20 @@ const WORKER_ENTRY = threadEntry("./scan-worker.js", import.meta.url);
 /** Retry-After of a report refused because the org has one running: most take well under a second. */
 export const REPORT_RETRY_SECONDS = 1;
 
+/**
+ * What the reports and replays in flight get when the scan thread is lost (it crashed or exited):
+ * 503 NOT_READY with Retry-After, never a 500; the next report starts another thread.
+ */
+function threadLost(cause: Error): ApiError {
+  return new ApiError(
+    "NOT_READY",
+    `The report's scan thread stopped before it answered (${cause.message}); it is started again: retry after ${REPORT_RETRY_SECONDS} s.`,
+    {
+      headers: { "retry-after": String(REPORT_RETRY_SECONDS) },
+    },
+  );
+}
+
 interface Pending {
   resolve(result: ScanResult): void;
   reject(err: Error): void;
@@ -38,9 +52,22 @@ export class ReportScans {
   private closed = false;
   /** Reports refused since start because the org had one running. */
   refused = 0;
+  /** Scan threads lost since start (crashed or exited while in service); each was started again at the next report. */
+  lost = 0;
 
-  /** @param data where the scan thread reads the store (LMDB's state directory, or a cluster node's PostgreSQL). */
-  constructor(private readonly data: Omit<ScanWorkerData, "protocolVersion">) {}
+  /**
+   * @param data where the scan thread reads the store (LMDB's state directory, or a cluster node's PostgreSQL).
+   * @param onLost told when the scan thread is lost (the front logs it)
+   */
+  constructor(
+    private readonly data: Omit<ScanWorkerData, "protocolVersion">,
+    private readonly onLost: (err: Error, inFlight: number) => void = () => {},
+  ) {}
+
+  /** The running scan thread's handle, or null before the first report and once it is lost (diagnostics and tests). */
+  get thread(): Worker | null {
+    return this.worker;
+  }
 
   /**
    * Admits the org's report: returns the function that ends it (call it in a `finally`).
@@ -95,7 +122,7 @@ export class ReportScans {
       w.postMessage("close");
     });
     await w.terminate();
-    this.fail(new Error("the scan thread was closed"));
+    this.fail(new ApiError("NOT_READY", "The service is stopping."));
   }
 
   private start(): Worker {
@@ -113,7 +140,9 @@ export class ReportScans {
     const lost = (err: Error) => {
       if (this.worker !== w) return;
       this.worker = null; // the next report starts another
-      this.fail(err);
+      this.lost++;
+      this.onLost(err, this.pending.size);
+      this.fail(threadLost(err));
     };
     w.on("error", lost);
     w.on("exit", (code) => lost(new Error(`the scan thread exited (code ${code})`)));

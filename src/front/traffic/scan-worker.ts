@@ -5,6 +5,7 @@
  * reading nor the parsing and tallying happens on the thread that answers other calls. Scans of
  * several orgs take turns (they yield every few thousand records).
  */
+import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { openIpDatasetDir, type IpDataset } from "../../datasets/ip-dataset.js";
 import { poolReader } from "../../store/pg/front-records.js";
@@ -17,6 +18,20 @@ import { networkOf, replayScan, trafficScan } from "./scans.js";
 const data = workerData as ScanWorkerData;
 if (data.protocolVersion !== SCAN_PROTOCOL_VERSION) throw new Error(`scan worker protocol ${SCAN_PROTOCOL_VERSION} started with ${data.protocolVersion}`);
 const port = parentPort!;
+
+/**
+ * Reports are background work: this thread yields the cores to the front threads (and the
+ * writer) when they have work. On Linux a thread has its own nice value and setpriority(0) sets
+ * the calling thread's only; elsewhere it may apply to the process, so it is left alone there.
+ */
+const SCAN_THREAD_NICE = 19;
+if (process.platform === "linux") {
+  try {
+    setPriority(SCAN_THREAD_NICE);
+  } catch {
+    // Not permitted (a sandbox): the thread runs at the process's priority.
+  }
+}
 
 const pg = data.pg ? new PgPool({ url: data.pg.url, timeoutMs: data.pg.timeoutMs, name: data.pg.name }, 1) : null;
 const local = pg ? null : openState(data.stateDir, true);

@@ -65,6 +65,12 @@ export const envSchema = z.object({
    * hold. Shared out between the front threads. Example: 8388608 (8 MiB).
    */
   FS_BODY_BUFFER_PUBLIC_BYTES: positiveInt.max(1024 * 1024 * 1024).default(8 * 1024 * 1024),
+  /**
+   * The same for Stripe's webhook (POST /webhooks/stripe), a pool of its own apart from the
+   * public one, so keyless senders of its large bodies cannot take what the beacon and the
+   * sign-in need. Shared out between the front threads. Example: 4194304 (4 MiB).
+   */
+  FS_BODY_BUFFER_WEBHOOK_BYTES: positiveInt.max(1024 * 1024 * 1024).default(4 * 1024 * 1024),
   /** The same for routes that need a secret or admin key (checked before the body is read). Example: 67108864. */
   FS_BODY_BUFFER_BYTES: positiveInt.max(4 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   /**
@@ -73,16 +79,26 @@ export const envSchema = z.object({
    * largest public body (Stripe's events, 1 MiB) for such a body to arrive in pieces. Example: 1048576.
    */
   FS_BODY_BUFFER_PER_CLIENT_BYTES: positiveInt.max(1024 * 1024 * 1024).default(1024 * 1024),
+  /**
+   * Bytes one network (an IPv4 /24, an IPv6 /48) may hold of the public pool, and of the webhook
+   * pool, in bodies still arriving, per front thread; past it, 503 OVERLOADED for that network
+   * only. Example: 2097152 (2 MiB).
+   */
+  FS_BODY_BUFFER_PER_NETWORK_BYTES: positiveInt.max(1024 * 1024 * 1024).default(2 * 1024 * 1024),
   /** The same for one org (or the admin token) of FS_BODY_BUFFER_BYTES. Example: 8388608. */
   FS_BODY_BUFFER_PER_ORG_BYTES: positiveInt.max(4 * 1024 * 1024 * 1024).default(8 * 1024 * 1024),
   /**
-   * Milliseconds a request body may take to arrive after its headers; a body still arriving
-   * then is answered 408 REQUEST_TIMEOUT and its connection closed, unless it has averaged
-   * FS_BODY_MIN_BYTES_PER_SECOND. Example: 10000.
+   * Milliseconds a request body holding at most FS_BODY_UNPROVEN_BYTES may take to arrive after
+   * its headers at any rate; after that it too must keep FS_BODY_MIN_BYTES_PER_SECOND over each
+   * FS_BODY_RATE_WINDOW_MS, or it is answered 408 REQUEST_TIMEOUT and its connection closed. Example: 10000.
    */
   FS_BODY_TIMEOUT_MS: positiveInt.max(600_000).default(10_000),
-  /** The average rate (bytes a second) that lets a body keep arriving past FS_BODY_TIMEOUT_MS. Example: 16384. */
+  /** The rate (bytes a second) a body still arriving must keep over each FS_BODY_RATE_WINDOW_MS (past FS_BODY_UNPROVEN_BYTES or FS_BODY_TIMEOUT_MS). Example: 16384. */
   FS_BODY_MIN_BYTES_PER_SECOND: positiveInt.max(1024 * 1024 * 1024).default(16 * 1024),
+  /** The window (ms) over which a body's rate is measured: a large body that stalls is cut within two. Example: 2000. */
+  FS_BODY_RATE_WINDOW_MS: positiveInt.min(100).max(60_000).default(2000),
+  /** Bytes a body may hold before it must prove FS_BODY_MIN_BYTES_PER_SECOND over each window. Example: 65536. */
+  FS_BODY_UNPROVEN_BYTES: positiveInt.max(1024 * 1024 * 1024).default(64 * 1024),
   /**
    * Front threads: each runs the HTTP server (routing, validation, authentication, admission,
    * answers) on the same port, the kernel spreading connections over them. Default 1. Example: 2.

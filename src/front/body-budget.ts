@@ -4,19 +4,23 @@
  * Bytes are counted as they arrive, never as a `Content-Length` declares them, so a client that
  * declares a large body and sends little holds little.
  *
- * Two pools: `public` for routes a caller reaches without a secret key (the payment webhook, the
- * beacon's publishable-key routes, the dashboard's forms, the demo), `keyed` for the rest (their
- * callers were authenticated before a byte of the body is read). Within a pool, the bodies still
- * arriving in pieces are also counted per owner (a client address in `public`, an org in `keyed`)
- * and one owner may hold at most its share, so one client cannot take the pool others need. A
- * body that does not fit is refused at once with 503 OVERLOADED and Retry-After; what its client
- * still sends is dropped as it arrives (docs/operations.md, "Limits and abuse").
+ * Three pools: `public` for routes a caller reaches without a secret key (the beacon's
+ * publishable-key routes, the dashboard's forms, the demo), `webhook` for the payment webhook (its
+ * bodies are the largest a keyless caller may send, so they get a small pool of their own and
+ * cannot take the beacon's and the sign-in's), `keyed` for the rest (their callers were
+ * authenticated before a byte of the body is read). Within a pool, the bodies still arriving in
+ * pieces are also counted per owner (a client address in `public` and `webhook`, an org in
+ * `keyed`) and one owner may hold at most its share, so one client cannot take the pool others
+ * need; in `public` and `webhook` they are counted per network as well (an IPv4 /24, an IPv6
+ * /48), so that many addresses of one network cannot either. A body that does not fit is refused
+ * at once with 503 OVERLOADED and Retry-After; what its client still sends is dropped as it
+ * arrives (docs/operations.md, "Limits and abuse").
  */
 import type { ParsedIp } from "../shared/ip.js";
 import { ApiError } from "../shared/errors.js";
 
 /** Which pool a route's bodies count against. */
-export type BodyPool = "public" | "keyed";
+export type BodyPool = "public" | "webhook" | "keyed";
 
 /** Byte counts per pool. */
 export type PerPool = Readonly<Record<BodyPool, number>>;
@@ -25,6 +29,7 @@ export type PerPool = Readonly<Record<BodyPool, number>>;
 export class BodyLease {
   private mine = 0;
   private owner: string | null = null;
+  private network: string | null = null;
   private open = true;
 
   constructor(
@@ -37,21 +42,24 @@ export class BodyLease {
    * OVERLOADED) and the lease is unchanged.
    */
   grow(bytes: number): ApiError | null {
-    if (!this.open) return this.budget.overloaded(false);
+    if (!this.open) return this.budget.overloaded("pool");
     if (bytes <= this.mine) return null;
-    const refusal = this.budget.take(this.pool, this.owner, bytes - this.mine);
+    const refusal = this.budget.take(this.pool, this.owner, this.network, bytes - this.mine);
     if (refusal === null) this.mine = bytes;
     return refusal;
   }
 
   /**
-   * Counts this lease against `owner`'s share from now on (a body that did not arrive in one
-   * piece): null when what it holds fits the share, else the refusal.
+   * Counts this lease against `owner`'s share, and `network`'s when given, from now on (a body
+   * that did not arrive in one piece): null when what it holds fits the shares, else the refusal.
    */
-  ownedBy(owner: string): ApiError | null {
+  ownedBy(owner: string, network: string | null = null): ApiError | null {
     if (!this.open || this.owner !== null) return null;
-    const refusal = this.budget.takeShare(this.pool, owner, this.mine);
-    if (refusal === null) this.owner = owner;
+    const refusal = this.budget.takeShare(this.pool, owner, network, this.mine);
+    if (refusal === null) {
+      this.owner = owner;
+      this.network = network;
+    }
     return refusal;
   }
 
@@ -62,7 +70,7 @@ export class BodyLease {
    */
   moveTo(owner: string): ApiError | null {
     if (!this.open || this.owner === null || this.owner === owner) return null;
-    const refusal = this.budget.takeShare(this.pool, owner, this.mine);
+    const refusal = this.budget.takeShare(this.pool, owner, null, this.mine);
     if (refusal !== null) return refusal;
     this.budget.giveShare(this.pool, this.owner, this.mine);
     this.owner = owner;
@@ -73,31 +81,36 @@ export class BodyLease {
   release(): void {
     if (!this.open) return;
     this.open = false;
-    this.budget.give(this.pool, this.owner, this.mine);
+    this.budget.give(this.pool, this.owner, this.network, this.mine);
     this.mine = 0;
   }
 }
 
-/** The two pools, what they hold now, and what each owner holds of them. */
+/** The pools, what they hold now, and what each owner (and network) holds of them. */
 export class BodyBudget {
-  private readonly held: Record<BodyPool, number> = { public: 0, keyed: 0 };
-  private readonly owners: Record<BodyPool, Map<string, number>> = { public: new Map(), keyed: new Map() };
+  private readonly held: Record<BodyPool, number> = { public: 0, webhook: 0, keyed: 0 };
+  private readonly owners: Record<BodyPool, Map<string, number>> = { public: new Map(), webhook: new Map(), keyed: new Map() };
+  private readonly networks: Record<BodyPool, Map<string, number>> = { public: new Map(), webhook: new Map(), keyed: new Map() };
 
   /**
    * @param limits bytes each pool may hold across all connections (positive integers)
    * @param shares bytes one owner may hold of each pool in bodies still arriving (a client
-   *   address, an IPv6 /64, for `public`; an org, or the admin, for `keyed`)
+   *   address, an IPv6 /64, for `public` and `webhook`; an org, or the admin, for `keyed`)
    * @param retryAfterSeconds what a refused client is told to wait
+   * @param networkShare bytes one network (networkOwner: an IPv4 /24, an IPv6 /48) may hold of
+   *   `public` and of `webhook` in bodies still arriving; unbounded when not given
    */
   constructor(
     private readonly limits: PerPool,
     private readonly shares: PerPool,
     private readonly retryAfterSeconds = 1,
+    private readonly networkShare = Number.MAX_SAFE_INTEGER,
   ) {
-    for (const pool of ["public", "keyed"] as const) {
+    for (const pool of ["public", "webhook", "keyed"] as const) {
       if (!Number.isSafeInteger(limits[pool]) || limits[pool] <= 0) throw new Error(`BodyBudget: ${pool} limit must be a positive integer, got ${limits[pool]}`);
       if (!Number.isSafeInteger(shares[pool]) || shares[pool] <= 0) throw new Error(`BodyBudget: ${pool} share must be a positive integer, got ${shares[pool]}`);
     }
+    if (!Number.isSafeInteger(networkShare) || networkShare <= 0) throw new Error(`BodyBudget: network share must be a positive integer, got ${networkShare}`);
   }
 
   /** Bytes held now in `pool`. */
@@ -110,27 +123,36 @@ export class BodyBudget {
     return this.owners[pool].get(owner) ?? 0;
   }
 
+  /** Bytes `network` (networkOwner) holds now in `pool` (bodies arriving in pieces only). */
+  holdingForNetwork(pool: BodyPool, network: string): number {
+    return this.networks[pool].get(network) ?? 0;
+  }
+
   /** A lease of nothing yet; it grows as the body's bytes arrive. */
   lease(pool: BodyPool): BodyLease {
     return new BodyLease(this, pool);
   }
 
-  /** @internal BodyLease: `bytes` more for `owner` (null: no share counted). */
-  take(pool: BodyPool, owner: string | null, bytes: number): ApiError | null {
-    if (this.held[pool] + bytes > this.limits[pool]) return this.overloaded(false);
+  /** @internal BodyLease: `bytes` more for `owner` and `network` (null: no share counted). */
+  take(pool: BodyPool, owner: string | null, network: string | null, bytes: number): ApiError | null {
+    if (this.held[pool] + bytes > this.limits[pool]) return this.overloaded("pool");
     if (owner !== null) {
-      const had = this.owners[pool].get(owner) ?? 0;
-      if (had + bytes > this.shares[pool]) return this.overloaded(true);
-      this.owners[pool].set(owner, had + bytes);
+      const refusal = this.takeShare(pool, owner, network, bytes);
+      if (refusal !== null) return refusal;
     }
     this.held[pool] += bytes;
     return null;
   }
 
-  /** @internal BodyLease: `owner` starts counting `bytes` already held in the pool. */
-  takeShare(pool: BodyPool, owner: string, bytes: number): ApiError | null {
+  /** @internal BodyLease: `owner` (and `network`) start counting `bytes` already held in the pool. */
+  takeShare(pool: BodyPool, owner: string, network: string | null, bytes: number): ApiError | null {
     const had = this.owners[pool].get(owner) ?? 0;
-    if (had + bytes > this.shares[pool]) return this.overloaded(true);
+    if (had + bytes > this.shares[pool]) return this.overloaded("client");
+    if (network !== null) {
+      const net = this.networks[pool].get(network) ?? 0;
+      if (net + bytes > this.networkShare) return this.overloaded("network");
+      this.networks[pool].set(network, net + bytes);
+    }
     this.owners[pool].set(owner, had + bytes);
     return null;
   }
@@ -142,20 +164,25 @@ export class BodyBudget {
     else this.owners[pool].delete(owner);
   }
 
-  /** @internal BodyLease: gives back `bytes`, of `owner`'s share too. */
-  give(pool: BodyPool, owner: string | null, bytes: number): void {
+  /** @internal BodyLease: gives back `bytes`, of `owner`'s and `network`'s shares too. */
+  give(pool: BodyPool, owner: string | null, network: string | null, bytes: number): void {
     this.held[pool] -= bytes;
     if (owner === null) return;
-    const left = (this.owners[pool].get(owner) ?? 0) - bytes;
-    if (left > 0) this.owners[pool].set(owner, left);
-    else this.owners[pool].delete(owner);
+    this.giveShare(pool, owner, bytes);
+    if (network === null) return;
+    const left = (this.networks[pool].get(network) ?? 0) - bytes;
+    if (left > 0) this.networks[pool].set(network, left);
+    else this.networks[pool].delete(network);
   }
 
-  /** The refusal for a body that does not fit the pool, or its owner's share. */
-  overloaded(ownShare: boolean): ApiError {
-    const message = ownShare
-      ? "This client is sending too many request bodies at once; retry shortly."
-      : "Too many request bodies are being received at once; retry shortly.";
+  /** The refusal for a body that does not fit the pool, its owner's share, or its network's. */
+  overloaded(full: "pool" | "client" | "network"): ApiError {
+    const message =
+      full === "client"
+        ? "This client is sending too many request bodies at once; retry shortly."
+        : full === "network"
+          ? "Too many request bodies are arriving at once from this client's network; retry shortly."
+          : "Too many request bodies are being received at once; retry shortly.";
     return new ApiError("OVERLOADED", message, { headers: { "retry-after": String(this.retryAfterSeconds) } });
   }
 }
@@ -168,4 +195,13 @@ export class BodyBudget {
 export function addressOwner(ip: ParsedIp | null): string {
   if (ip === null) return "?";
   return ip.version === 4 ? `4:${ip.v4}` : `6:${ip.words[0]}:${ip.words[1]}`;
+}
+
+/**
+ * The network a public body also counts against: the IPv4 /24, or the IPv6 /48 (one site's usual
+ * allocation), so that many addresses of one network hold at most one network's share.
+ */
+export function networkOwner(ip: ParsedIp | null): string {
+  if (ip === null) return "?";
+  return ip.version === 4 ? `4:${ip.v4 >>> 8}` : `6:${ip.words[0]}:${ip.words[1]! >>> 16}`;
 }

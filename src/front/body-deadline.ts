@@ -1,8 +1,12 @@
 /**
  * The deadline of request bodies that arrive in pieces. uWebSockets.js closes a connection only
  * after about 10 s without a byte, so a client sending one byte every few seconds would keep its
- * body (and its connection) open for ever. Here a body still arriving `timeoutMs` after its
- * request's headers is cut unless it has averaged at least `minBytesPerSecond` since then; the
+ * body (and its connection) open for ever. Here a body still arriving is judged at the end of
+ * each window of `windowMs` since its request's headers, by what it received over that window
+ * (not by its average since the headers, which a fast start would keep high long after a stall):
+ * below `minBytesPerSecond`, it is cut once it holds more than `unprovenBytes` or is older than
+ * `timeoutMs`. So a large body must keep proving its rate, and one that stalls is cut within two
+ * windows; a small one has `timeoutMs` (a slow network's), then must keep the rate too. The
  * caller answers 408 REQUEST_TIMEOUT and closes the connection.
  *
  * Most bodies arrive whole with their headers and are never tracked. The others are checked by
@@ -15,6 +19,10 @@ export interface PartialBody {
   readonly startedAt: number;
   /** Bytes received so far. */
   readonly received: number;
+  /** Kept by BodyDeadlines: performance.now() when the current window began (startedAt at first). */
+  windowAt: number;
+  /** Kept by BodyDeadlines: `received` when the current window began (0 at first). */
+  windowBytes: number;
   /** Gives up on the body: answers 408 and closes the connection. Called once. */
   cut(): void;
 }
@@ -25,18 +33,24 @@ export class BodyDeadlines {
   private readonly sweepMs: number;
 
   /**
-   * @param timeoutMs how long any body may take (ms, positive)
-   * @param minBytesPerSecond the average rate a body still arriving after `timeoutMs` must keep (positive)
+   * @param timeoutMs how long a body holding at most `unprovenBytes` may arrive below the rate (ms, positive)
+   * @param minBytesPerSecond the rate a body must keep over each window (positive)
+   * @param windowMs the window over which the rate is measured (ms, positive)
+   * @param unprovenBytes what a body may hold without keeping the rate, until `timeoutMs` (positive)
    * @param now the clock, performance.now() by default (tests pass their own and call sweep())
    */
   constructor(
     readonly timeoutMs: number,
     readonly minBytesPerSecond: number,
+    readonly windowMs: number,
+    readonly unprovenBytes: number,
     private readonly now: () => number = () => performance.now(),
   ) {
-    if (!(timeoutMs > 0) || !(minBytesPerSecond > 0)) throw new Error(`BodyDeadlines: bad options ${timeoutMs} ms, ${minBytesPerSecond} B/s`);
-    // A body is cut at most a quarter of its time (and never more than a second) late.
-    this.sweepMs = Math.max(10, Math.min(1000, Math.floor(timeoutMs / 4)));
+    if (!(timeoutMs > 0) || !(minBytesPerSecond > 0) || !(windowMs > 0) || !(unprovenBytes > 0)) {
+      throw new Error(`BodyDeadlines: bad options ${timeoutMs} ms, ${minBytesPerSecond} B/s, window ${windowMs} ms, ${unprovenBytes} B`);
+    }
+    // A body is judged at most a quarter of a window (or of the timeout, and never more than a second) late.
+    this.sweepMs = Math.max(10, Math.min(1000, Math.floor(Math.min(timeoutMs, windowMs) / 4)));
   }
 
   /** Watches `body` until untrack(); starts the sweep if it was idle. */
@@ -58,10 +72,18 @@ export class BodyDeadlines {
     return this.open.size;
   }
 
-  /** Whether `body` is overdue at `nowMs`. */
+  /**
+   * Whether `body` is overdue at `nowMs`: at the end of a window (at least `windowMs` since the
+   * last), it received less than the rate over it and holds more than `unprovenBytes` or is older
+   * than `timeoutMs`. Judging a window starts the next one.
+   */
   overdue(body: PartialBody, nowMs: number): boolean {
-    const elapsed = nowMs - body.startedAt;
-    return elapsed > this.timeoutMs && body.received * 1000 < this.minBytesPerSecond * elapsed;
+    const span = nowMs - body.windowAt;
+    if (span < this.windowMs) return false;
+    const slow = (body.received - body.windowBytes) * 1000 < this.minBytesPerSecond * span;
+    body.windowAt = nowMs;
+    body.windowBytes = body.received;
+    return slow && (body.received > this.unprovenBytes || nowMs - body.startedAt > this.timeoutMs);
   }
 
   /** Cuts every overdue body; returns how many. Stops the timer when nothing is left to watch. */

@@ -295,11 +295,16 @@ async function startScoringPool(config: Config, setup: FrontSetup, ipDatasets: I
 function createBodyIntake(config: Config, threads: number, trusted: TrustedProxies): BodyIntake {
   return {
     budget: new BodyBudget(
-      { public: Math.ceil(config.FS_BODY_BUFFER_PUBLIC_BYTES / threads), keyed: Math.ceil(config.FS_BODY_BUFFER_BYTES / threads) },
-      { public: config.FS_BODY_BUFFER_PER_CLIENT_BYTES, keyed: config.FS_BODY_BUFFER_PER_ORG_BYTES },
+      {
+        public: Math.ceil(config.FS_BODY_BUFFER_PUBLIC_BYTES / threads),
+        webhook: Math.ceil(config.FS_BODY_BUFFER_WEBHOOK_BYTES / threads),
+        keyed: Math.ceil(config.FS_BODY_BUFFER_BYTES / threads),
+      },
+      { public: config.FS_BODY_BUFFER_PER_CLIENT_BYTES, webhook: config.FS_BODY_BUFFER_PER_CLIENT_BYTES, keyed: config.FS_BODY_BUFFER_PER_ORG_BYTES },
       config.FS_RETRY_AFTER_SECONDS,
+      config.FS_BODY_BUFFER_PER_NETWORK_BYTES,
     ),
-    deadlines: new BodyDeadlines(config.FS_BODY_TIMEOUT_MS, config.FS_BODY_MIN_BYTES_PER_SECOND),
+    deadlines: new BodyDeadlines(config.FS_BODY_TIMEOUT_MS, config.FS_BODY_MIN_BYTES_PER_SECOND, config.FS_BODY_RATE_WINDOW_MS, config.FS_BODY_UNPROVEN_BYTES),
     trusted,
   };
 }

@@ -180,10 +180,10 @@ export class ServiceMetrics {
     };
     const bodies = sources.bodies;
     if (bodies) {
-      gauge("fs_body_bytes_held", "Request-body bytes held now, by pool (public: routes reached without a secret key; keyed: the rest).", function () {
-        for (const pool of ["public", "keyed"] as const) this.set({ pool }, bodies.budget.holding(pool));
+      gauge("fs_body_bytes_held", "Request-body bytes held now, by pool (public: routes reached without a secret key; webhook: Stripe's webhook; keyed: the rest).", function () {
+        for (const pool of ["public", "webhook", "keyed"] as const) this.set({ pool }, bodies.budget.holding(pool));
       }, ["pool"]);
-      gauge("fs_bodies_arriving", "Request bodies arriving in pieces now, watched by their deadline (FS_BODY_TIMEOUT_MS).", function () {
+      gauge("fs_bodies_arriving", "Request bodies arriving in pieces now, watched by their deadline (FS_BODY_RATE_WINDOW_MS, FS_BODY_TIMEOUT_MS).", function () {
         this.set(bodies.deadlines.size);
       });
     }

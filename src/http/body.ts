@@ -1,5 +1,5 @@
 import type { HttpResponse } from "uWebSockets.js";
-import { addressOwner, type BodyBudget, type BodyLease } from "../front/body-budget.js";
+import { addressOwner, networkOwner, type BodyBudget, type BodyLease } from "../front/body-budget.js";
 import type { BodyDeadlines, PartialBody } from "../front/body-deadline.js";
 import type { TrustedProxies } from "../front/client-address.js";
 import { ApiError } from "../shared/errors.js";
@@ -14,10 +14,11 @@ export interface BodyIntake {
 }
 
 /**
- * Whose body it is, for the pool's shares: an org (or `admin`) on keyed routes; on public ones the
- * client, from the peer address (read from the connection when empty) and X-Forwarded-For.
+ * Whose body it is, for the pool's shares: an org (or `admin`) on keyed routes; on public ones
+ * (and Stripe's webhook, which has a pool of its own) the client and its network, from the peer
+ * address (read from the connection when empty) and X-Forwarded-For.
  */
-export type BodyOwner = { pool: "keyed"; id: string } | { pool: "public"; peer: string; forwardedFor: string };
+export type BodyOwner = { pool: "keyed"; id: string } | { pool: "public" | "webhook"; peer: string; forwardedFor: string };
 
 /**
  * Reads a request body of at most `limit` bytes. Chunks are copied as they arrive (uWS detaches
@@ -52,6 +53,8 @@ export function readBody(res: HttpResponse, state: ResponseState, limit: number,
 class BodyRead implements PartialBody {
   readonly startedAt: number;
   received = 0;
+  windowAt: number;
+  windowBytes = 0;
   private chunks: Buffer[] = [];
   private done = false;
   private tracked = false;
@@ -66,7 +69,7 @@ class BodyRead implements PartialBody {
     private readonly resolve: (body: Buffer) => void,
     private readonly reject: (err: ApiError) => void,
   ) {
-    this.startedAt = state.startedAt;
+    this.startedAt = this.windowAt = state.startedAt;
     this.lease = intake.budget.lease(owner.pool);
   }
 
@@ -78,7 +81,7 @@ class BodyRead implements PartialBody {
     if (!isLast && !this.tracked) {
       this.tracked = true;
       this.intake.deadlines.track(this);
-      const refusal = this.lease.ownedBy(this.ownerKey());
+      const refusal = this.owned();
       if (refusal) return this.fail(refusal);
     }
     const refusal = this.lease.grow(size);
@@ -95,12 +98,12 @@ class BodyRead implements PartialBody {
   cut(): void {
     if (this.done) return;
     const seconds = ((performance.now() - this.startedAt) / 1000).toFixed(1);
-    const { timeoutMs, minBytesPerSecond } = this.intake.deadlines;
+    const { timeoutMs, minBytesPerSecond, windowMs, unprovenBytes } = this.intake.deadlines;
     this.state.close = true;
     this.fail(
       new ApiError(
         "REQUEST_TIMEOUT",
-        `The request body did not arrive in time: ${this.received} bytes in ${seconds} s. A body must arrive within ${timeoutMs / 1000} s, or keep to ${minBytesPerSecond} bytes a second on average; the connection is closed.`,
+        `The request body did not arrive in time: ${this.received} bytes in ${seconds} s. A body must keep to ${minBytesPerSecond} bytes a second over each ${windowMs / 1000} s once it is past ${unprovenBytes} bytes or ${timeoutMs / 1000} s; the connection is closed.`,
       ),
     );
   }
@@ -134,11 +137,13 @@ class BodyRead implements PartialBody {
     if (this.tracked) this.intake.deadlines.untrack(this);
   }
 
-  private ownerKey(): string {
+  /** Counts the lease against its owner's share (and, for a client, its network's). */
+  private owned(): ApiError | null {
     const o = this.owner;
-    if (o.pool === "keyed") return o.id;
+    if (o.pool === "keyed") return this.lease.ownedBy(o.id);
     const peer = o.peer || Buffer.from(this.res.getRemoteAddressAsText()).toString();
-    return addressOwner(this.intake.trusted.clientIp(peer, o.forwardedFor));
+    const ip = this.intake.trusted.clientIp(peer, o.forwardedFor);
+    return this.lease.ownedBy(addressOwner(ip), networkOwner(ip));
   }
 }
 

@@ -242,9 +242,10 @@ function replayed(c: Call, raw: Buffer | undefined): boolean {
   return true;
 }
 
-/** Bodies of routes reached without a secret key count against the public pool. */
+/** Bodies of routes reached without a secret key count against the public pool, or the one their route names (Stripe's webhook). */
 export function poolOf(route: Route<any>): BodyOwner["pool"] {
-  return route.auth.kind === "none" || route.auth.kind === "publishable" ? "public" : "keyed";
+  if (route.auth.kind !== "none" && route.auth.kind !== "publishable") return "keyed";
+  return route.rawBody?.pool ?? "public";
 }
 
 /**
@@ -252,7 +253,8 @@ export function poolOf(route: Route<any>): BodyOwner["pool"] {
  * the others; the key's own while its org is being read from the store (a cluster node, StoreWait).
  */
 function bodyOwner(route: Route<any>, snap: RequestSnapshot, principal: KeyPrincipal | null): BodyOwner {
-  if (poolOf(route) === "public") return { pool: "public", peer: snap.peer, forwardedFor: snap.forwardedFor };
+  const pool = poolOf(route);
+  if (pool !== "keyed") return { pool, peer: snap.peer, forwardedFor: snap.forwardedFor };
   return { pool: "keyed", id: principal ? principal.orgId : route.auth.kind === "admin" ? "admin" : snap.authorization };
 }
 

@@ -96,6 +96,12 @@ export interface Route<B = unknown, P extends InputShape = any, Q extends InputS
      * ApiError answers at once, so a request that cannot succeed never has its body held.
      */
     precheck?: (snap: RequestSnapshot) => void;
+    /**
+     * `webhook`: on a route without a key, the body counts against the webhook pool
+     * (FS_BODY_BUFFER_WEBHOOK_BYTES) instead of the public one, so that keyless senders of large
+     * bodies cannot take what the beacon and the sign-in need.
+     */
+    pool?: "webhook";
   };
   /**
    * Runs after authentication and before the body is read; throwing an ApiError answers at once.

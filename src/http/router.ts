@@ -42,7 +42,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route<any>[], deps: Route
     const hasBody = route.body !== undefined || route.rawBody !== undefined;
     // Public bodies count against their client's share: X-Forwarded-For is read here, while the
     // request is valid (beacon routes read it anyway); the peer address only if a body comes in pieces.
-    const bodyClient = hasBody && !route.beacon && poolOf(route) === "public";
+    const bodyClient = hasBody && !route.beacon && poolOf(route) !== "keyed";
     const inputs = inputsOf(route);
     const serve = (head: boolean) => (res: HttpResponse, req: HttpRequest) => {
       const state: ResponseState = { aborted: false, requestId: "", startedAt: performance.now(), route: head ? headLabel : label };

@@ -36,7 +36,7 @@ beforeAll(async () => {
     quota: {} as QuotaGate,
     testMode: {} as TestModeBudget,
     idempotency: null,
-    bodies: { budget: new BodyBudget({ public: 1 << 20, keyed: 1 << 20 }, { public: 1 << 20, keyed: 1 << 20 }), deadlines: new BodyDeadlines(10_000, 1024), trusted: new TrustedProxies([]) },
+    bodies: { budget: new BodyBudget({ public: 1 << 20, webhook: 1 << 20, keyed: 1 << 20 }, { public: 1 << 20, webhook: 1 << 20, keyed: 1 << 20 }), deadlines: new BodyDeadlines(10_000, 1024, 2000, 65_536), trusted: new TrustedProxies([]) },
     log,
     maxBodyBytes: 1024,
     testClock: false,

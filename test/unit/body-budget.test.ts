@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { addressOwner, BodyBudget } from "../../src/front/body-budget.js";
+import { addressOwner, BodyBudget, networkOwner } from "../../src/front/body-budget.js";
 import { parseIp } from "../../src/shared/ip.js";
 
 describe("BodyBudget", () => {
-  const budget = () => new BodyBudget({ public: 1000, keyed: 5000 }, { public: 400, keyed: 3000 }, 7);
+  const budget = () => new BodyBudget({ public: 1000, webhook: 1000, keyed: 5000 }, { public: 400, webhook: 400, keyed: 3000 }, 7, 600);
 
   it("counts bytes as they arrive, not as declared", () => {
     const b = budget();
@@ -79,6 +79,33 @@ describe("BodyBudget", () => {
     expect(b.holding("public")).toBe(0);
   });
 
+  it("holds the addresses of one network together to the network's share; another network and the other pools are not refused for it", () => {
+    const b = budget();
+    const leases = ["client-a", "client-b", "client-c"].map((owner) => {
+      const l = b.lease("webhook");
+      expect(l.ownedBy(owner, "net-1")).toBeNull();
+      return l;
+    });
+    expect(leases[0]!.grow(300)).toBeNull();
+    expect(leases[1]!.grow(300)).toBeNull(); // 600: the network's share is full, each client's is not
+    const refusal = leases[2]!.grow(1);
+    expect(refusal?.code).toBe("OVERLOADED");
+    expect(refusal?.message).toMatch(/network/);
+    expect([b.holdingFor("webhook", "client-c"), b.holdingForNetwork("webhook", "net-1"), b.holding("webhook")]).toEqual([0, 600, 600]);
+    const other = b.lease("webhook");
+    expect(other.ownedBy("client-d", "net-2")).toBeNull();
+    expect(other.grow(400)).toBeNull();
+    const pub = b.lease("public");
+    expect(pub.ownedBy("client-a", "net-1")).toBeNull();
+    expect(pub.grow(400)).toBeNull(); // the public pool is apart: the webhook cannot take it
+    expect(other.grow(401)?.code).toBe("OVERLOADED"); // nor the webhook more than its pool
+    leases[0]!.release();
+    expect(b.holdingForNetwork("webhook", "net-1")).toBe(300);
+    expect(leases[2]!.grow(300)).toBeNull();
+    for (const l of [...leases, other, pub]) l.release();
+    expect([b.holding("webhook"), b.holding("public"), b.holdingForNetwork("webhook", "net-1"), b.holdingForNetwork("public", "net-1")]).toEqual([0, 0, 0, 0]);
+  });
+
   it("refuses to count a body already past its owner's share", () => {
     const b = budget();
     const big = b.lease("public");
@@ -90,8 +117,9 @@ describe("BodyBudget", () => {
   });
 
   it("rejects limits and shares that are not positive integers", () => {
-    expect(() => new BodyBudget({ public: 0, keyed: 1 }, { public: 1, keyed: 1 })).toThrow(/public limit/);
-    expect(() => new BodyBudget({ public: 1, keyed: 1 }, { public: 1, keyed: 1.5 })).toThrow(/keyed share/);
+    expect(() => new BodyBudget({ public: 0, webhook: 1, keyed: 1 }, { public: 1, webhook: 1, keyed: 1 })).toThrow(/public limit/);
+    expect(() => new BodyBudget({ public: 1, webhook: 1, keyed: 1 }, { public: 1, webhook: 1, keyed: 1.5 })).toThrow(/keyed share/);
+    expect(() => new BodyBudget({ public: 1, webhook: 1, keyed: 1 }, { public: 1, webhook: 1, keyed: 1 }, 1, 0)).toThrow(/network share/);
   });
 });
 
@@ -103,5 +131,17 @@ describe("addressOwner", () => {
     expect(of("2001:db8:1:2::1")).toBe(of("2001:db8:1:2:ffff::9"));
     expect(of("2001:db8:1:2::1")).not.toBe(of("2001:db8:1:3::1"));
     expect(addressOwner(null)).toBe(addressOwner(null));
+  });
+});
+
+describe("networkOwner", () => {
+  it("is the /24 of an IPv4 address and the /48 of an IPv6 one", () => {
+    const of = (s: string) => networkOwner(parseIp(s));
+    expect(of("203.0.113.7")).toBe(of("203.0.113.250"));
+    expect(of("203.0.113.7")).not.toBe(of("203.0.114.7"));
+    expect(of("2001:db8:1:2::1")).toBe(of("2001:db8:1:ffff::9"));
+    expect(of("2001:db8:1::1")).not.toBe(of("2001:db8:2::1"));
+    expect(of("::ffff:203.0.113.7")).toBe(of("203.0.113.9"));
+    expect(of("0.0.1.7")).not.toBe(of("::1")); // the families never meet
   });
 });

@@ -189,8 +189,9 @@ export function stripeWebhookPost(deps: Deps) {
     method: "post",
     pattern: "/webhooks/stripe",
     auth: { kind: "none" },
-    // Stripe's events can be larger than API requests (an invoice with many lines).
-    rawBody: { headers: ["stripe-signature"], maxBytes: 1024 * 1024, precheck: (snap) => webhookPrecheck(deps, snap) },
+    // Stripe's events can be larger than API requests (an invoice with many lines); they are held
+    // in a pool of their own, apart from the beacon's and the sign-in's.
+    rawBody: { headers: ["stripe-signature"], maxBytes: 1024 * 1024, precheck: (snap) => webhookPrecheck(deps, snap), pool: "webhook" },
     docs: {
       summary: "Stripe webhook",
       description: [

@@ -48,7 +48,7 @@ function observationsSection(ctx: DashContext, card: (label: string, value: stri
   const cards = [card("Recorded today", num(s.recorded), "obs-recorded"), card("Daily budget", num(s.budget), "obs-budget"), card("Dropped today", num(s.dropped), "obs-dropped")].join("");
   const note =
     s.dropped > 0
-      ? `<p role="status">The budget was used up today: beacon hits past it are answered but not recorded, so they are missing from observations and session verdicts until the day ends (UTC). The operator sets the budget (FS_OBSERVATION_BUDGET_PER_DAY).</p>`
+      ? `<p role="status">The budget was used up today: beacon hits past it still update their sessions and verdicts, but their full observations are not stored, so they are missing from the observation listings until the day ends (UTC). The operator sets the budget (FS_OBSERVATION_BUDGET_PER_DAY).</p>`
       : "";
   return `<section aria-labelledby="obs-h"><h2 id="obs-h">Beacon observations, ${esc(s.day)} (UTC)</h2><div class="cards">${cards}</div>${note}</section>`;
 }

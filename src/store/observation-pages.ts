@@ -17,7 +17,10 @@ export function groupObservations(
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
     const page = pages.get(r.project_id);
-    if (pagePerObservation) single.push({ project_id: r.project_id, first_seq: r.seq, text: lines[i]! });
+    // Past a budget: the session's delta only (front/beacon/budget.ts).
+    if (r.unrecorded === true) {
+      /* no page */
+    } else if (pagePerObservation) single.push({ project_id: r.project_id, first_seq: r.seq, text: lines[i]! });
     else if (page) page.parts.push(lines[i]!);
     else pages.set(r.project_id, { first: r.seq, parts: [lines[i]!] });
     const key = `${r.project_id}\t${r.session_id}`;

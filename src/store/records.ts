@@ -213,6 +213,11 @@ export interface ObservationRecord {
   token_valid: boolean;
   /** Client automation tells the beacon reported. */
   tells: string[];
+  /**
+   * Past an observation budget (front/beacon/budget.ts): journaled for its session (count,
+   * latest verdict) only, and stored in no page.
+   */
+  unrecorded?: true;
 }
 
 /**

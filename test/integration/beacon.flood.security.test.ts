@@ -124,7 +124,7 @@ describe("a flood with one publishable key", () => {
     const answered = okOne + okMany;
     expect(answered).toBeGreaterThan(BUDGET);
     await expect.poll(() => recordedObservations(site), { timeout: scaled(10_000) }).toBe(BUDGET);
-    expect(await metric("fs_beacon_observations_dropped_total")).toBe(answered - BUDGET);
+    expect(await metric(`fs_beacon_observations_dropped_total{project="${site.projectId}"}`)).toBe(answered - BUDGET);
     expect(await metric('fs_beacon_rate_limited_total{limit="address"}')).toBe(refused.length);
     expect(await metric('fs_beacon_rate_limited_total{limit="project"}')).toBe(byProject.length);
 

@@ -1,7 +1,8 @@
 /**
  * The per-org storage budget for beacon observations: at most `perDay` observations of an org
- * are recorded per UTC day; past it, hits are still scored and answered as usual but not
- * recorded (dropped and counted). The disk an org can fill is so bounded by the budget times
+ * are recorded per UTC day; past it, hits are still scored, answered as usual and update their
+ * session (its count and latest verdict, which the verdicts and the session.blocked event need),
+ * but their full observation is not stored (dropped and counted per project). The disk an org can fill is so bounded by the budget times
  * FS_OBSERVATION_RETENTION_DAYS (docs/operations.md, "Beacon writes and observation storage").
  *
  * Dropping, rather than sampling: the bound is exact, and which hits are kept does not depend on
@@ -86,5 +87,33 @@ export class ObservationBudget {
       known.cell = cell;
     } else this.orgs.set(orgId, { day, cell });
     return cell;
+  }
+}
+
+/**
+ * The beacon's budgets (BeaconServices.budget): the org's day, and the drops counted per project
+ * for GET /metrics (plain numbers on the hit path; a dropped hit costs a Map update).
+ */
+export class BeaconBudget {
+  /** Hits of each project (its live id) whose observation this thread dropped since start. */
+  readonly droppedByProject = new Map<string, number>();
+
+  constructor(private readonly org: ObservationBudget) {}
+
+  /** Observations this thread dropped since start, all projects. */
+  get dropped(): number {
+    return this.org.dropped;
+  }
+
+  /** Whether the hit's full observation may be stored; counts it either way. */
+  take(orgId: string, projectId: string, nowMs: number): boolean {
+    if (this.org.take(orgId, nowMs)) return true;
+    this.droppedByProject.set(projectId, (this.droppedByProject.get(projectId) ?? 0) + 1);
+    return false;
+  }
+
+  /** The org's standing today (the dashboard). */
+  standing(orgId: string, nowMs: number): BudgetStanding {
+    return this.org.standing(orgId, nowMs);
   }
 }

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { useApp, type TestApp } from "../helpers/app.js";
+import { ADMIN_TOKEN, api, createBeaconProject } from "../integration/helpers/server.js";
+
+/**
+ * Issue 39, finding 1: a publishable key is public, and 64 client addresses used an org's daily
+ * observation budget up in 30 s; past it, hits were answered and not recorded at all, so a
+ * scripted visitor that a fresh org blocks was then allowed (no session, no verdict). Past a
+ * budget only the full observation is dropped: the session and its verdict keep updating.
+ * Small budget, a few hundred hits.
+ */
+
+const BUDGET = 50;
+let app!: TestApp;
+// Loopback is the trusted proxy, so each request can name its client address.
+useApp((a) => (app = a), { FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_OBSERVATION_BUDGET_PER_DAY: String(BUDGET) });
+
+const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+type Site = Awaited<ReturnType<typeof createBeaconProject>>;
+
+function collect(site: Site, address: string, userAgent: string, body: Record<string, unknown> = {}) {
+  return api(app, "POST", "/v1/collect", {
+    key: site.publishableKey,
+    body: { action: "pageview", page: "/", ...body },
+    headers: { "user-agent": userAgent, "x-forwarded-for": address },
+  });
+}
+
+/** `count` page views, each from one of 64 addresses in 64 distinct /24s. */
+async function flood(site: Site, count: number): Promise<void> {
+  for (let i = 0; i < count; i += 16) {
+    const batch = Array.from({ length: Math.min(16, count - i) }, (_, j) => collect(site, `198.18.${(i + j) % 64}.7`, CHROME, { signals: { tells: [] } }));
+    for (const r of await Promise.all(batch)) expect(r.status).toBe(200);
+  }
+}
+
+async function verdictOf(site: Site, sessionId: string) {
+  const r = await api(app, "POST", "/v1/sessions/resolve", {
+    key: site.secretKey,
+    body: { observation_type: "auth.signup", external_user_id: `u_${sessionId}`, session_id: sessionId },
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data as { verdict: { decision: string; score: number }; verdict_source: string; continuity: { found: boolean; observation_count: number } };
+}
+
+async function listed(site: Site): Promise<number> {
+  const r = await api(app, "GET", `/v1/projects/${site.projectId}/observations?limit=100`, { key: site.secretKey });
+  expect(r.status).toBe(200);
+  return r.body.data.items.length;
+}
+
+/** A series of GET /metrics, NaN when absent. */
+async function metric(series: string): Promise<number> {
+  const text = await (await app.fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : Number.NaN;
+}
+
+describe("past the observation budget", () => {
+  it("a scripted visitor's session is still judged and blocked after 64 addresses used the org's budget up", async () => {
+    const site = await createBeaconProject(app);
+    await flood(site, BUDGET * 3);
+    expect(await listed(site)).toBeLessThanOrEqual(BUDGET);
+
+    // python-requests, no token, from an address of its own: a fresh org blocks it.
+    const hit = await collect(site, "203.0.113.9", "python-requests/2.31.0");
+    expect(hit.status).toBe(200);
+    const sessionId = hit.body.data.session_id as string;
+    const v = await verdictOf(site, sessionId);
+    expect(v.continuity.found).toBe(true);
+    expect(v.verdict_source).toBe("session");
+    expect(v.verdict.decision).toBe("block");
+    // Its full observation is the one dropped, counted for its project.
+    expect(await listed(site)).toBeLessThanOrEqual(BUDGET);
+    expect(await metric(`fs_beacon_observations_dropped_total{project="${site.projectId}"}`)).toBe(BUDGET * 3 + 1 - BUDGET);
+  });
+});

@@ -11,9 +11,14 @@ import { ADMIN_TOKEN, api, createBeaconProject } from "../integration/helpers/se
  */
 
 const BUDGET = 50;
+const PREFIX_SHARE = 5;
 let app!: TestApp;
 // Loopback is the trusted proxy, so each request can name its client address.
-useApp((a) => (app = a), { FS_TRUSTED_PROXIES: "127.0.0.1,::1", FS_OBSERVATION_BUDGET_PER_DAY: String(BUDGET) });
+useApp((a) => (app = a), {
+  FS_TRUSTED_PROXIES: "127.0.0.1,::1",
+  FS_OBSERVATION_BUDGET_PER_DAY: String(BUDGET),
+  FS_OBSERVATION_BUDGET_PREFIX_PER_DAY: String(PREFIX_SHARE),
+});
 
 const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 type Site = Awaited<ReturnType<typeof createBeaconProject>>;
@@ -73,5 +78,21 @@ describe("past the observation budget", () => {
     // Its full observation is the one dropped, counted for its project.
     expect(await listed(site)).toBeLessThanOrEqual(BUDGET);
     expect(await metric(`fs_beacon_observations_dropped_total{project="${site.projectId}"}`)).toBe(BUDGET * 3 + 1 - BUDGET);
+  });
+});
+
+describe("the budget's spread", () => {
+  it("64 addresses of one IPv4 /24, or of one IPv6 /56, record no more than the prefix's share; another prefix is still recorded", async () => {
+    const site = await createBeaconProject(app);
+    const many = (address: (i: number) => string) => Promise.all(Array.from({ length: 64 }, (_, i) => collect(site, address(i), CHROME)));
+    for (const r of await many((i) => `198.51.100.${i + 1}`)) expect(r.status).toBe(200);
+    await expect.poll(() => listed(site)).toBe(PREFIX_SHARE);
+    // 2001:db8:0:100::/56 is in one /48 (2001:db8::/48).
+    for (const r of await many((i) => `2001:db8:0:1${(i >> 4).toString(16)}${(i & 15).toString(16)}::1`)) expect(r.status).toBe(200);
+    await expect.poll(() => listed(site)).toBe(2 * PREFIX_SHARE);
+    // A visitor of another network is still recorded, within the org's budget.
+    expect((await collect(site, "192.0.2.77", CHROME)).status).toBe(200);
+    await expect.poll(() => listed(site)).toBe(2 * PREFIX_SHARE + 1);
+    expect(await metric(`fs_beacon_observations_dropped_total{project="${site.projectId}"}`)).toBe(2 * (64 - PREFIX_SHARE));
   });
 });

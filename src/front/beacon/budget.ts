@@ -18,6 +18,7 @@
  * (FS_TEST_HISTORY_PER_DAY, with its own `prefix`).
  */
 import type { QuotaCell, QuotaCells } from "../admission/cells.js";
+import type { ParsedIp } from "../../shared/ip.js";
 
 const DAY_MS = 86_400_000;
 
@@ -58,6 +59,20 @@ export class ObservationBudget {
     return ok;
   }
 
+  /** Gives back one observation take() counted as recorded (a later budget dropped it). */
+  release(orgId: string, nowMs: number): void {
+    if (this.perDay === 0) return;
+    this.cell = this.cellOf(orgId, nowMs);
+    this.cells.locked(this.cell, this.unCount);
+  }
+
+  /** Counts one observation another budget dropped (the dashboard's "dropped today"). */
+  drop(orgId: string, nowMs: number): void {
+    if (this.perDay === 0) return;
+    this.cell = this.cellOf(orgId, nowMs);
+    this.cells.locked(this.cell, this.dropOne);
+  }
+
   /** The org's standing today (the dashboard). */
   standing(orgId: string, nowMs: number): BudgetStanding {
     const day = new Date(Math.floor(nowMs / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
@@ -76,6 +91,16 @@ export class ObservationBudget {
     return true;
   };
 
+  private readonly unCount = (): void => {
+    const c = this.cell!;
+    if (c.used > 0) c.used--;
+    c.held++;
+  };
+
+  private readonly dropOne = (): void => {
+    this.cell!.held++;
+  };
+
   private cellOf(orgId: string, nowMs: number): QuotaCell {
     const day = Math.floor(nowMs / DAY_MS);
     const known = this.orgs.get(orgId);
@@ -90,24 +115,82 @@ export class ObservationBudget {
   }
 }
 
+/** The address prefix a hit's observation counts under (one /24 or /48 of a project). */
+export interface PrefixSettings {
+  /** Observations one prefix may record per project and UTC day, per front thread; 0: no share. */
+  perDay: number;
+  /** Prefix lengths: 8..32 for IPv4, 16..52 for IPv6. */
+  v4: number;
+  v6: number;
+}
+
 /**
- * The beacon's budgets (BeaconServices.budget): the org's day, and the drops counted per project
- * for GET /metrics (plain numbers on the hit path; a dropped hit costs a Map update).
+ * The number a client address's prefix counts under: an IPv4 prefix as its number, an IPv6 one
+ * as a negative number (its top `v6` bits fit a double exactly up to 52); -0.5 for an unreadable
+ * address (one key for them all). No allocation.
+ */
+export function prefixKey(ip: ParsedIp | null, v4: number, v6: number): number {
+  if (ip === null) return -0.5;
+  if (ip.version === 4) return v4 === 32 ? ip.v4 : Math.floor(ip.v4 / 2 ** (32 - v4));
+  const w0 = ip.words[0]!;
+  if (v6 <= 32) return -1 - Math.floor(w0 / 2 ** (32 - v6));
+  return -1 - (w0 * 2 ** (v6 - 32) + Math.floor(ip.words[1]! / 2 ** (64 - v6)));
+}
+
+/**
+ * The beacon's budgets (BeaconServices.budget), nested: a hit's full observation is stored when
+ * its address prefix has share left in its project today (per front thread), its project has
+ * budget left, and its org has (the outer bound). So no group of addresses in one /24 (or /48)
+ * can use a project's budget up, and no project its org's. Past any of them only the full
+ * observation is dropped (the session is still updated: hits.ts). Drops are counted per
+ * project for GET /metrics (plain numbers; a dropped hit costs a Map update).
+ *
+ * A prefix's count is kept only once it recorded something, so the table holds at most as many
+ * prefixes per project as the project recorded today on this thread.
  */
 export class BeaconBudget {
   /** Hits of each project (its live id) whose observation this thread dropped since start. */
   readonly droppedByProject = new Map<string, number>();
+  /** Per project, this thread's observations per prefix today. */
+  private readonly prefixes = new Map<string, { day: number; counts: Map<number, number> }>();
 
-  constructor(private readonly org: ObservationBudget) {}
-
-  /** Observations this thread dropped since start, all projects. */
-  get dropped(): number {
-    return this.org.dropped;
-  }
+  constructor(
+    private readonly org: ObservationBudget,
+    private readonly project: ObservationBudget,
+    private readonly prefix: PrefixSettings,
+  ) {}
 
   /** Whether the hit's full observation may be stored; counts it either way. */
-  take(orgId: string, projectId: string, nowMs: number): boolean {
-    if (this.org.take(orgId, nowMs)) return true;
+  take(orgId: string, projectId: string, ip: ParsedIp | null, nowMs: number): boolean {
+    const share = this.prefix.perDay;
+    let counts: Map<number, number> | null = null;
+    let key = 0;
+    let n = 0;
+    if (share > 0) {
+      const day = Math.floor(nowMs / DAY_MS);
+      let p = this.prefixes.get(projectId);
+      if (p === undefined) this.prefixes.set(projectId, (p = { day, counts: new Map() }));
+      else if (p.day !== day) {
+        p.day = day;
+        p.counts.clear();
+      }
+      counts = p.counts;
+      key = prefixKey(ip, this.prefix.v4, this.prefix.v6);
+      n = counts.get(key) ?? 0;
+      if (n >= share) return this.dropped(orgId, projectId, nowMs, true, true);
+    }
+    if (!this.project.take(projectId, nowMs)) return this.dropped(orgId, projectId, nowMs, true, false);
+    if (!this.org.take(orgId, nowMs)) {
+      this.project.release(projectId, nowMs);
+      return this.dropped(orgId, projectId, nowMs, false, false);
+    }
+    if (counts !== null) counts.set(key, n + 1);
+    return true;
+  }
+
+  private dropped(orgId: string, projectId: string, nowMs: number, countOrg: boolean, countProject: boolean): false {
+    if (countOrg) this.org.drop(orgId, nowMs);
+    if (countProject) this.project.drop(projectId, nowMs);
     this.droppedByProject.set(projectId, (this.droppedByProject.get(projectId) ?? 0) + 1);
     return false;
   }
@@ -115,5 +198,10 @@ export class BeaconBudget {
   /** The org's standing today (the dashboard). */
   standing(orgId: string, nowMs: number): BudgetStanding {
     return this.org.standing(orgId, nowMs);
+  }
+
+  /** A project's standing today (the dashboard). */
+  projectStanding(projectId: string, nowMs: number): BudgetStanding {
+    return this.project.standing(projectId, nowMs);
   }
 }

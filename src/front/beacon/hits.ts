@@ -33,7 +33,7 @@ export interface BeaconServices {
   journal: ObservationJournal;
   /** Rate limits of the beacon's writes, per client address and per project (limits.ts). */
   limits: BeaconRateLimits;
-  /** Observations recorded per org and day (budget.ts). */
+  /** Observations recorded per org, project and address prefix and day (budget.ts). */
   budget: BeaconBudget;
   /** session.blocked webhook events, sent before a block answer (front/webhook-blocks.ts). */
   blocks: BlockNotifier;
@@ -147,9 +147,8 @@ export function recordHit(
   const sessionId = tokenValid ? tokenSession : (provenSession(services, scope, body.token, claimed ?? undefined, nowMs) ?? newSessionId());
   // Past the day's budget the hit is still scored and its session updated (the verdicts, the
   // session.blocked event); only the full observation is not stored (budget.ts).
-  const recorded = services.budget.take(project.org_id, project.id, nowMs);
-
   const ip = services.trusted.clientIp(snap.peer, snap.forwardedFor);
+  const recorded = services.budget.take(project.org_id, project.id, ip, nowMs);
   const dataset = services.ipDatasets.get();
   const facts = ip ? dataset.lookup(ip) : null;
   const ua = uaClassifierFor(dataset).classify(snap.userAgent);

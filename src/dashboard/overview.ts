@@ -9,6 +9,7 @@ export async function overviewPage(ctx: DashContext): Promise<string> {
   const u = await invokeAsKey(ctx, ctx.routes.usage, { params: [ctx.viewer.orgId] });
   ctx.deps.flushLedger();
   const daily = ackOrThrow(await ctx.deps.store.send({ op: "usage.daily", orgId: ctx.viewer.orgId, nowMs: ctx.nowMs }));
+  await ctx.deps.beacon.budget.ready(ctx.viewer.orgId, [], ctx.nowMs);
   const card = (label: string, value: string, id: string): string => `<div class="card"><div class="muted" id="${id}-label">${label}</div><div class="v" aria-labelledby="${id}-label" data-field="${id}">${value}</div></div>`;
   const num = (n: number | null): string => (n === null ? "unlimited" : n.toLocaleString("en-US"));
   const cards = [

@@ -144,9 +144,10 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   const trusted = new TrustedProxies(config.FS_TRUSTED_PROXIES);
   const bodies = createBodyIntake(config, setup.threads, trusted);
   const beaconLimits = new BeaconRateLimits({ perAddress: config.FS_BEACON_ADDRESS_LIMIT, perProject: config.FS_BEACON_PROJECT_LIMIT });
+  const storedBudgets = records ? records.table("observationBudgets") : local!.observationBudgets;
   const observationBudget = new BeaconBudget(
-    new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PER_DAY),
-    new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PROJECT_PER_DAY, "obsp:"),
+    new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PER_DAY, "obs:", storedBudgets),
+    new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PROJECT_PER_DAY, "obsp:", storedBudgets),
     { perDay: config.FS_OBSERVATION_BUDGET_PREFIX_PER_DAY, v4: config.FS_OBSERVATION_BUDGET_PREFIX_V4, v6: config.FS_OBSERVATION_BUDGET_PREFIX_V6 },
   );
   const testMode = new TestModeBudget(setup.cells, { perSecond: config.FS_TEST_MODE_PER_SECOND, perDay: config.FS_TEST_MODE_PER_DAY, dnsPerMinute: config.FS_TEST_MODE_DNS_PER_MINUTE });

@@ -1,4 +1,4 @@
-import type { ObservationRecord, SessionRecord, ObservationPage, SessionDelta } from "./records.js";
+import { splitScopedId, type BudgetDelta, type ObservationRecord, type SessionRecord, type ObservationPage, type SessionDelta } from "./records.js";
 
 /**
  * Pages and session deltas of a batch of journaled observations (records and their lines, same
@@ -10,12 +10,24 @@ export function groupObservations(
   records: readonly ObservationRecord[],
   lines: readonly string[],
   pagePerObservation = false,
-): { pages: ObservationPage[]; sessions: SessionDelta[] } {
+): { pages: ObservationPage[]; sessions: SessionDelta[]; budgets: BudgetDelta[] } {
   const pages = new Map<string, { first: number; parts: string[] }>();
   const single: ObservationPage[] = [];
   const sessions = new Map<string, SessionDelta>();
+  const budgets = new Map<string, BudgetDelta>();
+  const count = (key: string, day: number, dropped: boolean): void => {
+    const id = `${key}\t${day}`;
+    let b = budgets.get(id);
+    if (b === undefined) budgets.set(id, (b = { key, day, recorded: 0, dropped: 0 }));
+    if (dropped) b.dropped++;
+    else b.recorded++;
+  };
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
+    // The day's budget counts of the org and the (live) project, as front/beacon/budget.ts keys them.
+    const day = Math.floor(r.ts / 86_400_000);
+    count(`obs:${r.org_id}`, day, r.unrecorded === true);
+    count(`obsp:${splitScopedId(r.project_id).id}`, day, r.unrecorded === true);
     const page = pages.get(r.project_id);
     // Past a budget: the session's delta only (front/beacon/budget.ts).
     if (r.unrecorded === true) {
@@ -38,6 +50,7 @@ export function groupObservations(
   return {
     pages: pagePerObservation ? single : [...pages].map(([project_id, p]) => ({ project_id, first_seq: p.first, text: p.parts.join("") })),
     sessions: [...sessions.values()],
+    budgets: [...budgets.values()],
   };
 }
 

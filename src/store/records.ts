@@ -234,6 +234,18 @@ export interface ObservationPage {
   text: string;
 }
 
+/** An org's or project's observations of one UTC day (state-env.ts observationBudgets). */
+export interface BudgetDay {
+  recorded: number;
+  dropped: number;
+}
+
+/** What a batch adds to one BudgetDay: `key` is `obs:<org>` or `obsp:<project>`, `day` the UTC day number. */
+export interface BudgetDelta extends BudgetDay {
+  key: string;
+  day: number;
+}
+
 /** What a batch changes in one session (merged into the stored SessionRecord by the writer). */
 export type SessionDelta = Omit<SessionRecord, "session_id" | "project_id"> & { project_id: string; session_id: string };
 

@@ -96,3 +96,20 @@ describe("the budget's spread", () => {
     expect(await metric(`fs_beacon_observations_dropped_total{project="${site.projectId}"}`)).toBe(2 * (64 - PREFIX_SHARE));
   });
 });
+
+describe("a restart", () => {
+  it("does not reset the day's budget: the store keeps the count", async () => {
+    const site = await createBeaconProject(app);
+    for (const r of await Promise.all(Array.from({ length: 64 }, (_, i) => collect(site, `198.19.${i}.7`, CHROME)))) expect(r.status).toBe(200);
+    await expect.poll(() => listed(site)).toBe(BUDGET);
+    await app.stop();
+    await app.restart();
+    // Past the budget still: this one is not stored, and its session is.
+    const hit = await collect(site, "192.0.2.99", "python-requests/2.31.0");
+    expect(hit.status).toBe(200);
+    const v = await verdictOf(site, hit.body.data.session_id as string);
+    expect(v.continuity.found).toBe(true);
+    expect(v.verdict.decision).toBe("block");
+    expect(await listed(site)).toBe(BUDGET);
+  });
+});

@@ -12,15 +12,26 @@
  * The counters live in the admission table (admission/cells.ts), under their own key per org
  * with the UTC day as the period: `used` counts the day's recorded observations, `held` the
  * dropped ones. With several front threads that table is shared, so the budget holds for the
- * process as a whole; it is counted in memory, so a restart starts the day's count again.
+ * process as a whole. A day's counter starts from the store's count of that day
+ * (state-env.ts observationBudgets, which the writer adds each batch of observations to), so a
+ * restart keeps the day's budget; on a cluster node the read may wait (StoreWait: warm it
+ * where a call can be run again, as admitBeaconWrite does).
  *
  * The same count per org and day bounds the checks of test-mode keys kept in their history
  * (FS_TEST_HISTORY_PER_DAY, with its own `prefix`).
  */
 import type { QuotaCell, QuotaCells } from "../admission/cells.js";
 import type { ParsedIp } from "../../shared/ip.js";
+import type { BudgetDay } from "../../store/records.js";
+import { StoreWait } from "../../store/store-wait.js";
+
+/** The store's day counts (LMDB's read view, or a cluster node's record loader). */
+export interface StoredBudgets {
+  get(key: [string, number]): BudgetDay | undefined;
+}
 
 const DAY_MS = 86_400_000;
+const zero = (): number => 0;
 
 /** An org's day: observations recorded and dropped, and the budget (null: no budget). */
 export interface BudgetStanding {
@@ -48,7 +59,13 @@ export class ObservationBudget {
     private readonly cells: QuotaCells,
     private readonly perDay: number,
     private readonly prefix = "obs:",
+    private readonly stored: StoredBudgets | null = null,
   ) {}
+
+  /** Reads the org's count of today from the store if this thread has not yet (may throw StoreWait). */
+  warm(orgId: string, nowMs: number): void {
+    if (this.perDay !== 0) this.cellOf(orgId, nowMs);
+  }
 
   /** Whether the org may record one more observation at `nowMs`; counts it either way. */
   take(orgId: string, nowMs: number): boolean {
@@ -106,7 +123,14 @@ export class ObservationBudget {
     const known = this.orgs.get(orgId);
     if (known !== undefined && known.day === day) return known.cell;
     // The prefix keeps these counters apart from the org's credit counters in the same table.
-    const cell = this.cells.cell(this.prefix + orgId, `day:${day}`, () => 0);
+    const key = this.prefix + orgId;
+    let seeded: BudgetDay | undefined;
+    const stored = this.stored;
+    const cell = this.cells.cell(key, `day:${day}`, stored === null ? zero : () => (seeded = stored.get([key, day]))?.recorded ?? 0);
+    if (seeded !== undefined && seeded.dropped > 0) {
+      const dropped = seeded.dropped;
+      this.cells.locked(cell, () => (cell.held += dropped));
+    }
     if (known !== undefined) {
       known.day = day;
       known.cell = cell;
@@ -159,6 +183,26 @@ export class BeaconBudget {
     private readonly project: ObservationBudget,
     private readonly prefix: PrefixSettings,
   ) {}
+
+  /** Reads the org's and the project's counts of today (may throw StoreWait: see ObservationBudget). */
+  warm(orgId: string, projectId: string, nowMs: number): void {
+    this.org.warm(orgId, nowMs);
+    this.project.warm(projectId, nowMs);
+  }
+
+  /** warm() for a page that reads the standings (the dashboard): waits for the store as needed. */
+  async ready(orgId: string, projectIds: readonly string[], nowMs: number): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.org.warm(orgId, nowMs);
+        for (const id of projectIds) this.project.warm(id, nowMs);
+        return;
+      } catch (err) {
+        if (!(err instanceof StoreWait) || attempt >= 8) throw err;
+        await err.ready;
+      }
+    }
+  }
 
   /** Whether the hit's full observation may be stored; counts it either way. */
   take(orgId: string, projectId: string, ip: ParsedIp | null, nowMs: number): boolean {

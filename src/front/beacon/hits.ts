@@ -100,6 +100,8 @@ export function beaconProject(services: BeaconServices, principal: KeyPrincipal,
  */
 export function admitBeaconWrite(services: BeaconServices, principal: KeyPrincipal, snap: RequestSnapshot, nowMs: number): void {
   const project = beaconProject(services, principal, snap.origin, true);
+  // Today's budget counts from the store, where the call can still wait for them (a cluster node).
+  services.budget.warm(project.org_id, project.id, nowMs);
   services.limits.admit(project.id, services.trusted.clientIp(snap.peer, snap.forwardedFor), nowMs);
 }
 

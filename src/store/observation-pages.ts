@@ -15,10 +15,10 @@ export function groupObservations(
   const single: ObservationPage[] = [];
   const sessions = new Map<string, SessionDelta>();
   const budgets = new Map<string, BudgetDelta>();
-  const count = (key: string, day: number, dropped: boolean): void => {
+  const count = (key: string, org: string, day: number, dropped: boolean): void => {
     const id = `${key}\t${day}`;
     let b = budgets.get(id);
-    if (b === undefined) budgets.set(id, (b = { key, day, recorded: 0, dropped: 0 }));
+    if (b === undefined) budgets.set(id, (b = { key, day, org, recorded: 0, dropped: 0 }));
     if (dropped) b.dropped++;
     else b.recorded++;
   };
@@ -26,8 +26,8 @@ export function groupObservations(
     const r = records[i]!;
     // The day's budget counts of the org and the (live) project, as front/beacon/budget.ts keys them.
     const day = Math.floor(r.ts / 86_400_000);
-    count(`obs:${r.org_id}`, day, r.unrecorded === true);
-    count(`obsp:${splitScopedId(r.project_id).id}`, day, r.unrecorded === true);
+    count(`obs:${r.org_id}`, r.org_id, day, r.unrecorded === true);
+    count(`obsp:${splitScopedId(r.project_id).id}`, r.org_id, day, r.unrecorded === true);
     const page = pages.get(r.project_id);
     // Past a budget: the session's delta only (front/beacon/budget.ts).
     if (r.unrecorded === true) {

@@ -244,6 +244,8 @@ export interface BudgetDay {
 export interface BudgetDelta extends BudgetDay {
   key: string;
   day: number;
+  /** The org the counts are of (the project's, for a project's key). */
+  org: string;
 }
 
 /** What a batch changes in one session (merged into the stored SessionRecord by the writer). */
@@ -458,7 +460,7 @@ export function historySetting(learning: OrgLearningRecord | null | undefined): 
  * Events an org's webhook endpoints can subscribe to (docs/integrations.md, "Webhooks"). Quota
  * events are sent once per usage period each.
  */
-export const WEBHOOK_EVENTS = ["quota.80_percent", "quota.100_percent", "plan.changed", "subscription.changed", "key.created", "key.disabled", "session.blocked", "account.blocked"] as const;
+export const WEBHOOK_EVENTS = ["quota.80_percent", "quota.100_percent", "plan.changed", "subscription.changed", "key.created", "key.disabled", "session.blocked", "account.blocked", "observations.dropped"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
 /** An org's webhook endpoint, key [org_id, id] (store/writer/webhooks.ts). */

@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useApp, type TestApp } from "../helpers/app.js";
-import { ADMIN_TOKEN, api, createBeaconProject } from "../integration/helpers/server.js";
+import { WebhookReceiver } from "../helpers/webhook-receiver.js";
+import { ADMIN_TOKEN, admin, api, createBeaconProject } from "../integration/helpers/server.js";
 
 /**
  * Issue 39, finding 1: a publishable key is public, and 64 client addresses used an org's daily
@@ -17,8 +18,16 @@ let app!: TestApp;
 useApp((a) => (app = a), {
   FS_TRUSTED_PROXIES: "127.0.0.1,::1",
   FS_OBSERVATION_BUDGET_PER_DAY: String(BUDGET),
+  // Webhook events to the local receiver (http, a private address), polled often.
+  FS_WEBHOOK_ALLOW_HTTP: "true",
+  FS_WEBHOOK_ALLOW_PRIVATE: "true",
+  FS_WEBHOOK_POLL_MS: "100",
   FS_OBSERVATION_BUDGET_PREFIX_PER_DAY: String(PREFIX_SHARE),
 });
+
+const receiver = new WebhookReceiver();
+beforeAll(() => receiver.start());
+afterAll(() => receiver.stop());
 
 const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 type Site = Awaited<ReturnType<typeof createBeaconProject>>;
@@ -64,6 +73,12 @@ async function metric(series: string): Promise<number> {
 describe("past the observation budget", () => {
   it("a scripted visitor's session is still judged and blocked after 64 addresses used the org's budget up", async () => {
     const site = await createBeaconProject(app);
+    const endpoint = await admin(app, "POST", `/v1/admin/orgs/${site.orgId}/webhooks`, {
+      url: receiver.url,
+      events: ["session.blocked", "observations.dropped"],
+    });
+    expect(endpoint.status).toBe(201);
+    receiver.secret = endpoint.body.data.secret;
     await flood(site, BUDGET * 3);
     expect(await listed(site)).toBeLessThanOrEqual(BUDGET);
 
@@ -78,6 +93,26 @@ describe("past the observation budget", () => {
     // Its full observation is the one dropped, counted for its project.
     expect(await listed(site)).toBeLessThanOrEqual(BUDGET);
     expect(await metric(`fs_beacon_observations_dropped_total{project="${site.projectId}"}`)).toBe(BUDGET * 3 + 1 - BUDGET);
+    // session.blocked still fires; observations.dropped announces the drops once.
+    const mine = () => receiver.received.filter((r) => r.verified?.data.org_id === site.orgId).map((r) => r.verified!);
+    await expect.poll(() => mine().some((e) => e.type === "session.blocked" && e.data.session_id === sessionId), { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => mine().filter((e) => e.type === "observations.dropped").length, { timeout: 15_000 }).toBe(1);
+    expect(mine().find((e) => e.type === "observations.dropped")!.data).toMatchObject({ project_id: site.projectId, recorded: BUDGET, livemode: true });
+
+    // The dashboard shows the project's budget use and drops.
+    const login = await app.fetch(`${app.url}/dashboard/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: app.url, "x-forwarded-for": "192.0.2.200" },
+      body: new URLSearchParams({ key: site.secretKey }).toString(),
+      redirect: "manual",
+    });
+    expect(login.status).toBe(303);
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const page = await (await app.fetch(`${app.url}/dashboard`, { headers: { cookie, "x-forwarded-for": "192.0.2.200" } })).text();
+    const row = page.slice(page.indexOf(`<tr data-project="${site.projectId}">`)).split("</tr>")[0]!;
+    expect(row).toContain(`data-field="prj-recorded">${BUDGET} (0%)<`);
+    expect(row).toContain(`data-field="prj-dropped">${BUDGET * 2 + 1}<`);
+    expect(page).toMatch(/An observation budget was used up today/);
   });
 });
 

@@ -140,7 +140,7 @@ describe("a flood with one publishable key", () => {
     const page = await (await fetch(`${server.url}/dashboard`, { headers: { cookie, "x-forwarded-for": "192.0.2.200" } })).text();
     expect(page).toContain(`data-field="obs-recorded">${BUDGET}<`);
     expect(page).toContain(`data-field="obs-dropped">${(answered - BUDGET).toLocaleString("en-US")}<`);
-    expect(page).toMatch(/The budget was used up today/);
+    expect(page).toMatch(/An observation budget was used up today/);
   });
 });
 

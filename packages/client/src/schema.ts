@@ -11217,7 +11217,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -11296,7 +11296,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -11343,7 +11343,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11453,7 +11453,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11616,7 +11616,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     enabled?: boolean;
                 };
             };
@@ -11660,7 +11660,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11782,7 +11782,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11902,7 +11902,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -12009,7 +12009,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -12082,7 +12082,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -12128,7 +12128,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12231,7 +12231,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12381,7 +12381,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     enabled?: boolean;
                 };
             };
@@ -12424,7 +12424,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12539,7 +12539,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12652,7 +12652,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */

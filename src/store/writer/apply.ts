@@ -445,7 +445,10 @@ export class IntentApplier {
     for (const b of budgets) {
       const key: [string, number] = [b.key, b.day];
       const prev = this.dbs.observationBudgets.get(key);
-      this.dbs.observationBudgets.putSync(key, { recorded: (prev?.recorded ?? 0) + b.recorded, dropped: (prev?.dropped ?? 0) + b.dropped });
+      const next = { recorded: (prev?.recorded ?? 0) + b.recorded, dropped: (prev?.dropped ?? 0) + b.dropped };
+      this.dbs.observationBudgets.putSync(key, next);
+      // A project dropping observations: observations.dropped, once per project and day (a marker).
+      if (b.dropped > 0 && b.key.startsWith("obsp:")) this.webhooks.dropped(b.org, b.key.slice(5), b.day, next, Date.now());
     }
     for (const p of pages) this.dbs.observations.putSync([p.project_id, p.first_seq], p.text);
     for (const d of sessions) {

@@ -146,6 +146,8 @@ export async function startService(opts: { datasetsFrom: string; poolThreads: nu
         FS_BEACON_ADDRESS_LIMIT: "0",
         FS_BEACON_PROJECT_LIMIT: "0",
         FS_OBSERVATION_BUDGET_PER_DAY: "0",
+        FS_OBSERVATION_BUDGET_PROJECT_PER_DAY: "0",
+        FS_OBSERVATION_BUDGET_PREFIX_PER_DAY: "0",
         ...(opts.databaseUrl ? { FS_STORE: "postgres", DATABASE_URL: opts.databaseUrl, FS_NODE_ID: "bench" } : {}),
         // A variant's own environment (--variant name:ENV=value) comes last and wins.
         ...opts.env,

@@ -178,6 +178,22 @@ export const envSchema = z.object({
    */
   FS_OBSERVATION_BUDGET_PER_DAY: z.coerce.number().int().min(0).max(1_000_000_000).default(50_000),
   /**
+   * The same per project, within its org's budget: a flood of one project's key leaves the
+   * rest of the org's budget to its other projects when set below the org's. 0: no budget.
+   * Example: 50000.
+   */
+  FS_OBSERVATION_BUDGET_PROJECT_PER_DAY: z.coerce.number().int().min(0).max(1_000_000_000).default(50_000),
+  /**
+   * Observations one client address prefix (FS_OBSERVATION_BUDGET_PREFIX_V4 / _V6) may record
+   * per project and UTC day, within the project's budget, so that the addresses of one network
+   * cannot use a project's budget up. Per front thread. 0: no share. Example: 1000.
+   */
+  FS_OBSERVATION_BUDGET_PREFIX_PER_DAY: z.coerce.number().int().min(0).max(1_000_000_000).default(1_000),
+  /** The IPv4 prefix length the share above counts by. Example: 24. */
+  FS_OBSERVATION_BUDGET_PREFIX_V4: z.coerce.number().int().min(8).max(32).default(24),
+  /** The IPv6 prefix length the share above counts by (at most 52). Example: 48. */
+  FS_OBSERVATION_BUDGET_PREFIX_V6: z.coerce.number().int().min(16).max(52).default(48),
+  /**
    * Serve the demo page at /demo (the demo org's project; see README, "Quick start"). Default: on
    * when HOST is a loopback address, off otherwise (the demo page shows a publishable key).
    */

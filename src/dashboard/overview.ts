@@ -1,7 +1,7 @@
 import { ApiError } from "../shared/errors.js";
 import { ackOrThrow } from "../http/routes/ack.js";
 import { creditsChart } from "./chart.js";
-import { invokeAsKey, liveChange, type ActionResult, type DashContext } from "./context.js";
+import { invokeAsKey, liveChange, orgProjects, type ActionResult, type DashContext } from "./context.js";
 import { csrfField, esc, page, when } from "./layout.js";
 
 /** GET /dashboard: plan, quota, used, remaining, period end, subscription, credits per day, billing. */
@@ -9,6 +9,12 @@ export async function overviewPage(ctx: DashContext): Promise<string> {
   const u = await invokeAsKey(ctx, ctx.routes.usage, { params: [ctx.viewer.orgId] });
   ctx.deps.flushLedger();
   const daily = ackOrThrow(await ctx.deps.store.send({ op: "usage.daily", orgId: ctx.viewer.orgId, nowMs: ctx.nowMs }));
+  const projects = await orgProjects(ctx);
+  await ctx.deps.beacon.budget.ready(
+    ctx.viewer.orgId,
+    projects.map((p) => p.id),
+    ctx.nowMs,
+  );
   const card = (label: string, value: string, id: string): string => `<div class="card"><div class="muted" id="${id}-label">${label}</div><div class="v" aria-labelledby="${id}-label" data-field="${id}">${value}</div></div>`;
   const num = (n: number | null): string => (n === null ? "unlimited" : n.toLocaleString("en-US"));
   const cards = [
@@ -24,7 +30,7 @@ export async function overviewPage(ctx: DashContext): Promise<string> {
   const overage = u.overage > 0 ? `<p>Overage this period: ${num(u.overage)} credits (${num(u.overage_reported)} reported to Stripe, ${num(u.overage_pending)} pending).</p>` : "";
   return page("Overview", `${returned}<section aria-labelledby="usage-h"><h2 id="usage-h">Usage, ${esc(periodName(u.period, u.period_end))}</h2><div class="cards">${cards}</div>${overage}
 <h3>Credits per day</h3>${creditsChart(daily.period, daily.days, ctx.nowMs)}</section>
-${observationsSection(ctx, card, num)}
+${observationsSection(ctx, card, num, projects)}
 ${billingSection(ctx)}`, ctx.viewer, "/dashboard");
 }
 
@@ -42,15 +48,28 @@ export function periodName(period: string, periodEnd: string): string {
   return calendar ? monthName(start) : `period ending ${end.toLocaleString("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" })}`;
 }
 
-/** Beacon observations recorded and dropped today against the org's daily budget (beacon/budget.ts). */
-function observationsSection(ctx: DashContext, card: (label: string, value: string, id: string) => string, num: (n: number | null) => string): string {
+/**
+ * Beacon observations recorded and dropped today against the org's daily budget, and per
+ * project against its own (beacon/budget.ts).
+ */
+function observationsSection(ctx: DashContext, card: (label: string, value: string, id: string) => string, num: (n: number | null) => string, projects: ReadonlyArray<{ id: string; name: string }>): string {
   const s = ctx.deps.beacon.budget.standing(ctx.viewer.orgId, ctx.nowMs);
   const cards = [card("Recorded today", num(s.recorded), "obs-recorded"), card("Daily budget", num(s.budget), "obs-budget"), card("Dropped today", num(s.dropped), "obs-dropped")].join("");
+  const rows = projects
+    .map((p) => {
+      const ps = ctx.deps.beacon.budget.projectStanding(p.id, ctx.nowMs);
+      const use = ps.budget === null || ps.budget === 0 ? "" : ` (${Math.min(100, Math.round((ps.recorded / ps.budget) * 100))}%)`;
+      return `<tr data-project="${esc(p.id)}"><th scope="row">${esc(p.name)} <span class="muted mono">${esc(p.id)}</span></th><td data-field="prj-recorded">${num(ps.recorded)}${use}</td><td data-field="prj-budget">${num(ps.budget)}</td><td data-field="prj-dropped">${num(ps.dropped)}</td></tr>`;
+    })
+    .join("");
+  const table = rows
+    ? `<table><caption class="muted">Per project today: observations stored against the project's budget, and hits whose full observation was dropped past a budget (the org's, the project's, or an address network's share; their sessions and verdicts were still updated).</caption><thead><tr><th scope="col">Project</th><th scope="col">Recorded</th><th scope="col">Budget</th><th scope="col">Dropped</th></tr></thead><tbody>${rows}</tbody></table>`
+    : "";
   const note =
     s.dropped > 0
-      ? `<p role="status">The budget was used up today: beacon hits past it are answered but not recorded, so they are missing from observations and session verdicts until the day ends (UTC). The operator sets the budget (FS_OBSERVATION_BUDGET_PER_DAY).</p>`
+      ? `<p role="status">An observation budget was used up today (the org's, a project's, or an address network's share): beacon hits past it still update their sessions and verdicts, but their full observations are not stored, so they are missing from the observation listings until the day ends (UTC). The operator sets the budgets (FS_OBSERVATION_BUDGET_PER_DAY, FS_OBSERVATION_BUDGET_PROJECT_PER_DAY, FS_OBSERVATION_BUDGET_PREFIX_PER_DAY).</p>`
       : "";
-  return `<section aria-labelledby="obs-h"><h2 id="obs-h">Beacon observations, ${esc(s.day)} (UTC)</h2><div class="cards">${cards}</div>${note}</section>`;
+  return `<section aria-labelledby="obs-h"><h2 id="obs-h">Beacon observations, ${esc(s.day)} (UTC)</h2><div class="cards">${cards}</div>${note}${table}</section>`;
 }
 
 function billingSection(ctx: DashContext): string {

@@ -31,7 +31,7 @@ import { Authenticator, keyUseRecorder } from "./auth.js";
 import { BeaconTokens } from "./beacon/token.js";
 import type { BodyIntake } from "../http/body.js";
 import { BeaconRateLimits } from "./beacon/limits.js";
-import { ObservationBudget } from "./beacon/budget.js";
+import { BeaconBudget, ObservationBudget } from "./beacon/budget.js";
 import { BodyBudget } from "./body-budget.js";
 import { BodyDeadlines } from "./body-deadline.js";
 import { TrustedProxies } from "./client-address.js";
@@ -144,7 +144,12 @@ export async function startFront(setup: FrontSetup, store: StoreClient, log: Log
   const trusted = new TrustedProxies(config.FS_TRUSTED_PROXIES);
   const bodies = createBodyIntake(config, setup.threads, trusted);
   const beaconLimits = new BeaconRateLimits({ perAddress: config.FS_BEACON_ADDRESS_LIMIT, perProject: config.FS_BEACON_PROJECT_LIMIT });
-  const observationBudget = new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PER_DAY);
+  const storedBudgets = records ? records.table("observationBudgets") : local!.observationBudgets;
+  const observationBudget = new BeaconBudget(
+    new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PER_DAY, "obs:", storedBudgets),
+    new ObservationBudget(setup.cells, config.FS_OBSERVATION_BUDGET_PROJECT_PER_DAY, "obsp:", storedBudgets),
+    { perDay: config.FS_OBSERVATION_BUDGET_PREFIX_PER_DAY, v4: config.FS_OBSERVATION_BUDGET_PREFIX_V4, v6: config.FS_OBSERVATION_BUDGET_PREFIX_V6 },
+  );
   const testMode = new TestModeBudget(setup.cells, { perSecond: config.FS_TEST_MODE_PER_SECOND, perDay: config.FS_TEST_MODE_PER_DAY, dnsPerMinute: config.FS_TEST_MODE_DNS_PER_MINUTE });
   const metrics = new ServiceMetrics({
     pool,

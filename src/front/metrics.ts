@@ -41,7 +41,7 @@ export interface MetricsSources {
   /** The front thread's index: the process's own metrics are collected by thread 0 only. */
   thread?: number;
   /** The beacon's refusals per rate limit, and the observations its budget dropped (this thread's). */
-  beacon?: { rateLimited: Readonly<Record<"address" | "project", number>>; budget: { readonly dropped: number } };
+  beacon?: { rateLimited: Readonly<Record<"address" | "project", number>>; budget: { readonly droppedByProject: ReadonlyMap<string, number> } };
   /** Test-mode keys' calls refused per bound, and their DNS lookups skipped (test-mode-budget.ts; this thread's). */
   testMode?: Readonly<Record<"second" | "day" | "dns", number>>;
 }
@@ -227,11 +227,12 @@ export class ServiceMetrics {
       });
       new Counter({
         name: "fs_beacon_observations_dropped_total",
-        help: "Beacon hits answered but not recorded because their org's daily observation budget (FS_OBSERVATION_BUDGET_PER_DAY) was used up.",
+        help: "Beacon hits whose full observation was not stored because a daily observation budget (FS_OBSERVATION_BUDGET_PER_DAY) was used up; their session and its verdict were still updated. By project.",
+        labelNames: ["project"],
         registers: [r],
         collect() {
           this.reset();
-          this.inc(beacon.budget.dropped);
+          for (const [project, n] of beacon.budget.droppedByProject) this.inc({ project }, n);
         },
       });
     }

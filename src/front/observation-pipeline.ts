@@ -41,12 +41,20 @@ export function createObservationPipeline(
   const pagePerObservation = residue !== null;
   const shipper = new OrderedShipper<Journaled>(
     async (b) => {
-      const { pages, sessions } = groupObservations(
+      const { pages, sessions, budgets } = groupObservations(
         b.records.map((r) => r[0]),
         b.records.map((r) => r[1]),
         pagePerObservation,
       );
-      const ack = await shipping.store.send({ op: "observations.apply", pages, sessions, upToSeq: b.upToSeq, afterSeq: b.afterSeq, ...shipping.journalField });
+      const ack = await shipping.store.send({
+        op: "observations.apply",
+        pages,
+        sessions,
+        budgets,
+        upToSeq: b.upToSeq,
+        afterSeq: b.afterSeq,
+        ...shipping.journalField,
+      });
       if (!ack.ok) return shipping.failed("observations", b.upToSeq, ack.message);
       applied = Math.max(applied, b.upToSeq);
       return { outcome: "ok" };

@@ -1,4 +1,4 @@
-import type { ObservationRecord, SessionRecord, ObservationPage, SessionDelta } from "./records.js";
+import { splitScopedId, type BudgetDelta, type ObservationRecord, type SessionRecord, type ObservationPage, type SessionDelta } from "./records.js";
 
 /**
  * Pages and session deltas of a batch of journaled observations (records and their lines, same
@@ -10,14 +10,29 @@ export function groupObservations(
   records: readonly ObservationRecord[],
   lines: readonly string[],
   pagePerObservation = false,
-): { pages: ObservationPage[]; sessions: SessionDelta[] } {
+): { pages: ObservationPage[]; sessions: SessionDelta[]; budgets: BudgetDelta[] } {
   const pages = new Map<string, { first: number; parts: string[] }>();
   const single: ObservationPage[] = [];
   const sessions = new Map<string, SessionDelta>();
+  const budgets = new Map<string, BudgetDelta>();
+  const count = (key: string, org: string, day: number, dropped: boolean): void => {
+    const id = `${key}\t${day}`;
+    let b = budgets.get(id);
+    if (b === undefined) budgets.set(id, (b = { key, day, org, recorded: 0, dropped: 0 }));
+    if (dropped) b.dropped++;
+    else b.recorded++;
+  };
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
+    // The day's budget counts of the org and the (live) project, as front/beacon/budget.ts keys them.
+    const day = Math.floor(r.ts / 86_400_000);
+    count(`obs:${r.org_id}`, r.org_id, day, r.unrecorded === true);
+    count(`obsp:${splitScopedId(r.project_id).id}`, r.org_id, day, r.unrecorded === true);
     const page = pages.get(r.project_id);
-    if (pagePerObservation) single.push({ project_id: r.project_id, first_seq: r.seq, text: lines[i]! });
+    // Past a budget: the session's delta only (front/beacon/budget.ts).
+    if (r.unrecorded === true) {
+      /* no page */
+    } else if (pagePerObservation) single.push({ project_id: r.project_id, first_seq: r.seq, text: lines[i]! });
     else if (page) page.parts.push(lines[i]!);
     else pages.set(r.project_id, { first: r.seq, parts: [lines[i]!] });
     const key = `${r.project_id}\t${r.session_id}`;
@@ -35,6 +50,7 @@ export function groupObservations(
   return {
     pages: pagePerObservation ? single : [...pages].map(([project_id, p]) => ({ project_id, first_seq: p.first, text: p.parts.join("") })),
     sessions: [...sessions.values()],
+    budgets: [...budgets.values()],
   };
 }
 

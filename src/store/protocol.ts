@@ -11,7 +11,7 @@ import type { PgSettings } from "./pg/cluster.js";
 import type { Plan } from "../shared/plans.js";
 import type {
   BillingEvent, BillingOutcome, ChargeRecord, CheckHistorySetting, DemoInfo, FeedbackLabel, KeyRecord, OrgLearningRecord, MeterOutcome, MeterRequest, ObservationPage, OrgRecord, OverageClaim,
-  OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, SessionRecord, StoredAnswer, UsageDay, UsageStanding, WebhookAttempt, WebhookEndpointRecord, WebhookEventType,
+  BudgetDelta, OverageState, ProjectRecord, ResolveCounts, ResolveRequest, SessionDelta, SessionRecord, StoredAnswer, UsageDay, UsageStanding, WebhookAttempt, WebhookEndpointRecord, WebhookEventType,
 } from "./records.js";
 
 export const PROTOCOL_VERSION = 2;
@@ -59,7 +59,7 @@ export interface StoreOps {
    * as pages of journal lines plus what they change in each session (see observation-pages.ts).
    * A batch at or below the applied sequence number is skipped whole.
    */
-  "observations.apply": { req: { pages: ObservationPage[]; sessions: SessionDelta[]; upToSeq: number; afterSeq?: number; journal?: string }; ack: {} };
+  "observations.apply": { req: { pages: ObservationPage[]; sessions: SessionDelta[]; budgets?: BudgetDelta[]; upToSeq: number; afterSeq?: number; journal?: string }; ack: {} };
   /** Store `value` under the secret's name unless one is there; answers with the stored one. */
   "secret.ensure": { req: { name: SecretName; value: string }; ack: { value: string } };
   /** The demo org's page settings stored at first start (null when the store has none). */

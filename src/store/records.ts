@@ -213,6 +213,11 @@ export interface ObservationRecord {
   token_valid: boolean;
   /** Client automation tells the beacon reported. */
   tells: string[];
+  /**
+   * Past an observation budget (front/beacon/budget.ts): journaled for its session (count,
+   * latest verdict) only, and stored in no page.
+   */
+  unrecorded?: true;
 }
 
 /**
@@ -227,6 +232,20 @@ export interface ObservationPage {
   first_seq: number;
   /** Journal lines, each ending in a newline, in sequence order. */
   text: string;
+}
+
+/** An org's or project's observations of one UTC day (state-env.ts observationBudgets). */
+export interface BudgetDay {
+  recorded: number;
+  dropped: number;
+}
+
+/** What a batch adds to one BudgetDay: `key` is `obs:<org>` or `obsp:<project>`, `day` the UTC day number. */
+export interface BudgetDelta extends BudgetDay {
+  key: string;
+  day: number;
+  /** The org the counts are of (the project's, for a project's key). */
+  org: string;
 }
 
 /** What a batch changes in one session (merged into the stored SessionRecord by the writer). */
@@ -441,7 +460,7 @@ export function historySetting(learning: OrgLearningRecord | null | undefined): 
  * Events an org's webhook endpoints can subscribe to (docs/integrations.md, "Webhooks"). Quota
  * events are sent once per usage period each.
  */
-export const WEBHOOK_EVENTS = ["quota.80_percent", "quota.100_percent", "plan.changed", "subscription.changed", "key.created", "key.disabled", "session.blocked", "account.blocked"] as const;
+export const WEBHOOK_EVENTS = ["quota.80_percent", "quota.100_percent", "plan.changed", "subscription.changed", "key.created", "key.disabled", "session.blocked", "account.blocked", "observations.dropped"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
 /** An org's webhook endpoint, key [org_id, id] (store/writer/webhooks.ts). */

@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { open, type Database as LmdbDatabase, type Key as LmdbKey, type RootDatabase } from "lmdb";
 import type { KvStore } from "./pg/kv.js";
 import { ensurePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "./private-files.js";
-import type { CheckHistoryRecord, FeedbackRecord, KeyRecord, OrgLearningRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord, WebhookAttempt, WebhookEndpointRecord, WebhookOutboxEntry } from "./records.js";
+import type { BudgetDay, CheckHistoryRecord, FeedbackRecord, KeyRecord, OrgLearningRecord, OrgRecord, OverageState, ProjectRecord, SessionRecord, StoredAnswer, UsageRecord, WebhookAttempt, WebhookEndpointRecord, WebhookOutboxEntry } from "./records.js";
 
 /** Named databases of the state environment. The writer creates all of them before readers open. */
-export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily", "checks", "check_ids", "feedback", "org_learning", "org_models", "webhook_endpoints", "webhook_outbox", "webhook_due", "webhook_log", "org_projects", "org_keys"] as const;
+export const STATE_DBS = ["orgs", "projects", "keys", "usage", "meta", "observations", "sessions", "challenges", "bindings", "binding_keys", "clusters", "session_projects", "stripe_events", "stripe_customers", "overage", "idempotency", "usage_daily", "checks", "check_ids", "feedback", "org_learning", "org_models", "webhook_endpoints", "webhook_outbox", "webhook_due", "webhook_log", "org_projects", "org_keys", "observation_budgets"] as const;
 
 /**
  * One set of environment options for every opener in the process: lmdb reuses an environment
@@ -115,6 +115,12 @@ export interface StateDbs {
    */
   orgProjects: Database<1, [string, string]>;
   orgKeys: Database<1, [string, string]>;
+  /**
+   * key [budget key, UTC day number]: the day's observations recorded and dropped of an org
+   * (`obs:<org>`) or project (`obsp:<project>`), added by each observations.apply
+   * (front/beacon/budget.ts seeds its counts from them, so a restart keeps the day's budget).
+   */
+  observationBudgets: Database<BudgetDay, [string, number]>;
 }
 
 /** The embedded store's databases: the same, with all of LMDB's API (the writer's LMDB-only steps, tests, benchmarks). */
@@ -176,6 +182,7 @@ export function openState(stateDir: string, readOnly: boolean, metersNoSync = fa
     webhookLog: root.openDB<WebhookAttempt, [string, number, string]>({ name: "webhook_log" }),
     orgProjects: root.openDB<1, [string, string]>({ name: "org_projects" }),
     orgKeys: root.openDB<1, [string, string]>({ name: "org_keys" }),
+    observationBudgets: root.openDB<BudgetDay, [string, number]>({ name: "observation_budgets" }),
   };
 }
 
@@ -217,6 +224,7 @@ export const PG_TABLES: { readonly [D in DbName]: readonly [table: string, binar
   webhookLog: ["webhook_log"],
   orgProjects: ["org_projects"],
   orgKeys: ["org_keys"],
+  observationBudgets: ["observation_budgets"],
 };
 
 export function openPgState(store: KvStore): StateDbs {

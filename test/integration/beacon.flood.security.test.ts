@@ -124,7 +124,7 @@ describe("a flood with one publishable key", () => {
     const answered = okOne + okMany;
     expect(answered).toBeGreaterThan(BUDGET);
     await expect.poll(() => recordedObservations(site), { timeout: scaled(10_000) }).toBe(BUDGET);
-    expect(await metric("fs_beacon_observations_dropped_total")).toBe(answered - BUDGET);
+    expect(await metric(`fs_beacon_observations_dropped_total{project="${site.projectId}"}`)).toBe(answered - BUDGET);
     expect(await metric('fs_beacon_rate_limited_total{limit="address"}')).toBe(refused.length);
     expect(await metric('fs_beacon_rate_limited_total{limit="project"}')).toBe(byProject.length);
 
@@ -140,7 +140,7 @@ describe("a flood with one publishable key", () => {
     const page = await (await fetch(`${server.url}/dashboard`, { headers: { cookie, "x-forwarded-for": "192.0.2.200" } })).text();
     expect(page).toContain(`data-field="obs-recorded">${BUDGET}<`);
     expect(page).toContain(`data-field="obs-dropped">${(answered - BUDGET).toLocaleString("en-US")}<`);
-    expect(page).toMatch(/The budget was used up today/);
+    expect(page).toMatch(/An observation budget was used up today/);
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LocalQuotaCells, SharedQuotaCells } from "../../src/front/admission/cells.js";
 import { RateTable } from "../../src/front/admission/rate-table.js";
-import { ObservationBudget } from "../../src/front/beacon/budget.js";
+import { BeaconBudget, ObservationBudget, prefixKey } from "../../src/front/beacon/budget.js";
 import { BeaconRateLimits, addressKey } from "../../src/front/beacon/limits.js";
 import { ApiError } from "../../src/shared/errors.js";
 import { parseIp } from "../../src/shared/ip.js";
@@ -139,5 +139,44 @@ describe("ObservationBudget", () => {
     const b = new ObservationBudget(new LocalQuotaCells(), 0);
     for (let i = 0; i < 1000; i++) expect(b.take("org_a", T0)).toBe(true);
     expect(b.standing("org_a", T0)).toMatchObject({ budget: null, dropped: 0 });
+  });
+});
+
+describe("BeaconBudget", () => {
+  const ip = (s: string) => parseIp(s)!;
+  const day = Date.UTC(2027, 0, 15, 12);
+  function budgets(org: number, project: number, share: number) {
+    const cells = new LocalQuotaCells();
+    return new BeaconBudget(new ObservationBudget(cells, org), new ObservationBudget(cells, project, "obsp:"), { perDay: share, v4: 24, v6: 48 });
+  }
+
+  it("keys an address by its /24 or /48, without mixing the families", () => {
+    const k = (a: string) => prefixKey(ip(a), 24, 48);
+    expect(k("198.51.100.1")).toBe(k("198.51.100.254"));
+    expect(k("198.51.100.1")).not.toBe(k("198.51.101.1"));
+    expect(k("2001:db8:0:ff00::1")).toBe(k("2001:db8::1"));
+    expect(k("2001:db8:1::1")).not.toBe(k("2001:db8::1"));
+    expect(k("0.0.0.1")).not.toBe(k("::1"));
+    expect(prefixKey(null, 24, 48)).not.toBe(k("0.0.0.1"));
+    expect(prefixKey(ip("2001:db8:ab::1"), 24, 52)).not.toBe(prefixKey(ip("2001:db8:ab:1000::1"), 24, 52));
+  });
+
+  it("nests: a prefix's share within its project's budget within its org's; drops are counted per project", () => {
+    const b = budgets(10, 6, 2);
+    const take = (project: string, address: string) => b.take("org_a", project, ip(address), day);
+    expect([1, 2, 3].map(() => take("prj_a", "198.51.100.1"))).toEqual([true, true, false]);
+    expect(take("prj_a", "198.51.100.99")).toBe(false); // same /24
+    expect([1, 2, 3, 4, 5].map((i) => take("prj_a", `203.0.${i}.1`))).toEqual([true, true, true, true, false]); // the project's 6
+    expect([1, 2, 3, 4, 5].map((i) => take("prj_b", `203.0.${i}.1`))).toEqual([true, true, true, true, false]); // the org's 10
+    expect(b.standing("org_a", day)).toMatchObject({ recorded: 10, dropped: 4 });
+    expect(b.projectStanding("prj_a", day)).toMatchObject({ recorded: 6, dropped: 3, budget: 6 });
+    // prj_b's refused hit was the org's: not counted as recorded for the project.
+    expect(b.projectStanding("prj_b", day)).toMatchObject({ recorded: 4, dropped: 1 });
+    expect([...b.droppedByProject]).toEqual([
+      ["prj_a", 3],
+      ["prj_b", 1],
+    ]);
+    // The next UTC day starts again, prefixes too.
+    expect(b.take("org_a", "prj_a", ip("198.51.100.1"), day + 86_400_000)).toBe(true);
   });
 });

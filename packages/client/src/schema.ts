@@ -12724,7 +12724,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -12803,7 +12803,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -12850,7 +12850,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -13038,7 +13038,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -13284,7 +13284,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     enabled?: boolean;
                 };
             };
@@ -13328,7 +13328,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -13450,7 +13450,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -13570,7 +13570,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -13760,7 +13760,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -13833,7 +13833,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -13879,7 +13879,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -14053,7 +14053,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -14279,7 +14279,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     enabled?: boolean;
                 };
             };
@@ -14322,7 +14322,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -14437,7 +14437,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -14550,7 +14550,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */

@@ -2,7 +2,15 @@ import { Webhook, WebhookVerificationError } from "standardwebhooks";
 
 /** Events fraudscore sends to an org's webhook endpoints (docs/integrations.md, "Webhooks"). */
 export type WebhookEventType =
-  "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+  | "quota.80_percent"
+  | "quota.100_percent"
+  | "plan.changed"
+  | "subscription.changed"
+  | "key.created"
+  | "key.disabled"
+  | "session.blocked"
+  | "account.blocked"
+  | "observations.dropped";
 
 /** A verified delivery's body: `{ type, timestamp, data }` (Standard Webhooks' payload shape). */
 export interface WebhookEvent {

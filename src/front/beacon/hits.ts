@@ -21,7 +21,7 @@ import type { HitBody } from "../../http/schemas/beacon.js";
 import { originAllowed, type ProjectDirectory } from "../projects.js";
 import { SESSION_ID, newSessionId, type BeaconTokens } from "./token.js";
 import type { BeaconRateLimits } from "./limits.js";
-import type { ObservationBudget } from "./budget.js";
+import type { BeaconBudget } from "./budget.js";
 import type { BlockNotifier } from "../webhook-blocks.js";
 
 export interface BeaconServices {
@@ -33,8 +33,8 @@ export interface BeaconServices {
   journal: ObservationJournal;
   /** Rate limits of the beacon's writes, per client address and per project (limits.ts). */
   limits: BeaconRateLimits;
-  /** Observations recorded per org and day (budget.ts). */
-  budget: ObservationBudget;
+  /** Observations recorded per org, project and address prefix and day (budget.ts). */
+  budget: BeaconBudget;
   /** session.blocked webhook events, sent before a block answer (front/webhook-blocks.ts). */
   blocks: BlockNotifier;
   /**
@@ -100,6 +100,8 @@ export function beaconProject(services: BeaconServices, principal: KeyPrincipal,
  */
 export function admitBeaconWrite(services: BeaconServices, principal: KeyPrincipal, snap: RequestSnapshot, nowMs: number): void {
   const project = beaconProject(services, principal, snap.origin, true);
+  // Today's budget counts from the store, where the call can still wait for them (a cluster node).
+  services.budget.warm(project.org_id, project.id, nowMs);
   services.limits.admit(project.id, services.trusted.clientIp(snap.peer, snap.forwardedFor), nowMs);
 }
 
@@ -145,10 +147,10 @@ export function recordHit(
   // it: a page left open past the token's lifetime); otherwise in a session of its own, which the
   // answer names.
   const sessionId = tokenValid ? tokenSession : (provenSession(services, scope, body.token, claimed ?? undefined, nowMs) ?? newSessionId());
-  // Past the org's budget for the day the hit is answered as usual and not recorded (budget.ts).
-  if (!services.budget.take(project.org_id, nowMs)) return Promise.resolve({ data: hitAnswerJson(sequentialId("obs"), sessionId), credits: 0, neverBlock: true });
-
+  // Past the day's budget the hit is still scored and its session updated (the verdicts, the
+  // session.blocked event); only the full observation is not stored (budget.ts).
   const ip = services.trusted.clientIp(snap.peer, snap.forwardedFor);
+  const recorded = services.budget.take(project.org_id, project.id, ip, nowMs);
   const dataset = services.ipDatasets.get();
   const facts = ip ? dataset.lookup(ip) : null;
   const ua = uaClassifierFor(dataset).classify(snap.userAgent);
@@ -198,6 +200,7 @@ export function recordHit(
       token_valid: tokenValid,
       tells: input.tells,
     };
+    if (!recorded) rec.unrecorded = true;
     return new Promise((resolve, reject) => {
       try {
         services.journal.appendOwned(rec, (err) => {

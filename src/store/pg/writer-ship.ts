@@ -78,6 +78,7 @@ export class PgShipping {
       ...run[0]!,
       pages: run.flatMap((x) => x.pages),
       sessions: run.flatMap((x) => x.sessions),
+      budgets: run.flatMap((x) => x.budgets ?? []),
       upToSeq: run[run.length - 1]!.upToSeq,
     }));
   }
@@ -108,7 +109,7 @@ export class PgShipping {
           this.applier.reset();
           const applied = this.applier.appliedObservationSeq(j);
           if (i.upToSeq <= applied) return;
-          if ((i.afterSeq ?? applied) === applied) return this.applier.applyObservationBatch(i.pages, i.sessions, i.upToSeq, j);
+          if ((i.afterSeq ?? applied) === applied) return this.applier.applyObservationBatch(i.pages, i.sessions, i.upToSeq, j, i.budgets);
           const { records, lines } = journalObservations(this.dirOf(j), applied, i.upToSeq);
           this.applier.applyObservations(records, lines, j);
         }),

@@ -1,6 +1,6 @@
 import { PLAN_RULES } from "../../shared/plans.js";
 import { usagePeriod } from "../../shared/billing-period.js";
-import { IDEMPOTENCY_TTL_MS, scopedId, splitScopedId, type ChargeRecord, type DemoInfo, type KeyRecord, type ProjectRecord, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
+import { IDEMPOTENCY_TTL_MS, scopedId, splitScopedId, type BudgetDelta, type ChargeRecord, type DemoInfo, type KeyRecord, type ProjectRecord, type MeterRequest, type ResolveRequest, type ObservationPage, type ObservationRecord, type OrgRecord, type SessionDelta, type SessionRecord, type UsageDay, type UsageRecord, type UsageStanding } from "../records.js";
 import type { AckFailure, AckOf, IntentOf, Op, OrgLimits, WebhookSettings } from "../protocol.js";
 import { groupObservations, mergeSession, pageLinesNewestFirst } from "../observation-pages.js";
 import type { StateDbs } from "../state-env.js";
@@ -189,7 +189,7 @@ export class IntentApplier {
     "observations.apply": (i) => {
       const j = i.journal ?? "";
       if (i.afterSeq !== undefined && i.afterSeq > this.appliedObservationSeq(j)) return conflict(`observations after ${i.afterSeq} do not continue the store (at ${this.appliedObservationSeq(j)}): an earlier batch comes first`);
-      this.applyObservationBatch(i.pages, i.sessions, i.upToSeq, j);
+      this.applyObservationBatch(i.pages, i.sessions, i.upToSeq, j, i.budgets);
       return OK;
     },
     "secret.ensure": (i) => {
@@ -439,8 +439,17 @@ export class IntentApplier {
    * Stores a batch of journaled observations (pages) and merges its session deltas. A batch
    * whose `upToSeq` is at or below the applied sequence number was stored already: skipped whole.
    */
-  applyObservationBatch(pages: ObservationPage[], sessions: SessionDelta[], upToSeq: number, journal = ""): void {
+  applyObservationBatch(pages: ObservationPage[], sessions: SessionDelta[], upToSeq: number, journal = "", budgets: readonly BudgetDelta[] = []): void {
     if (upToSeq <= this.appliedObservationSeq(journal)) return;
+    // The day's budget counts: one put per org and project of the batch, not one per hit.
+    for (const b of budgets) {
+      const key: [string, number] = [b.key, b.day];
+      const prev = this.dbs.observationBudgets.get(key);
+      const next = { recorded: (prev?.recorded ?? 0) + b.recorded, dropped: (prev?.dropped ?? 0) + b.dropped };
+      this.dbs.observationBudgets.putSync(key, next);
+      // A project dropping observations: observations.dropped, once per project and day (a marker).
+      if (b.dropped > 0 && b.key.startsWith("obsp:")) this.webhooks.dropped(b.org, b.key.slice(5), b.day, next, Date.now());
+    }
     for (const p of pages) this.dbs.observations.putSync([p.project_id, p.first_seq], p.text);
     for (const d of sessions) {
       const key: [string, string] = [d.project_id, d.session_id];
@@ -504,8 +513,8 @@ export class IntentApplier {
     const applied = this.appliedObservationSeq(journal);
     const keep = records.map((r, i) => i).filter((i) => records[i]!.seq > applied);
     if (keep.length === 0) return;
-    const { pages, sessions } = groupObservations(keep.map((i) => records[i]!), keep.map((i) => lines[i]!), this.pagePerObservation);
-    this.applyObservationBatch(pages, sessions, records[keep[keep.length - 1]!]!.seq, journal);
+    const { pages, sessions, budgets } = groupObservations(keep.map((i) => records[i]!), keep.map((i) => lines[i]!), this.pagePerObservation);
+    this.applyObservationBatch(pages, sessions, records[keep[keep.length - 1]!]!.seq, journal, budgets);
   }
 
   /**

@@ -185,6 +185,25 @@ export class WebhookStore {
     return this.emit(i.orgId, i.type, { org_id: i.orgId, project_id: i.projectId, ...subject, reasons: i.reasons, livemode: i.livemode }, i.nowMs);
   }
 
+  /**
+   * A project's first observation dropped past a budget on UTC day `day` (applyObservationBatch):
+   * announced once per project and day (a marker in meta, written only when an endpoint of the
+   * org subscribed), with the day's counts so far.
+   */
+  dropped(orgId: string, projectId: string, day: number, counts: { recorded: number; dropped: number }, nowMs: number): number {
+    if (!this.list(orgId).some((e) => e.enabled && e.events.includes("observations.dropped"))) return 0;
+    const date = new Date(day * 86_400_000).toISOString().slice(0, 10);
+    const marker = `webhook_dropped:${projectId}:${date}`;
+    if (this.dbs.meta.get(marker) !== undefined) return 0;
+    this.dbs.meta.putSync(marker, nowMs);
+    return this.emit(
+      orgId,
+      "observations.dropped",
+      { org_id: orgId, project_id: projectId, day: date, recorded: counts.recorded, dropped: counts.dropped, livemode: true },
+      nowMs,
+    );
+  }
+
   /** Whether entries were written since the last call (committed or not: a spurious wake-up costs a read). */
   takeEmitted(): boolean {
     const any = this.emitted > 0;

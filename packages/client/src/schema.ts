@@ -622,6 +622,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/orgs/{orgId}/model/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset the org's own model
+         * @description Forgets everything the org's feedback taught its own model: the model is deleted, `model_version` and the feedback figures start again from 0, and the org's next checks are scored by the global model alone, as a fresh org's. Labels given before the reset no longer count: the same label for the same check or content is learned anew (`outcome: recorded`). The check history setting and the kept checks stay (their labels still show in the listing).
+         *
+         *     Needs a live secret key of the org (a test key answers 403 INSUFFICIENT_SCOPE); another org's id answers 404 NOT_FOUND. A reset of a model already reset changes nothing but `reset_at`; with an `Idempotency-Key`, a retry gets the first answer.
+         *
+         *     Credits: 0 per successful call.
+         */
+        post: operations["postV1OrgsOrgIdModelReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/resolve": {
         parameters: {
             query?: never;
@@ -998,6 +1022,26 @@ export interface paths {
          * @description Adds `credits` to the current period's used credits (negative gives credits back; used never goes below 0), with a reason for the log. Takes effect for the next call.
          */
         post: operations["postV1AdminOrgsOrgIdUsageAdjust"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/orgs/{orgId}/model/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset an org's own model
+         * @description As `POST /v1/orgs/{orgId}/model/reset`, for any org, with the admin token: the org's live model is forgotten and its checks are scored as a fresh org's. An unknown org answers 404 NOT_FOUND.
+         */
+        post: operations["postV1AdminOrgsOrgIdModelReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8322,6 +8366,112 @@ export interface operations {
             };
         };
     };
+    postV1OrgsOrgIdModelReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "model_version": 0,
+                     *         "feedback": {
+                     *           "spam": 0,
+                     *           "ham": 0,
+                     *           "relabelled": 0,
+                     *           "repeated": 0
+                     *         },
+                     *         "reset_at": "2026-11-20T22:20:00.000Z"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /**
+                             * @description 0: the org's checks are scored by the global model alone until its next feedback.
+                             * @constant
+                             */
+                            model_version: 0;
+                            feedback: {
+                                /** @description Examples the org model counts as spam. */
+                                spam: number;
+                                /** @description Examples the org model counts as ham. */
+                                ham: number;
+                                /** @description Feedback that changed an earlier label. */
+                                relabelled: number;
+                                /** @description Feedback that repeated an earlier label (counted once). */
+                                repeated: number;
+                            };
+                            /** @description When the model was reset (ISO 8601); labels given before it no longer count. */
+                            reset_at: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     postV1SessionsResolve: {
         parameters: {
             query?: never;
@@ -10867,6 +11017,105 @@ export interface operations {
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postV1AdminOrgsOrgIdModelReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "model_version": 0,
+                     *         "feedback": {
+                     *           "spam": 0,
+                     *           "ham": 0,
+                     *           "relabelled": 0,
+                     *           "repeated": 0
+                     *         },
+                     *         "reset_at": "2026-11-20T22:20:00.000Z"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /**
+                             * @description 0: the org's checks are scored by the global model alone until its next feedback.
+                             * @constant
+                             */
+                            model_version: 0;
+                            feedback: {
+                                /** @description Examples the org model counts as spam. */
+                                spam: number;
+                                /** @description Examples the org model counts as ham. */
+                                ham: number;
+                                /** @description Feedback that changed an earlier label. */
+                                relabelled: number;
+                                /** @description Feedback that repeated an earlier label (counted once). */
+                                repeated: number;
+                            };
+                            /** @description When the model was reset (ISO 8601); labels given before it no longer count. */
+                            reset_at: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
             /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
             default: {
                 headers: {

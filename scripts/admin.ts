@@ -11,6 +11,7 @@ Commands:
   orgs list [--limit N] [--cursor C]
   orgs create --name NAME [--plan free|pro|business|enterprise]
   orgs update ORG_ID [--plan PLAN] [--name NAME]
+  orgs model-reset ORG_ID --yes                     (forgets the org's own model: scored as a fresh org's)
   projects list ORG_ID [--limit N] [--cursor C]
   projects create ORG_ID --name NAME
   keys list ORG_ID [--limit N] [--cursor C]
@@ -108,6 +109,9 @@ export function planCall(argv: string[]): Call | "help" {
       return { method: "POST", path: "/v1/admin/orgs", body: clean({ name: need(values.name, "--name"), plan: values.plan }), bearer: "admin" };
     case "orgs update":
       return { method: "PATCH", path: `/v1/admin/orgs/${need(id, "ORG_ID")}`, body: clean({ plan: values.plan, name: values.name }), bearer: "admin" };
+    case "orgs model-reset":
+      if (!values.yes) throw new Error(`resetting an org's model forgets everything its feedback taught it: add --yes to reset ${id ?? "ORG_ID"}'s`);
+      return { method: "POST", path: `/v1/admin/orgs/${need(id, "ORG_ID")}/model/reset`, bearer: "admin" };
     case "projects create":
       return { method: "POST", path: `/v1/admin/orgs/${need(id, "ORG_ID")}/projects`, body: { name: need(values.name, "--name") }, bearer: "admin" };
     case "keys create":

@@ -64,7 +64,7 @@ export async function checksPage(ctx: DashContext): Promise<string> {
       ? `<p>No checks match${f.decision || f.label || f.form_id ? " these filters" : history.mode === "none" ? ": this org keeps no history (see the setting below)" : " yet: POST /v1/check has not been called, or its checks are past their retention"}.</p>`
       : `<table><caption class="muted">Checks kept in the org's history, newest first</caption><thead><tr><th scope="col">Time</th><th scope="col">Form</th><th scope="col">Decision</th><th scope="col">Score</th><th scope="col">Content</th><th scope="col">Text</th><th scope="col">Feedback</th></tr></thead><tbody>${rows}</tbody></table>`;
   const more = list.next_cursor ? `<p><a href="/dashboard/checks?${esc(filters)}&amp;cursor=${esc(encodeURIComponent(list.next_cursor))}">Older checks</a></p>` : "";
-  return page("Checks", toggle + modelPanel(figures) + form + table + more + historyForm(ctx, history, figures.history.default as boolean), ctx.viewer, "/dashboard/checks");
+  return page("Checks", toggle + modelPanel(figures, !test) + form + table + more + historyForm(ctx, history, figures.history.default as boolean), ctx.viewer, "/dashboard/checks");
 }
 
 function checkRow(ctx: DashContext, c: CheckItem, back: string): string {
@@ -78,7 +78,7 @@ function checkRow(ctx: DashContext, c: CheckItem, back: string): string {
 }
 
 /** The org model: its feedback counts and the agreement of both models with the labels, per day. */
-function modelPanel(figures: { model_version: number; feedback: { spam: number; ham: number; relabelled: number; repeated: number }; agreement: Agreement[] }): string {
+function modelPanel(figures: { model_version: number; feedback: { spam: number; ham: number; relabelled: number; repeated: number }; agreement: Agreement[] }, live: boolean): string {
   const fb = figures.feedback;
   const card = (label: string, value: string, id: string): string => `<div class="card"><div class="muted" id="${id}-label">${label}</div><div class="v" aria-labelledby="${id}-label" data-field="${id}">${value}</div></div>`;
   const pct = (v: number): string => `${(v * 100).toFixed(0)}%`;
@@ -88,6 +88,8 @@ function modelPanel(figures: { model_version: number; feedback: { spam: number; 
     days.length === 0
       ? "<p>No feedback yet: mark checks below as spam or not spam (or send POST /v1/feedback) and the org's own model learns from them; until then every check uses the global model.</p>"
       : `<p>Before learning each label, the org model agreed with ${pct(total((d) => d.org_model))} of them and the global model with ${pct(total((d) => d.global_model))} (${plural(days.reduce((s, d) => s + d.feedback, 0), "label")} since ${esc(days[0]!.day)}).</p>`;
+  // Only for the live model (the reset needs a live key), and only when there is one to reset.
+  const reset = live && figures.model_version > 0 ? `<p><a class="button danger" href="/dashboard/checks/reset-model/confirm">Reset the org's model</a></p>` : "";
   const recent = days.slice(-14);
   const table = recent.length
     ? `<table><caption class="muted">Agreement with the labels per day (the latest ${plural(recent.length, "day")} with feedback)</caption><thead><tr><th scope="col">Day</th><th scope="col">Labels</th><th scope="col">Org model agreed</th><th scope="col">Global model agreed</th></tr></thead><tbody>${recent
@@ -99,7 +101,7 @@ function modelPanel(figures: { model_version: number; feedback: { spam: number; 
     card("Labelled not spam", String(fb.ham), "fb-ham"),
     card("Relabelled", String(fb.relabelled), "fb-relabelled"),
     card("Model version", figures.model_version === 0 ? "global only" : `v${figures.model_version}`, "model-version"),
-  ].join("")}</div>${summary}${table}</section>`;
+  ].join("")}</div>${summary}${table}${reset}</section>`;
 }
 
 function historyForm(ctx: DashContext, h: { mode: string; days: number }, isDefault: boolean): string {
@@ -129,6 +131,25 @@ export async function checkHistoryAction(ctx: DashContext): Promise<ActionResult
   const h = await invokeAsKey(ctx, ctx.routes.historyPut, { params: [ctx.viewer.orgId], body: { mode: ctx.query.get("mode") ?? "", days } });
   const what = h.mode === "none" ? "nothing" : h.mode === "text" ? "the verdict and the text" : "the verdict and hashed features";
   return { redirect: "/dashboard/checks", flash: { kind: "ok", text: `The org now keeps ${what} of each check${h.mode === "none" ? "" : ` for ${h.days} days`}.` } };
+}
+
+/** GET /dashboard/checks/reset-model/confirm: what resetting the org's model does, and the button that does it. */
+export async function modelResetConfirmPage(ctx: DashContext): Promise<string> {
+  const figures = await invokeAsKey(ctx, ctx.routes.orgFeedback, { params: [ctx.viewer.orgId] });
+  const fb = figures.feedback as { spam: number; ham: number };
+  const body = `<section aria-labelledby="confirm-h"><h2 id="confirm-h">Reset the org's model?</h2>
+<p>The org's own model (v${figures.model_version}, learned from ${plural(fb.spam, "spam label")} and ${plural(fb.ham, "not-spam label")}) is forgotten: from the next check on, the org's checks are scored by the global model alone, as a new org's, until its next feedback. Labels given before no longer count; the kept checks and the history setting stay. This cannot be undone.</p>
+<form method="post" action="/dashboard/checks/reset-model">${csrfField(ctx.viewer)}<input type="hidden" name="confirm" value="yes">
+<button type="submit" class="danger">Reset the model</button> <a href="/dashboard/checks">Cancel</a></form></section>`;
+  return page("Reset the org's model", body, ctx.viewer, "/dashboard/checks");
+}
+
+/** POST /dashboard/checks/reset-model {confirm}: POST /v1/orgs/{own org}/model/reset; without confirm=yes, the confirmation page first. */
+export async function modelResetAction(ctx: DashContext): Promise<ActionResult> {
+  if (ctx.query.get("confirm") !== "yes") return { redirect: "/dashboard/checks/reset-model/confirm" };
+  liveChange(ctx, "the org's model");
+  await invokeAsKey(ctx, ctx.routes.modelReset, { params: [ctx.viewer.orgId] });
+  return { redirect: "/dashboard/checks", flash: { kind: "ok", text: "The org's model is reset: its checks are scored by the global model alone until its next feedback." } };
 }
 
 /** The listing a button was pressed on (only a path of this page), else the page itself. */

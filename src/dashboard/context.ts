@@ -18,6 +18,7 @@ import { checksGet } from "../http/routes/checks.get.js";
 import { checkHistoryPut } from "../http/routes/check-history.js";
 import { feedbackPost } from "../http/routes/feedback.post.js";
 import { orgFeedbackGet } from "../http/routes/org-feedback.get.js";
+import { orgModelResetPost } from "../http/routes/org-model-reset.post.js";
 import { webhookDelete } from "../http/routes/webhooks/webhook.delete.js";
 import { webhookDeliveriesGet } from "../http/routes/webhooks/webhook-deliveries.get.js";
 import { webhookRollPost } from "../http/routes/webhooks/webhook-roll.post.js";
@@ -50,6 +51,7 @@ export function dashboardRoutes(deps: AppDeps) {
     checks: checksGet(deps),
     feedback: feedbackPost(deps),
     orgFeedback: orgFeedbackGet(deps),
+    modelReset: orgModelResetPost(deps),
     historyPut: checkHistoryPut(deps),
     webhooks: webhooksGet(deps, "org"),
     webhookCreate: webhooksPost(deps, "org"),

@@ -16,7 +16,7 @@ import { keyConfirmPage, keyCreateAction, keyDeleteAction, keyDisableAction, key
 import { errorPage, STYLESHEET, type Viewer } from "./layout.js";
 import { loginPage, loginMessage } from "./login.js";
 import { hitPage, observationsPage } from "./observations.js";
-import { backOf, checkFeedbackAction, checkHistoryAction, checksPage } from "./checks.js";
+import { backOf, checkFeedbackAction, checkHistoryAction, checksPage, modelResetAction, modelResetConfirmPage } from "./checks.js";
 import { checkoutAction, overviewPage, portalAction } from "./overview.js";
 import { policyAction, policyPage, policyPreviewPage } from "./policy.js";
 import { trafficCsv, trafficPage } from "./traffic.js";
@@ -395,6 +395,9 @@ export function dashboardTable(): DashboardEntry[] {
     action("/dashboard/billing/portal", portalAction, () => "/dashboard", BILLING),
     action("/dashboard/checks/feedback", checkFeedbackAction, backOf),
     action("/dashboard/checks/history", checkHistoryAction, () => "/dashboard/checks"),
+    // The live model scores live checks: never reset from a test key's session.
+    page("/dashboard/checks/reset-model/confirm", modelResetConfirmPage, { live: true }),
+    action("/dashboard/checks/reset-model", modelResetAction, () => "/dashboard/checks", { live: true }),
     action("/dashboard/policy", policyAction, (f) => `/dashboard/policy?project=${project(f)}`),
     { kind: "form-page", method: "post", path: "/dashboard/policy/preview", need: {}, render: policyPreviewPage },
     action("/dashboard/projects", projectCreateAction, () => "/dashboard/projects"),

@@ -87,6 +87,12 @@ export interface StoreOps {
     req: { orgId: string; label: FeedbackLabel; target: { kind: "request"; requestId: string } | { kind: "content"; key: string; evidence: ContentEvidence }; nowMs: number };
     ack: { outcome: "recorded" | "relabelled" | "repeated"; learning: OrgLearningRecord; model: Uint8Array | null };
   };
+  /**
+   * Resets the org's own model (live, or a test scope's id): its model is deleted and its feedback
+   * figures start again from 0, so its checks are scored by the global model alone, as a fresh
+   * org's. Labels given before it no longer count as given (a label again is learned anew).
+   */
+  "model.reset": { req: { orgId: string; nowMs: number }; ack: { learning: OrgLearningRecord } };
   /** Sets what the org keeps of its checks; history past the new setting is deleted at once (bounded, the rest by the retention pass). */
   "history.set": { req: { orgId: string; setting: CheckHistorySetting; nowMs: number }; ack: { learning: OrgLearningRecord } };
   "key.create": { req: { key: KeyRecord }; ack: { key: KeyRecord } };

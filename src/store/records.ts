@@ -441,6 +441,8 @@ export interface OrgLearningRecord {
   /** The latest days with feedback, oldest first (at most AGREEMENT_DAYS). */
   agreement: AgreementDay[];
   updated_at: string | null;
+  /** When the org model was last reset (POST /v1/orgs/{orgId}/model/reset); labels given before it no longer count. Absent: never. */
+  model_reset_at?: string | null;
 }
 
 /** Days of agreement figures kept per org. */

@@ -106,6 +106,30 @@ describe("npm run admin", () => {
   });
 });
 
+describe("npm run admin: orgs model-reset", () => {
+  it("asks for --yes, then forgets the org's own model: its figures start again from 0", async () => {
+    const org = JSON.parse((await cli("orgs", "create", "--name", "Labels", "--plan", "pro")).out).data;
+    const key = JSON.parse((await cli("keys", "create", org.id, "--type", "secret")).out).data.key as string;
+    for (const [i, label] of ["spam", "ham"].entries()) {
+      const r = await api(server, "POST", "/v1/feedback", { key, body: { label, form_data: { message: `Bamboo flooring at factory prices for hotels, reply for a sample ${["today", "please"][i]}` } } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+    const figures = async () => (await api(server, "GET", `/v1/orgs/${org.id}/feedback`, { key })).body.data;
+    expect(await figures()).toMatchObject({ model_version: 2, feedback: { spam: 1, ham: 1 } });
+    const unconfirmed = await cli("orgs", "model-reset", org.id);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.err).toMatch(/--yes/);
+    expect((await figures()).model_version).toBe(2);
+    const reset = await cli("orgs", "model-reset", org.id, "--yes");
+    expect(reset.code, reset.err).toBe(0);
+    expect(JSON.parse(reset.out).data).toMatchObject({ model_version: 0, feedback: { spam: 0, ham: 0, relabelled: 0, repeated: 0 } });
+    expect(await figures()).toMatchObject({ model_version: 0, feedback: { spam: 0, ham: 0 }, agreement: [] });
+    const unknown = await cli("orgs", "model-reset", "org_doesnotexist", "--yes");
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.out).error.code).toBe("NOT_FOUND");
+  });
+});
+
 describe("npm run admin: listings and negative numbers", () => {
   it("takes a negative --credits, in both spellings", async () => {
     const org = JSON.parse((await cli("orgs", "create", "--name", "Refunds")).out).data;

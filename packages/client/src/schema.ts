@@ -22,7 +22,7 @@ export interface paths {
         options?: never;
         /**
          * Liveness (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         * @description What GET answers, without the body (load balancers' health checks).
          */
         head: operations["headHealthz"];
         patch?: never;
@@ -48,7 +48,7 @@ export interface paths {
         options?: never;
         /**
          * Readiness (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         * @description What GET answers, without the body (load balancers' health checks).
          */
         head: operations["headReadyz"];
         patch?: never;
@@ -66,19 +66,13 @@ export interface paths {
          * @description The record of the address this call came from, as `GET /v1/ip/{ip}` gives it (same `include`, same credits): the connection's peer, or, when the peer is a proxy in FS_TRUSTED_PROXIES, the rightmost X-Forwarded-For address it did not add itself. Called from a backend, that is the backend's own egress address. `ip` states the address.
          *
          *     Credits: 1 or 2 per successful call; a failed call costs nothing.
-         *
-         *     HEAD checks the key and the inputs as GET does, and is neither run nor charged.
          */
         get: operations["getV1IpMe"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * Look up the caller's address (status and headers only)
-         * @description The key, its capability, the limits and the inputs are checked as for GET; the lookup is neither run nor charged, and a 200 has no Content-Length.
-         */
-        head: operations["headV1IpMe"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -100,19 +94,13 @@ export interface paths {
          *     metadata states the dataset build (`source`, `built_at`), what it covers (`coverage`), what the enrichments did (`enrichment`) and where each true flag came from (`provenance`).
          *
          *     Credits: 1 or 2 per successful call; a failed call costs nothing.
-         *
-         *     HEAD checks the key and the inputs as GET does, and is neither run nor charged.
          */
         get: operations["getV1IpIp"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * Look up an IP address (status and headers only)
-         * @description The key, its capability, the limits and the inputs are checked as for GET; the lookup is neither run nor charged, and a 200 has no Content-Length.
-         */
-        head: operations["headV1IpIp"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -154,19 +142,13 @@ export interface paths {
          * @description The usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status; in a cluster, `behind` says how far `used` trails this node's answers while it cannot ship them. Another org's id answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdUsage"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * Usage of an org (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1OrgsOrgIdUsage"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -182,19 +164,13 @@ export interface paths {
          * @description The org of the secret key calling: id, name, plan, subscription status and creation time. `GET /v1/orgs/me` finds it without knowing its id; every route under `/v1/orgs/{orgId}/` takes `me` too. Another org's id answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgId"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * The key's own org (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1OrgsOrgId"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -210,19 +186,13 @@ export interface paths {
          * @description The projects of the secret key's org with their allowed origins, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end). An org has at most FS_MAX_PROJECTS_PER_ORG projects (1000 by default).
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1Projects"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * The key's org's projects (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1Projects"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -336,8 +306,6 @@ export interface paths {
          *     Credits: 0 per successful call.
          *
          *     Called from browsers: CORS preflights are answered, and answers carry Access-Control-Allow-Origin for the calling origin (except ORIGIN_NOT_ALLOWED).
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1Probe"];
         put?: never;
@@ -348,11 +316,7 @@ export interface paths {
          * @description Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.
          */
         options: operations["optionsV1Probe"];
-        /**
-         * Beacon round trip (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1Probe"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -424,19 +388,13 @@ export interface paths {
          * @description The beacon's observations of a project of the key's org, newest first, optionally of one session or kind: a live key's hits for a live key, a test key's (`fs_pub_test_`) for a test key. `next_cursor` continues the listing (null at the end); a filtered page examines at most 5000 observations, so it may hold fewer items than `limit` and still have a cursor. Reads after every hit answered so far is stored.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1ProjectsProjectIdObservations"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * List a project's observations (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1ProjectsProjectIdObservations"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -452,19 +410,13 @@ export interface paths {
          * @description Hits of a project of the key's org in the range [`from`, `to`) per time bucket (UTC hours or days) and decision; the top 20 kinds, reasons, bots, networks (ASN, named by the IP dataset in service) and countries with their share of the hits and how many were blocked; and the org's checks per bucket and decision (checks carry no project). Computed from the stored observations (kept FS_OBSERVATION_RETENTION_DAYS) and check history, newest first, at most FS_TRAFFIC_SCAN_LIMIT of each: past it `partial` is true and the figures cover the newest part of the range. A range longer than 31 days of hours or 400 days of days, or `from` not before `to`, answers 400 VALIDATION_ERROR. Reads after every hit and check answered so far is stored. One traffic report or policy replay runs at a time per org (per front thread): another one meanwhile answers 429 RATE_LIMITED with Retry-After (1 s), before anything is read.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1ProjectsProjectIdTraffic"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * A project's traffic over time (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1ProjectsProjectIdTraffic"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -480,8 +432,6 @@ export interface paths {
          * @description The project's effective bot policy (its stored document merged over the defaults) and the document as stored. A project of another org answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1ProjectsProjectIdBotPolicy"];
         /**
@@ -496,11 +446,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * Get a project's bot policy (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1ProjectsProjectIdBotPolicy"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -616,19 +562,13 @@ export interface paths {
          * @description The checks the org's history keeps (its check history setting), newest first, optionally with one decision, one feedback label (`none`: without feedback) or of one form. `next_cursor` continues the listing (null at the end); a filtered page examines at most 5000 checks, so it may hold fewer items than `limit` and still have a cursor. `text` is there only when the org keeps text. A test key lists its test checks, a live key the live ones. Another org's id answers 404 NOT_FOUND.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdChecks"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * List the org's checks (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1OrgsOrgIdChecks"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -644,8 +584,6 @@ export interface paths {
          * @description The org's check history setting: `none`, `features` (the verdict and the text's hashed features, enough to learn from feedback; no text) or `text` (the verdict and the text), each check kept `days`. Default: features for 30 days. Another org's id answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdCheckHistory"];
         /**
@@ -658,11 +596,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * What the org keeps of its checks (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1OrgsOrgIdCheckHistory"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -678,19 +612,37 @@ export interface paths {
          * @description How many labels the org's own model has learned (spam, ham, relabelled, repeated), its version, the check history setting, and per UTC day with feedback how many of that day's labels the org model and the global model agreed with before learning them (probability ≥ 0.5 for spam, below for ham). Another org's id answers 404 NOT_FOUND.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdFeedback"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}/model/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
         /**
-         * The org's feedback and its model's agreement (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         * Reset the org's own model
+         * @description Forgets everything the org's feedback taught its own model: the model is deleted, `model_version` and the feedback figures start again from 0, and the org's next checks are scored by the global model alone, as a fresh org's. Labels given before the reset no longer count: the same label for the same check or content is learned anew (`outcome: recorded`). The check history setting and the kept checks stay (their labels still show in the listing).
+         *
+         *     Needs a live secret key of the org (a test key answers 403 INSUFFICIENT_SCOPE); another org's id answers 404 NOT_FOUND. A reset of a model already reset changes nothing but `reset_at`; with an `Idempotency-Key`, a retry gets the first answer.
+         *
+         *     Credits: 0 per successful call.
          */
-        head: operations["headV1OrgsOrgIdFeedback"];
+        post: operations["postV1OrgsOrgIdModelReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -804,8 +756,6 @@ export interface paths {
          *     Credits: 0 per successful call.
          *
          *     Called from browsers: CORS preflights are answered, and answers carry Access-Control-Allow-Origin for the calling origin (except ORIGIN_NOT_ALLOWED).
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1Challenge"];
         put?: never;
@@ -816,11 +766,7 @@ export interface paths {
          * @description Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.
          */
         options: operations["optionsV1Challenge"];
-        /**
-         * Issue a proof-of-work challenge (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1Challenge"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -856,8 +802,6 @@ export interface paths {
         /**
          * List orgs
          * @description Every org, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end).
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgs"];
         put?: never;
@@ -868,11 +812,7 @@ export interface paths {
         post: operations["postV1AdminOrgs"];
         delete?: never;
         options?: never;
-        /**
-         * List orgs (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1AdminOrgs"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -886,8 +826,6 @@ export interface paths {
         /**
          * List an org's projects
          * @description The org's projects with their allowed origins, in id order, `limit` per page; `next_cursor` continues (null at the end). At most FS_MAX_PROJECTS_PER_ORG projects (1000 by default).
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdProjects"];
         put?: never;
@@ -898,11 +836,7 @@ export interface paths {
         post: operations["postV1AdminOrgsOrgIdProjects"];
         delete?: never;
         options?: never;
-        /**
-         * List an org's projects (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1AdminOrgsOrgIdProjects"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -916,8 +850,6 @@ export interface paths {
         /**
          * List an org's API keys
          * @description The org's keys (secret and publishable, disabled and expired ones included, deleted ones not) without their secrets, in id order, `limit` per page; `next_cursor` continues (null at the end). At most FS_MAX_KEYS_PER_ORG keys that are not deleted (1000 by default).
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdKeys"];
         put?: never;
@@ -928,11 +860,7 @@ export interface paths {
         post: operations["postV1AdminOrgsOrgIdKeys"];
         delete?: never;
         options?: never;
-        /**
-         * List an org's API keys (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1AdminOrgsOrgIdKeys"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1070,19 +998,13 @@ export interface paths {
         /**
          * Usage of any org
          * @description What GET /v1/orgs/{orgId}/usage answers the org's own key, for any org, with the admin token.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdUsage"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * Usage of any org (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1AdminOrgsOrgIdUsage"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1106,6 +1028,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/orgs/{orgId}/model/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset an org's own model
+         * @description As `POST /v1/orgs/{orgId}/model/reset`, for any org, with the admin token: the org's live model is forgotten and its checks are scored as a fresh org's. An unknown org answers 404 NOT_FOUND.
+         */
+        post: operations["postV1AdminOrgsOrgIdModelReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/datasets": {
         parameters: {
             query?: never;
@@ -1116,19 +1058,13 @@ export interface paths {
         /**
          * IP dataset builds
          * @description The IP dataset build in service with its sources (status, rows, checksums, dates, licences), and every build on disk, newest first.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminDatasets"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * IP dataset builds (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1AdminDatasets"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1184,8 +1120,6 @@ export interface paths {
          * @description Every endpoint of the org (at most FS_WEBHOOK_ENDPOINTS_MAX), with how many events wait for each. Secrets are never listed.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdWebhooks"];
         put?: never;
@@ -1198,11 +1132,7 @@ export interface paths {
         post: operations["postV1OrgsOrgIdWebhooks"];
         delete?: never;
         options?: never;
-        /**
-         * List the org's webhook endpoints (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1OrgsOrgIdWebhooks"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1218,8 +1148,6 @@ export interface paths {
          * @description One endpoint of the org, without its secret. Another org's endpoint answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdWebhooksWebhookId"];
         put?: never;
@@ -1232,11 +1160,7 @@ export interface paths {
          */
         delete: operations["deleteV1OrgsOrgIdWebhooksWebhookId"];
         options?: never;
-        /**
-         * Get a webhook endpoint (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1OrgsOrgIdWebhooksWebhookId"];
+        head?: never;
         /**
          * Change a webhook endpoint
          * @description Changes the URL (checked as at registration: https, a public address), the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
@@ -1280,19 +1204,13 @@ export interface paths {
          * @description The endpoint's last FS_WEBHOOK_LOG_MAX attempts (100 by default), newest first: each with the message's `webhook-id`, the receiver's status code or the error, and what came of it.
          *
          *     Credits: 0 per successful call.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdWebhooksWebhookIdDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * An endpoint's delivery log (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1OrgsOrgIdWebhooksWebhookIdDeliveries"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1306,8 +1224,6 @@ export interface paths {
         /**
          * List the org's webhook endpoints
          * @description Every endpoint of the org (at most FS_WEBHOOK_ENDPOINTS_MAX), with how many events wait for each. Secrets are never listed.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdWebhooks"];
         put?: never;
@@ -1318,11 +1234,7 @@ export interface paths {
         post: operations["postV1AdminOrgsOrgIdWebhooks"];
         delete?: never;
         options?: never;
-        /**
-         * List the org's webhook endpoints (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1AdminOrgsOrgIdWebhooks"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1336,8 +1248,6 @@ export interface paths {
         /**
          * Get a webhook endpoint
          * @description One endpoint of the org, without its secret. Another org's endpoint answers 404 NOT_FOUND, as a missing one does.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdWebhooksWebhookId"];
         put?: never;
@@ -1348,11 +1258,7 @@ export interface paths {
          */
         delete: operations["deleteV1AdminOrgsOrgIdWebhooksWebhookId"];
         options?: never;
-        /**
-         * Get a webhook endpoint (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1AdminOrgsOrgIdWebhooksWebhookId"];
+        head?: never;
         /**
          * Change a webhook endpoint
          * @description Changes the URL (checked as at registration: https, a public address), the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
@@ -1390,19 +1296,13 @@ export interface paths {
         /**
          * An endpoint's delivery log
          * @description The endpoint's last FS_WEBHOOK_LOG_MAX attempts (100 by default), newest first: each with the message's `webhook-id`, the receiver's status code or the error, and what came of it.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdWebhooksWebhookIdDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * An endpoint's delivery log (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headV1AdminOrgsOrgIdWebhooksWebhookIdDeliveries"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1416,19 +1316,13 @@ export interface paths {
         /**
          * Prometheus metrics
          * @description The service's metrics in the Prometheus text exposition format, for the admin token or the scrape-only token FS_METRICS_TOKEN (configure the scrape job with `authorization: { credentials: <FS_METRICS_TOKEN> }`), which opens nothing else: request latency histograms per route, method and status; the scoring pool's queue depth, utilisation and task times; the writer thread's commit sizes and times and intents in flight; each journal's backlog; the IP dataset's age per source family; and the Node.js process metrics. The answer is the text itself, not the envelope; errors are in the envelope.
-         *
-         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * Prometheus metrics (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
-         */
-        head: operations["headMetrics"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1452,7 +1346,7 @@ export interface paths {
         options?: never;
         /**
          * This OpenAPI document (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         * @description What GET answers, without the body (load balancers' health checks).
          */
         head: operations["headOpenapiJson"];
         patch?: never;
@@ -4301,86 +4195,6 @@ export interface operations {
             };
         };
     };
-    headV1IpMe: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Comma-separated enrichments: region, company, rdns, or all. region and company are free; rdns costs 1 more credit when it queries DNS.
-                 * @example company
-                 */
-                include?: string;
-            };
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 429, without the body. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getV1IpIp: {
         parameters: {
             query?: {
@@ -4638,92 +4452,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1IpIp: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Comma-separated enrichments: region, company, rdns, or all. region and company are free; rdns costs 1 more credit when it queries DNS.
-                 * @example company
-                 */
-                include?: string;
-            };
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description An IPv4 or IPv6 address; IPv6 colons may be percent-encoded.
-                 * @example 8.8.8.8
-                 */
-                ip: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 429, without the body. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -5169,84 +4897,6 @@ export interface operations {
             };
         };
     };
-    headV1OrgsOrgIdUsage: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getV1OrgsOrgId: {
         parameters: {
             query?: never;
@@ -5333,84 +4983,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1OrgsOrgId: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example me
-                 */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -5507,76 +5079,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1Projects: {
-        parameters: {
-            query?: {
-                /** @description Records per page. */
-                limit?: number;
-                /** @description `next_cursor` of the previous page. */
-                cursor?: string;
-            };
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -6111,57 +5613,6 @@ export interface operations {
             431: components["responses"]["431.uWebSockets"];
         };
     };
-    headV1Probe: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     postV1Collect: {
         parameters: {
             query?: never;
@@ -6612,99 +6063,6 @@ export interface operations {
             };
         };
     };
-    headV1ProjectsProjectIdObservations: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Observations per page.
-                 * @example 20
-                 */
-                limit?: number;
-                /** @description `next_cursor` of the previous page. */
-                cursor?: string;
-                /** @description Only this beacon session's observations. */
-                session_id?: string;
-                /**
-                 * @description Only observations of this kind.
-                 * @example form.submit
-                 */
-                kind?: "page.view" | "form.submit";
-            };
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The project's id (prj_...).
-                 * @example prj_8Hq2LmT7aZ3kXw9B
-                 */
-                projectId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getV1ProjectsProjectIdTraffic: {
         parameters: {
             query?: {
@@ -6992,107 +6350,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1ProjectsProjectIdTraffic: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Start of the range (inclusive); default 24 hours before `to`.
-                 * @example 2026-11-20
-                 */
-                from?: string;
-                /**
-                 * @description End of the range (exclusive); default now.
-                 * @example 2026-11-21
-                 */
-                to?: string;
-                /**
-                 * @description Width of the series' buckets (UTC); default `hour` for ranges up to 48 hours, else `day`.
-                 * @example day
-                 */
-                bucket?: "hour" | "day";
-            };
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The project's id (prj_...).
-                 * @example prj_8Hq2LmT7aZ3kXw9B
-                 */
-                projectId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 429, without the body. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -7453,7 +6710,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
@@ -7469,84 +6726,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1ProjectsProjectIdBotPolicy: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The project's id (prj_...).
-                 * @example prj_8Hq2LmT7aZ3kXw9B
-                 */
-                projectId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -8860,101 +8039,6 @@ export interface operations {
             };
         };
     };
-    headV1OrgsOrgIdChecks: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Checks per page.
-                 * @example 20
-                 */
-                limit?: number;
-                /** @description `next_cursor` of the previous page. */
-                cursor?: string;
-                /**
-                 * @description Only checks with this decision.
-                 * @example review
-                 */
-                decision?: "allow" | "review" | "block";
-                /** @description Only checks with this feedback (`none`: without feedback). */
-                label?: "spam" | "ham" | "none";
-                /** @description Only checks of this form. */
-                form_id?: string;
-            };
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getV1OrgsOrgIdCheckHistory: {
         parameters: {
             query?: never;
@@ -9133,7 +8217,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
@@ -9149,84 +8233,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1OrgsOrgIdCheckHistory: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -9360,12 +8366,14 @@ export interface operations {
             };
         };
     };
-    headV1OrgsOrgIdFeedback: {
+    postV1OrgsOrgIdModelReset: {
         parameters: {
             query?: never;
             header?: {
                 /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -9382,59 +8390,85 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "model_version": 0,
+                     *         "feedback": {
+                     *           "spam": 0,
+                     *           "ham": 0,
+                     *           "relabelled": 0,
+                     *           "repeated": 0
+                     *         },
+                     *         "reset_at": "2026-11-20T22:20:00.000Z"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41,
+                     *         "credits": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /**
+                             * @description 0: the org's checks are scored by the global model alone until its next feedback.
+                             * @constant
+                             */
+                            model_version: 0;
+                            feedback: {
+                                /** @description Examples the org model counts as spam. */
+                                spam: number;
+                                /** @description Examples the org model counts as ham. */
+                                ham: number;
+                                /** @description Feedback that changed an earlier label. */
+                                relabelled: number;
+                                /** @description Feedback that repeated an earlier label (counted once). */
+                                repeated: number;
+                            };
+                            /** @description When the model was reset (ISO 8601); labels given before it no longer count. */
+                            reset_at: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                            /**
+                             * @description Credits this call cost; 0 with a test-mode key.
+                             * @constant
+                             */
+                            credits: 0;
+                        };
+                    };
                 };
-                content?: never;
             };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
+            404: components["responses"]["404.NOT_FOUND"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
             431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
             default: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
             };
         };
     };
@@ -10248,64 +9282,6 @@ export interface operations {
             431: components["responses"]["431.uWebSockets"];
         };
     };
-    headV1Challenge: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 429, without the body. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     postV1ChallengeVerify: {
         parameters: {
             query?: never;
@@ -10600,72 +9576,6 @@ export interface operations {
             };
         };
     };
-    headV1AdminOrgs: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Records per page.
-                 * @example 1
-                 */
-                limit?: number;
-                /** @description `next_cursor` of the previous page. */
-                cursor?: string;
-            };
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getV1AdminOrgsOrgIdProjects: {
         parameters: {
             query?: {
@@ -10853,82 +9763,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1AdminOrgsOrgIdProjects: {
-        parameters: {
-            query?: {
-                /** @description Records per page. */
-                limit?: number;
-                /** @description `next_cursor` of the previous page. */
-                cursor?: string;
-            };
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -11195,82 +10029,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1AdminOrgsOrgIdKeys: {
-        parameters: {
-            query?: {
-                /** @description Records per page. */
-                limit?: number;
-                /** @description `next_cursor` of the previous page. */
-                cursor?: string;
-            };
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -12171,77 +10929,6 @@ export interface operations {
             };
         };
     };
-    headV1AdminOrgsOrgIdUsage: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     postV1AdminOrgsOrgIdUsageAdjust: {
         parameters: {
             query?: never;
@@ -12330,6 +11017,105 @@ export interface operations {
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
             503: components["responses"]["503.OVERLOADED.NOT_READY"];
+            /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postV1AdminOrgsOrgIdModelReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Your key for this request (1-255 printable ASCII characters, e.g. a UUID). The first successful answer is stored; a retry with the same key and the same method, path, query and body within 24 hours gets that answer again (header Idempotent-Replayed: true), with nothing run or charged again. The same key with another request answers 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Errors are not stored: a retry runs again. Non-ASCII bytes at either end of the value are dropped by the HTTP layer before the key is read (docs/api.md, "Idempotent requests"): use ASCII. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1",
+                     *       "data": {
+                     *         "model_version": 0,
+                     *         "feedback": {
+                     *           "spam": 0,
+                     *           "ham": 0,
+                     *           "relabelled": 0,
+                     *           "repeated": 0
+                     *         },
+                     *         "reset_at": "2026-11-20T22:20:00.000Z"
+                     *       },
+                     *       "error": null,
+                     *       "metadata": {
+                     *         "request_id": "req_4fQ9x2LmT7aZ_1c",
+                     *         "processing_time_ms": 0.41
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        version: "1";
+                        data: {
+                            /**
+                             * @description 0: the org's checks are scored by the global model alone until its next feedback.
+                             * @constant
+                             */
+                            model_version: 0;
+                            feedback: {
+                                /** @description Examples the org model counts as spam. */
+                                spam: number;
+                                /** @description Examples the org model counts as ham. */
+                                ham: number;
+                                /** @description Feedback that changed an earlier label. */
+                                relabelled: number;
+                                /** @description Feedback that repeated an earlier label (counted once). */
+                                repeated: number;
+                            };
+                            /** @description When the model was reset (ISO 8601); labels given before it no longer count. */
+                            reset_at: string;
+                        };
+                        error: null;
+                        metadata: {
+                            /** @description The request id (also the X-Request-Id header). */
+                            request_id: string;
+                            /** @description Time from arrival to answer, in milliseconds. */
+                            processing_time_ms: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["400.VALIDATION_ERROR"];
+            401: components["responses"]["401.MISSING_KEY.INVALID_KEY"];
+            404: components["responses"]["404.NOT_FOUND"];
+            409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["422.IDEMPOTENCY_KEY_REUSED"];
+            431: components["responses"]["431.uWebSockets"];
+            500: components["responses"]["500.INTERNAL_ERROR"];
+            503: components["responses"]["503.NOT_READY"];
             /** @description Any other error, in the error envelope; the statuses above list this operation's own. */
             default: {
                 headers: {
@@ -12453,50 +11239,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1AdminDatasets: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -12724,7 +11466,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -12803,7 +11545,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -12850,7 +11592,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12878,7 +11620,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.LIMIT_EXCEEDED"];
@@ -12896,84 +11638,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1OrgsOrgIdWebhooks: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -13038,7 +11702,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -13150,7 +11814,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
@@ -13163,89 +11827,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1OrgsOrgIdWebhooksWebhookId: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-                /**
-                 * @description The webhook endpoint's id (we_...).
-                 * @example we_4fH8kQ2mZx7LpV3a
-                 */
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -13284,7 +11865,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                     enabled?: boolean;
                 };
             };
@@ -13328,7 +11909,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -13354,7 +11935,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
@@ -13450,7 +12031,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -13478,7 +12059,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
@@ -13570,7 +12151,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -13614,89 +12195,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1OrgsOrgIdWebhooksWebhookIdDeliveries: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-                /**
-                 * @description The webhook endpoint's id (we_...).
-                 * @example we_4fH8kQ2mZx7LpV3a
-                 */
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 403, without the body. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -13760,7 +12258,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -13833,7 +12331,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -13879,7 +12377,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -13919,77 +12417,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1AdminOrgsOrgIdWebhooks: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -14053,7 +12480,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -14168,82 +12595,6 @@ export interface operations {
             };
         };
     };
-    headV1AdminOrgsOrgIdWebhooksWebhookId: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-                /**
-                 * @description The webhook endpoint's id (we_...).
-                 * @example we_4fH8kQ2mZx7LpV3a
-                 */
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     patchV1AdminOrgsOrgIdWebhooksWebhookId: {
         parameters: {
             query?: never;
@@ -14279,7 +12630,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                     enabled?: boolean;
                 };
             };
@@ -14322,7 +12673,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -14437,7 +12788,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -14550,7 +12901,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -14588,82 +12939,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headV1AdminOrgsOrgIdWebhooksWebhookIdDeliveries: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
-                 * @example org_3kT9xQ2mLbVfZ8aW
-                 */
-                orgId: string;
-                /**
-                 * @description The webhook endpoint's id (we_...).
-                 * @example we_4fH8kQ2mZx7LpV3a
-                 */
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 400, without the body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 404, without the body. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 503, without the body. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -14705,50 +12980,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
-            };
-        };
-    };
-    headMetrics: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description As GET answers 401, without the body. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            431: components["responses"]["431.uWebSockets"];
-            /** @description As GET answers 500, without the body. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other error: its status and headers, no body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };

@@ -54,7 +54,8 @@ export class OrgLearningCache {
   take(record: OrgLearningRecord, model: Uint8Array | null): void {
     const prev = this.orgs.get(record.id);
     if (model) this.orgs.set(record.id, { record, history: record.history ?? DEFAULT_CHECK_HISTORY, scorer: this.compile(record.id, model) });
-    else if (prev && prev.scorer?.version === record.model_version) this.orgs.set(record.id, { ...prev, record, history: record.history ?? DEFAULT_CHECK_HISTORY });
+    // Versions start again from 0 at a reset: the same version after one is another model.
+    else if (prev && prev.scorer?.version === record.model_version && (prev.record?.model_reset_at ?? null) === (record.model_reset_at ?? null)) this.orgs.set(record.id, { ...prev, record, history: record.history ?? DEFAULT_CHECK_HISTORY });
     else if (record.model_version === 0) this.orgs.set(record.id, this.read(record.id, record, undefined));
     else if (this.reads.local) this.orgs.set(record.id, this.read(record.id, record, this.reads.local.orgModels.get(record.id)));
     else this.orgs.delete(record.id); // its model is read (over the pool) at the org's next check

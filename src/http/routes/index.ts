@@ -31,6 +31,7 @@ import { checkHistoryGet, checkHistoryPut } from "./check-history.js";
 import { checksGet } from "./checks.get.js";
 import { feedbackPost } from "./feedback.post.js";
 import { orgFeedbackGet } from "./org-feedback.get.js";
+import { adminOrgModelResetPost, orgModelResetPost } from "./org-model-reset.post.js";
 import { contentPost } from "./content.post.js";
 import { adminUsageAdjustPost } from "./admin/usage-adjust.post.js";
 import { announcedRoutes } from "./announced.js";
@@ -84,6 +85,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     checkHistoryGet(deps),
     checkHistoryPut(deps),
     orgFeedbackGet(deps),
+    orgModelResetPost(deps),
     sessionsResolvePost(deps),
     authCheckPost(deps),
     meterPost(deps),
@@ -106,6 +108,7 @@ export function allRoutes(deps: AppDeps): Route<any>[] {
     adminKeyPatch(deps),
     adminUsageGet(deps),
     adminUsageAdjustPost(deps),
+    adminOrgModelResetPost(deps),
     adminDatasetsGet(deps),
     adminDatasetsReloadPost(deps),
     adminDatasetsActivatePost(deps),

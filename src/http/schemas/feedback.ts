@@ -108,3 +108,10 @@ export const orgFeedbackResponse = z.object({
     .describe("Per UTC day with feedback (the latest 90), oldest first."),
   updated_at: z.string().nullable(),
 });
+
+/** POST /v1/orgs/{orgId}/model/reset's answer: the org model as a fresh org's. */
+export const orgModelResetResponse = z.object({
+  model_version: z.literal(0).describe("0: the org's checks are scored by the global model alone until its next feedback."),
+  feedback: feedbackCounts,
+  reset_at: z.string().describe("When the model was reset (ISO 8601); labels given before it no longer count."),
+});

@@ -23,6 +23,13 @@
  *   prequentially: its nb(x) and d(x) are the ones computed before it was learned, so the fit
  *   sees the model as it does on texts it has not learned.
  *
+ * One-sided labels (docs/api.md, "The org's own model"): until the org has labelled at least
+ * ORG_MODEL_MIN_PER_CLASS examples of each class, (a, b, c) stay at the prior's centre (labels of
+ * one class only have no finite maximum-likelihood intercept: the fit would say how strong the
+ * prior is, not what the org's traffic is), and the compiled scorer keeps a text on the global
+ * model's side of the review threshold (scorer.ts): nb(x) and d(x) have no other class to compare
+ * a word with, so words merely common to all the org's texts look like evidence of the one class.
+ *
  * Counts are exact: a relabelled example moves its counts from one class to the other (its
  * weights take one more step, toward the new label). Size is bounded (ORG_MODEL_LIMITS): past
  * the feature cap the rarest features are dropped, with their weights.
@@ -35,6 +42,23 @@ export const ORG_MODEL_LIMITS = Object.freeze({
   /** Latest examples the calibration is fitted on. */
   recent: 1_000,
 });
+
+/**
+ * Labels of each class (spam and ham) an org model needs before its calibration is fitted and it
+ * may move a text across the review threshold (see oneSided). 3: the fewest with which the
+ * intercept is held by the labels of both classes rather than by the prior alone.
+ */
+export const ORG_MODEL_MIN_PER_CLASS = 3;
+
+/** Whether the model has fewer than ORG_MODEL_MIN_PER_CLASS labels of either class (its one-sided rule applies). */
+export function oneSided(model: Pick<OrgModel, "spam" | "ham">): boolean {
+  return model.spam < ORG_MODEL_MIN_PER_CLASS || model.ham < ORG_MODEL_MIN_PER_CLASS;
+}
+
+/** The calibration of a model without labels of both classes: the prior's centre (the global model's a and c). */
+export function priorCalibration(settings: OrgModelSettings = ORG_MODEL_SETTINGS): { a: number; b: number; c: number } {
+  return { a: 1, b: settings.priorB, c: 0 };
+}
 
 /** Settings of the learner (chosen on the few-shot table, docs/content-model.md). */
 export interface OrgModelSettings {
@@ -105,7 +129,7 @@ export interface LearnOutcome {
 }
 
 export function emptyOrgModel(settings: OrgModelSettings = ORG_MODEL_SETTINGS): OrgModel {
-  return { version: 0, spam: 0, ham: 0, counts: new Map(), calibration: { a: 1, b: settings.priorB, c: 0 }, recent: [] };
+  return { version: 0, spam: 0, ham: 0, counts: new Map(), calibration: priorCalibration(settings), recent: [] };
 }
 
 /** nb(x) for features `f` under the model's counts (0 when the org has labelled nothing of it). */
@@ -128,9 +152,9 @@ export function deltaScore(model: OrgModel, f: ArrayLike<number>, settings: OrgM
   return sum / Math.sqrt(Math.max(f.length, settings.nbFloor));
 }
 
-/** The org model's log-odds of spam for an example with global log-odds `g`, nb score `nb` and weights' score `d`. */
-export function orgLogit(model: OrgModel, g: number, nb: number, d = 0): number {
-  const { a, b, c } = model.calibration;
+/** The org model's log-odds of spam for an example with global log-odds `g`, nb score `nb` and weights' score `d` (the prior's calibration while one-sided). */
+export function orgLogit(model: OrgModel, g: number, nb: number, d = 0, settings: OrgModelSettings = ORG_MODEL_SETTINGS): number {
+  const { a, b, c } = oneSided(model) ? priorCalibration(settings) : model.calibration;
   return a * g + b * nb + c + d;
 }
 
@@ -144,7 +168,7 @@ const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 export function learnFeedback(model: OrgModel, ex: FeedbackExample, spam: boolean, previous: boolean | null, settings: OrgModelSettings = ORG_MODEL_SETTINGS): LearnOutcome {
   const nb = nbScore(model, ex.features, settings);
   const d = deltaScore(model, ex.features, settings);
-  const orgProbability = sigmoid(orgLogit(model, ex.g, nb, d));
+  const orgProbability = sigmoid(orgLogit(model, ex.g, nb, d, settings));
   const globalProbability = sigmoid(ex.g);
   model.version++;
   const key = keyHash(ex.key);
@@ -162,7 +186,8 @@ export function learnFeedback(model: OrgModel, ex: FeedbackExample, spam: boolea
   stepWeights(model, ex.features, orgProbability - (spam ? 1 : 0), settings);
   if (model.recent.length > ORG_MODEL_LIMITS.recent) model.recent.splice(0, model.recent.length - ORG_MODEL_LIMITS.recent);
   if (model.counts.size > ORG_MODEL_LIMITS.features) dropRarest(model);
-  model.calibration = fitCalibration(model.recent, settings, model.calibration);
+  // Fitted only on labels of both classes (ORG_MODEL_MIN_PER_CLASS); until then the prior's centre.
+  model.calibration = oneSided(model) ? priorCalibration(settings) : fitCalibration(model.recent, settings, model.calibration);
   return { model, orgProbability, globalProbability };
 }
 

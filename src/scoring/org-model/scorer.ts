@@ -4,7 +4,8 @@
  * one hash lookup per distinct word of its text, as with naive Bayes alone, and allocates nothing.
  */
 import { MAX_TEXT_FEATURES, decodeFeaturesInto, type ContentEvidence } from "../content/evidence.js";
-import { ORG_MODEL_SETTINGS, type OrgModel, type OrgModelSettings } from "./model.js";
+import { DECISION_THRESHOLDS } from "../check.js";
+import { ORG_MODEL_SETTINGS, oneSided, priorCalibration, type OrgModel, type OrgModelSettings } from "./model.js";
 
 export interface OrgScorer {
   /** The model's version (feedback applied), as answers name it (`+org:<version>`). */
@@ -16,10 +17,24 @@ export interface OrgScorer {
 /** The features of the text being scored (checks on one thread are scored one at a time). */
 const features = new Int32Array(MAX_TEXT_FEATURES);
 
-/** Compiles `model`; same scores as orgLogit(model, g, nbScore, deltaScore) (model.ts), up to rounding. */
+/**
+ * The highest probability a one-sided model gives a text the global model scores below the review
+ * threshold (and the review threshold the lowest it gives one scored at or above it): one-sided
+ * labels move a text within its side of the threshold, never across it (model.ts oneSided).
+ */
+export const ONE_SIDED_CEILING = DECISION_THRESHOLDS.review - 0.001;
+
+/**
+ * Compiles `model`; same scores as orgLogit(model, g, nbScore, deltaScore) (model.ts), up to
+ * rounding, but for a one-sided model (fewer than ORG_MODEL_MIN_PER_CLASS labels of a class),
+ * whose probability stays on the global model's side of the review threshold.
+ */
 export function compileOrgModel(model: OrgModel, settings: OrgModelSettings = ORG_MODEL_SETTINGS): OrgScorer {
   const { alpha } = settings;
-  const { a, b, c } = model.calibration;
+  // A model stored before the one-sided rule may carry a calibration fitted on one class: not used.
+  const sided = oneSided(model);
+  const { a, b, c } = sided ? priorCalibration(settings) : model.calibration;
+  const review = DECISION_THRESHOLDS.review;
   const spamDen = Math.log(model.spam + 2 * alpha);
   const hamDen = Math.log(model.ham + 2 * alpha);
   const table = new FeatureTable(model.counts.size);
@@ -31,7 +46,9 @@ export function compileOrgModel(model: OrgModel, settings: OrgModelSettings = OR
       if (n < 0) return 1 / (1 + Math.exp(-evidence.logit));
       let sum = 0;
       for (let i = 0; i < n; i++) sum += table.get(features[i]!);
-      return 1 / (1 + Math.exp(-(a * evidence.logit + c + sum / Math.sqrt(Math.max(n, settings.nbFloor)))));
+      const p = 1 / (1 + Math.exp(-(a * evidence.logit + c + sum / Math.sqrt(Math.max(n, settings.nbFloor)))));
+      if (!sided) return p;
+      return 1 / (1 + Math.exp(-evidence.logit)) < review ? Math.min(p, ONE_SIDED_CEILING) : Math.max(p, review);
     },
   };
 }

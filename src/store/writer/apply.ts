@@ -268,6 +268,7 @@ export class IntentApplier {
     },
     init: (i) => this.init(i),
     "feedback.apply": (i) => this.feedback.feedback(i),
+    "model.reset": (i) => (this.org(splitScopedId(i.orgId).id) ? this.feedback.resetModel(i) : notFound("org", i.orgId)),
     "history.set": (i) => (this.org(i.orgId) ? this.feedback.setHistory(i) : notFound("org", i.orgId)),
     "webhook.create": (i) => (this.org(i.endpoint.org_id) ? this.webhooks.create(i.endpoint) : notFound("org", i.endpoint.org_id)),
     "webhook.list": (i) => (this.org(i.orgId) ? { ok: true, endpoints: this.webhooks.list(i.orgId) } : notFound("org", i.orgId)),

@@ -58,7 +58,10 @@ export class FeedbackApplier {
     const features = decodeFeatures(evidence.features);
     if (!features) return { ok: false, error: "CONFLICT", message: "The check's stored features could not be read; nothing was learned." };
     const learning = this.dbs.orgLearning.get(orgId) ?? emptyLearning(orgId);
-    const previous = this.dbs.feedback.get([orgId, key]);
+    // A label given before the model was last reset is forgotten with it: this one is learned anew.
+    const resetMs = learning.model_reset_at ? Date.parse(learning.model_reset_at) : -Infinity;
+    const stored0 = this.dbs.feedback.get([orgId, key]);
+    const previous = stored0 && stored0.ts >= resetMs ? stored0 : undefined;
     if (previous && previous.label === i.label) {
       const next = { ...learning, feedback: { ...learning.feedback, repeated: learning.feedback.repeated + 1 } };
       this.dbs.orgLearning.putSync(orgId, next);
@@ -83,6 +86,21 @@ export class FeedbackApplier {
     };
     this.dbs.orgLearning.putSync(orgId, next);
     return { ok: true, outcome: previous ? "relabelled" : "recorded", learning: next, model: bytes };
+  }
+
+  /**
+   * Resets the org's model (model.reset): the model record goes, and the figures start again from
+   * 0; the history setting stays, and the checks keep their labels in the listing. The feedback
+   * records stay until their retention: feedback() treats those older than the reset as never
+   * given, so the reset is one commit however many labels the org gave.
+   */
+  resetModel(i: IntentOf<"model.reset">): AckOf<"model.reset"> {
+    const prev = this.dbs.orgLearning.get(i.orgId) ?? emptyLearning(i.orgId);
+    const at = new Date(i.nowMs).toISOString();
+    this.dbs.orgModels.removeSync(i.orgId);
+    const learning: OrgLearningRecord = { ...emptyLearning(i.orgId), history: prev.history, updated_at: at, model_reset_at: at };
+    this.dbs.orgLearning.putSync(i.orgId, learning);
+    return { ok: true, learning };
   }
 
   /** Sets the org's history setting and deletes what it no longer keeps (up to `limit` now; the retention pass does the rest). */

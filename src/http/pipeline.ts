@@ -332,7 +332,7 @@ function answer(c: Call, result: RouteResult): void {
       const hold = state.hold ?? null;
       state.hold = null; // charge() ends it, also when it throws (but for a wait: see below)
       const body = renderData(state, result.data, metadata, metadataJson);
-      const stored = idem ? storedAnswer(idem, status, body, headers, nowMs) : undefined;
+      const stored = idem ? storedAnswer(idem, status, replayBody(state, result, body), headers, nowMs) : undefined;
       const orgId = principal.orgId;
       try {
         deps.quota.charge(
@@ -385,7 +385,7 @@ function answer(c: Call, result: RouteResult): void {
   if (idem) {
     // Answered once the answer is durable, so a retry after a crash finds it.
     const body = renderData(state, result.data, metadata, metadataJson);
-    deps.idempotency!.store(storedAnswer(idem, status, body, headers, nowMs), (err) => {
+    deps.idempotency!.store(storedAnswer(idem, status, replayBody(state, result, body), headers, nowMs), (err) => {
       if (err) writeError(res, state, new ApiError("NOT_READY", "The answer could not be recorded for its Idempotency-Key (stopping or storage failure); retry with the same key."), undefined, state.cors);
       else writeRendered(res, state, status, body, headers);
     });
@@ -406,6 +406,16 @@ function answerRecorder(state: ResponseState, idem: NonNullable<ResponseState["i
     state.recorded = { answer, status, body };
     return answer;
   };
+}
+
+/**
+ * The body stored for a replay: the answer sent (`body`), or its RouteResult.replay form rendered
+ * with the metadata the answer sent states (request_id, processing_time_ms and credits alike).
+ */
+function replayBody(state: ResponseState, result: RouteResult, body: string): string {
+  if (result.replay === undefined) return body;
+  const sent = (JSON.parse(body) as { metadata: Record<string, unknown> }).metadata;
+  return renderData(state, result.replay, sent);
 }
 
 function storedAnswer(idem: NonNullable<ResponseState["idem"]>, status: number, body: string, headers: Record<string, string> | undefined, nowMs: number) {

@@ -57,6 +57,12 @@ export interface RouteResult {
    * (`seq` null) or journaled as charge-journal record `seq`. The router sends that answer.
    */
   recorded?: { seq: number | null };
+  /**
+   * What a replay of this answer (same Idempotency-Key) shows as `data` instead of `data`: the
+   * answer stored for the key is rendered from it, with the same status and metadata, so that a
+   * secret shown in this answer (a webhook's signing secret) is stored nowhere with it.
+   */
+  replay?: unknown;
   /** A check's record for its org's history (its test scope's for a test key), journaled with the debit (of 0 credits for a test key). */
   history?: CheckHistoryRecord;
 }

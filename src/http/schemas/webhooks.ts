@@ -70,7 +70,13 @@ export const webhookResponse = z.object({
 
 /** The answer of create and roll: the endpoint with its secret, shown this once. */
 export const webhookWithSecretResponse = webhookResponse.extend({
-  secret: z.string().describe("The signing secret (whsec_…, Standard Webhooks): shown in this answer only."),
+  secret: z
+    .string()
+    .nullable()
+    .describe("The signing secret (whsec_…, Standard Webhooks): only in the first answer; null in a replay (Idempotency-Key): it was shown once."),
+  secret_already_shown: z
+    .boolean()
+    .describe("true in a replay of this call: the secret was shown in the first answer and is not shown again; roll it if it was lost."),
 });
 
 export const webhookListResponse = z.object({ items: z.array(webhookResponse) });

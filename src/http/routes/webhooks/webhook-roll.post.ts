@@ -18,7 +18,7 @@ export function webhookRollPost(deps: Deps, access: WebhookAccess) {
     docs: {
       summary: "Roll a webhook endpoint's secret",
       description:
-        "Makes a new secret (in this answer only). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.",
+        "Makes a new secret (in this answer only: a replay of this call with the same `Idempotency-Key` answers `secret: null` and `secret_already_shown: true`; roll again if it was lost). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.",
       tag: "webhooks",
       status: 201,
       response: webhookWithSecretResponse,
@@ -27,14 +27,21 @@ export function webhookRollPost(deps: Deps, access: WebhookAccess) {
       example: {
         params: { orgId: WEBHOOK_EXAMPLE.org_id, webhookId: WEBHOOK_EXAMPLE.id },
         body: { grace_seconds: 3600 },
-        response: { ...WEBHOOK_EXAMPLE, previous_secret_expires_at: "2026-11-20T23:15:00.000Z", secret: WEBHOOK_SECRET_EXAMPLE },
+        response: { ...WEBHOOK_EXAMPLE, previous_secret_expires_at: "2026-11-20T23:15:00.000Z", secret: WEBHOOK_SECRET_EXAMPLE, secret_already_shown: false },
       },
     },
     async handle({ principal, params, body, nowMs }) {
       const orgId = webhookOrg(access, principal, params.orgId);
       const oldExpiresAt = nowMs + (body.grace_seconds ?? WEBHOOK_ROLL_GRACE_DEFAULT_SECONDS) * 1000;
       const ack = ackOrThrow(await deps.store.send({ op: "webhook.roll", orgId, id: params.webhookId, secret: newWebhookSecret(), oldExpiresAt, nowMs }));
-      return { status: 201, data: { ...publicWebhook(ack.endpoint, nowMs), secret: ack.endpoint.secret }, credits: access === "org" ? 0 : undefined };
+      const shown = publicWebhook(ack.endpoint, nowMs);
+      // The answer kept for a replay (Idempotency-Key) never holds the secret: it is shown once.
+      return {
+        status: 201,
+        data: { ...shown, secret: ack.endpoint.secret, secret_already_shown: false },
+        replay: { ...shown, secret: null, secret_already_shown: true },
+        credits: access === "org" ? 0 : undefined,
+      };
     },
   });
 }

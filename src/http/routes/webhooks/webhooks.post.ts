@@ -27,7 +27,7 @@ export function webhooksPost(deps: Deps, access: WebhookAccess) {
     params: { orgId: orgIdParam },
     docs: {
       summary: "Register a webhook endpoint",
-      description: `The org's events chosen in \`events\` are POSTed to \`url\`, signed the Standard Webhooks way with the endpoint's secret (\`secret\`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 409 LIMIT_EXCEEDED, and nothing is created. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".`,
+      description: `The org's events chosen in \`events\` are POSTed to \`url\`, signed the Standard Webhooks way with the endpoint's secret (\`secret\`, shown in this answer only: a replay of this call with the same \`Idempotency-Key\` answers the same endpoint with \`secret: null\` and \`secret_already_shown: true\`, as the secret is stored only in the endpoint, to sign; roll it if it was lost). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 409 LIMIT_EXCEEDED, and nothing is created. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".`,
       tag: "webhooks",
       status: 201,
       response: webhookWithSecretResponse,
@@ -36,7 +36,7 @@ export function webhooksPost(deps: Deps, access: WebhookAccess) {
       example: {
         params: { orgId: WEBHOOK_EXAMPLE.org_id },
         body: { url: WEBHOOK_EXAMPLE.url, events: WEBHOOK_EXAMPLE.events },
-        response: { ...WEBHOOK_EXAMPLE, secret: WEBHOOK_SECRET_EXAMPLE },
+        response: { ...WEBHOOK_EXAMPLE, secret: WEBHOOK_SECRET_EXAMPLE, secret_already_shown: false },
       },
     },
     async handle({ principal, params, body, nowMs }) {
@@ -54,7 +54,14 @@ export function webhooksPost(deps: Deps, access: WebhookAccess) {
         pending: 0,
       };
       const ack = ackOrThrow(await deps.store.send({ op: "webhook.create", endpoint }));
-      return { status: 201, data: { ...publicWebhook(ack.endpoint, nowMs), secret: ack.endpoint.secret }, credits: access === "org" ? 0 : undefined };
+      const shown = publicWebhook(ack.endpoint, nowMs);
+      // The answer kept for a replay (Idempotency-Key) never holds the secret: it is shown once.
+      return {
+        status: 201,
+        data: { ...shown, secret: ack.endpoint.secret, secret_already_shown: false },
+        replay: { ...shown, secret: null, secret_already_shown: true },
+        credits: access === "org" ? 0 : undefined,
+      };
     },
   });
 }

@@ -22,7 +22,7 @@ export interface paths {
         options?: never;
         /**
          * Liveness (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks).
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
          */
         head: operations["headHealthz"];
         patch?: never;
@@ -48,7 +48,7 @@ export interface paths {
         options?: never;
         /**
          * Readiness (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks).
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
          */
         head: operations["headReadyz"];
         patch?: never;
@@ -66,13 +66,19 @@ export interface paths {
          * @description The record of the address this call came from, as `GET /v1/ip/{ip}` gives it (same `include`, same credits): the connection's peer, or, when the peer is a proxy in FS_TRUSTED_PROXIES, the rightmost X-Forwarded-For address it did not add itself. Called from a backend, that is the backend's own egress address. `ip` states the address.
          *
          *     Credits: 1 or 2 per successful call; a failed call costs nothing.
+         *
+         *     HEAD checks the key and the inputs as GET does, and is neither run nor charged.
          */
         get: operations["getV1IpMe"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Look up the caller's address (status and headers only)
+         * @description The key, its capability, the limits and the inputs are checked as for GET; the lookup is neither run nor charged, and a 200 has no Content-Length.
+         */
+        head: operations["headV1IpMe"];
         patch?: never;
         trace?: never;
     };
@@ -94,13 +100,19 @@ export interface paths {
          *     metadata states the dataset build (`source`, `built_at`), what it covers (`coverage`), what the enrichments did (`enrichment`) and where each true flag came from (`provenance`).
          *
          *     Credits: 1 or 2 per successful call; a failed call costs nothing.
+         *
+         *     HEAD checks the key and the inputs as GET does, and is neither run nor charged.
          */
         get: operations["getV1IpIp"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Look up an IP address (status and headers only)
+         * @description The key, its capability, the limits and the inputs are checked as for GET; the lookup is neither run nor charged, and a 200 has no Content-Length.
+         */
+        head: operations["headV1IpIp"];
         patch?: never;
         trace?: never;
     };
@@ -142,13 +154,19 @@ export interface paths {
          * @description The usage record of the key's own org for the current period: plan, quota, credits used and remaining, overage (counted, reported to Stripe, pending) and the subscription's status; in a cluster, `behind` says how far `used` trails this node's answers while it cannot ship them. Another org's id answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdUsage"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Usage of an org (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1OrgsOrgIdUsage"];
         patch?: never;
         trace?: never;
     };
@@ -164,13 +182,19 @@ export interface paths {
          * @description The org of the secret key calling: id, name, plan, subscription status and creation time. `GET /v1/orgs/me` finds it without knowing its id; every route under `/v1/orgs/{orgId}/` takes `me` too. Another org's id answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgId"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The key's own org (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1OrgsOrgId"];
         patch?: never;
         trace?: never;
     };
@@ -186,13 +210,19 @@ export interface paths {
          * @description The projects of the secret key's org with their allowed origins, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end). An org has at most FS_MAX_PROJECTS_PER_ORG projects (1000 by default).
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1Projects"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The key's org's projects (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1Projects"];
         patch?: never;
         trace?: never;
     };
@@ -306,6 +336,8 @@ export interface paths {
          *     Credits: 0 per successful call.
          *
          *     Called from browsers: CORS preflights are answered, and answers carry Access-Control-Allow-Origin for the calling origin (except ORIGIN_NOT_ALLOWED).
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1Probe"];
         put?: never;
@@ -316,7 +348,11 @@ export interface paths {
          * @description Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.
          */
         options: operations["optionsV1Probe"];
-        head?: never;
+        /**
+         * Beacon round trip (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1Probe"];
         patch?: never;
         trace?: never;
     };
@@ -388,13 +424,19 @@ export interface paths {
          * @description The beacon's observations of a project of the key's org, newest first, optionally of one session or kind: a live key's hits for a live key, a test key's (`fs_pub_test_`) for a test key. `next_cursor` continues the listing (null at the end); a filtered page examines at most 5000 observations, so it may hold fewer items than `limit` and still have a cursor. Reads after every hit answered so far is stored.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1ProjectsProjectIdObservations"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List a project's observations (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1ProjectsProjectIdObservations"];
         patch?: never;
         trace?: never;
     };
@@ -410,13 +452,19 @@ export interface paths {
          * @description Hits of a project of the key's org in the range [`from`, `to`) per time bucket (UTC hours or days) and decision; the top 20 kinds, reasons, bots, networks (ASN, named by the IP dataset in service) and countries with their share of the hits and how many were blocked; and the org's checks per bucket and decision (checks carry no project). Computed from the stored observations (kept FS_OBSERVATION_RETENTION_DAYS) and check history, newest first, at most FS_TRAFFIC_SCAN_LIMIT of each: past it `partial` is true and the figures cover the newest part of the range. A range longer than 31 days of hours or 400 days of days, or `from` not before `to`, answers 400 VALIDATION_ERROR. Reads after every hit and check answered so far is stored. One traffic report or policy replay runs at a time per org (per front thread): another one meanwhile answers 429 RATE_LIMITED with Retry-After (1 s), before anything is read.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1ProjectsProjectIdTraffic"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * A project's traffic over time (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1ProjectsProjectIdTraffic"];
         patch?: never;
         trace?: never;
     };
@@ -432,6 +480,8 @@ export interface paths {
          * @description The project's effective bot policy (its stored document merged over the defaults) and the document as stored. A project of another org answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1ProjectsProjectIdBotPolicy"];
         /**
@@ -446,7 +496,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Get a project's bot policy (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1ProjectsProjectIdBotPolicy"];
         patch?: never;
         trace?: never;
     };
@@ -562,13 +616,19 @@ export interface paths {
          * @description The checks the org's history keeps (its check history setting), newest first, optionally with one decision, one feedback label (`none`: without feedback) or of one form. `next_cursor` continues the listing (null at the end); a filtered page examines at most 5000 checks, so it may hold fewer items than `limit` and still have a cursor. `text` is there only when the org keeps text. A test key lists its test checks, a live key the live ones. Another org's id answers 404 NOT_FOUND.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdChecks"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the org's checks (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1OrgsOrgIdChecks"];
         patch?: never;
         trace?: never;
     };
@@ -584,6 +644,8 @@ export interface paths {
          * @description The org's check history setting: `none`, `features` (the verdict and the text's hashed features, enough to learn from feedback; no text) or `text` (the verdict and the text), each check kept `days`. Default: features for 30 days. Another org's id answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdCheckHistory"];
         /**
@@ -596,7 +658,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * What the org keeps of its checks (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1OrgsOrgIdCheckHistory"];
         patch?: never;
         trace?: never;
     };
@@ -612,13 +678,19 @@ export interface paths {
          * @description How many labels the org's own model has learned (spam, ham, relabelled, repeated), its version, the check history setting, and per UTC day with feedback how many of that day's labels the org model and the global model agreed with before learning them (probability ≥ 0.5 for spam, below for ham). Another org's id answers 404 NOT_FOUND.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdFeedback"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The org's feedback and its model's agreement (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1OrgsOrgIdFeedback"];
         patch?: never;
         trace?: never;
     };
@@ -756,6 +828,8 @@ export interface paths {
          *     Credits: 0 per successful call.
          *
          *     Called from browsers: CORS preflights are answered, and answers carry Access-Control-Allow-Origin for the calling origin (except ORIGIN_NOT_ALLOWED).
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1Challenge"];
         put?: never;
@@ -766,7 +840,11 @@ export interface paths {
          * @description Answered without a key, so for any origin (a preflight cannot name the project): Access-Control-Allow-Origin for the request's Origin, the methods on the path, the headers a call may send (authorization, content-type, x-request-id), Access-Control-Max-Age 7200. The call itself is refused, without Access-Control-Allow-Origin, when the project does not allow the origin.
          */
         options: operations["optionsV1Challenge"];
-        head?: never;
+        /**
+         * Issue a proof-of-work challenge (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1Challenge"];
         patch?: never;
         trace?: never;
     };
@@ -802,6 +880,8 @@ export interface paths {
         /**
          * List orgs
          * @description Every org, in id order, `limit` per page (default 50, at most 100); pass `next_cursor` as `cursor` for the next page (null at the end).
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgs"];
         put?: never;
@@ -812,7 +892,11 @@ export interface paths {
         post: operations["postV1AdminOrgs"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List orgs (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1AdminOrgs"];
         patch?: never;
         trace?: never;
     };
@@ -826,6 +910,8 @@ export interface paths {
         /**
          * List an org's projects
          * @description The org's projects with their allowed origins, in id order, `limit` per page; `next_cursor` continues (null at the end). At most FS_MAX_PROJECTS_PER_ORG projects (1000 by default).
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdProjects"];
         put?: never;
@@ -836,7 +922,11 @@ export interface paths {
         post: operations["postV1AdminOrgsOrgIdProjects"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List an org's projects (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1AdminOrgsOrgIdProjects"];
         patch?: never;
         trace?: never;
     };
@@ -850,6 +940,8 @@ export interface paths {
         /**
          * List an org's API keys
          * @description The org's keys (secret and publishable, disabled and expired ones included, deleted ones not) without their secrets, in id order, `limit` per page; `next_cursor` continues (null at the end). At most FS_MAX_KEYS_PER_ORG keys that are not deleted (1000 by default).
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdKeys"];
         put?: never;
@@ -860,7 +952,11 @@ export interface paths {
         post: operations["postV1AdminOrgsOrgIdKeys"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List an org's API keys (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1AdminOrgsOrgIdKeys"];
         patch?: never;
         trace?: never;
     };
@@ -998,13 +1094,19 @@ export interface paths {
         /**
          * Usage of any org
          * @description What GET /v1/orgs/{orgId}/usage answers the org's own key, for any org, with the admin token.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdUsage"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Usage of any org (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1AdminOrgsOrgIdUsage"];
         patch?: never;
         trace?: never;
     };
@@ -1058,13 +1160,19 @@ export interface paths {
         /**
          * IP dataset builds
          * @description The IP dataset build in service with its sources (status, rows, checksums, dates, licences), and every build on disk, newest first.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminDatasets"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * IP dataset builds (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1AdminDatasets"];
         patch?: never;
         trace?: never;
     };
@@ -1120,19 +1228,25 @@ export interface paths {
          * @description Every endpoint of the org (at most FS_WEBHOOK_ENDPOINTS_MAX), with how many events wait for each. Secrets are never listed.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdWebhooks"];
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 409 LIMIT_EXCEEDED, and nothing is created. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
+         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only: a replay of this call with the same `Idempotency-Key` answers the same endpoint with `secret: null` and `secret_already_shown: true`, as the secret is stored only in the endpoint, to sign; roll it if it was lost). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 409 LIMIT_EXCEEDED, and nothing is created. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
          *
          *     Credits: 0 per successful call.
          */
         post: operations["postV1OrgsOrgIdWebhooks"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the org's webhook endpoints (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1OrgsOrgIdWebhooks"];
         patch?: never;
         trace?: never;
     };
@@ -1148,6 +1262,8 @@ export interface paths {
          * @description One endpoint of the org, without its secret. Another org's endpoint answers 404 NOT_FOUND, as a missing one does.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdWebhooksWebhookId"];
         put?: never;
@@ -1160,7 +1276,11 @@ export interface paths {
          */
         delete: operations["deleteV1OrgsOrgIdWebhooksWebhookId"];
         options?: never;
-        head?: never;
+        /**
+         * Get a webhook endpoint (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1OrgsOrgIdWebhooksWebhookId"];
         /**
          * Change a webhook endpoint
          * @description Changes the URL (checked as at registration: https, a public address), the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
@@ -1181,7 +1301,7 @@ export interface paths {
         put?: never;
         /**
          * Roll a webhook endpoint's secret
-         * @description Makes a new secret (in this answer only). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.
+         * @description Makes a new secret (in this answer only: a replay of this call with the same `Idempotency-Key` answers `secret: null` and `secret_already_shown: true`; roll again if it was lost). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.
          *
          *     Credits: 0 per successful call.
          */
@@ -1204,13 +1324,19 @@ export interface paths {
          * @description The endpoint's last FS_WEBHOOK_LOG_MAX attempts (100 by default), newest first: each with the message's `webhook-id`, the receiver's status code or the error, and what came of it.
          *
          *     Credits: 0 per successful call.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1OrgsOrgIdWebhooksWebhookIdDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * An endpoint's delivery log (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1OrgsOrgIdWebhooksWebhookIdDeliveries"];
         patch?: never;
         trace?: never;
     };
@@ -1224,17 +1350,23 @@ export interface paths {
         /**
          * List the org's webhook endpoints
          * @description Every endpoint of the org (at most FS_WEBHOOK_ENDPOINTS_MAX), with how many events wait for each. Secrets are never listed.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdWebhooks"];
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 409 LIMIT_EXCEEDED, and nothing is created. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
+         * @description The org's events chosen in `events` are POSTed to `url`, signed the Standard Webhooks way with the endpoint's secret (`secret`, shown in this answer only: a replay of this call with the same `Idempotency-Key` answers the same endpoint with `secret: null` and `secret_already_shown: true`, as the secret is stored only in the endpoint, to sign; roll it if it was lost). At most FS_WEBHOOK_ENDPOINTS_MAX endpoints per org (10 by default): past it 409 LIMIT_EXCEEDED, and nothing is created. An http:// URL is refused (400) unless the operator allows it (FS_WEBHOOK_ALLOW_HTTP), and so is a URL whose host is a non-public IP address (loopback, private, link-local, unique-local, shared, multicast, reserved; in any spelling, e.g. http://2130706433/ or [::ffff:127.0.0.1]) or a localhost name, unless the operator allows private addresses (FS_WEBHOOK_ALLOW_PRIVATE); a host name is judged by its DNS answers at each delivery. See docs/integrations.md, "Webhooks".
          */
         post: operations["postV1AdminOrgsOrgIdWebhooks"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List the org's webhook endpoints (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1AdminOrgsOrgIdWebhooks"];
         patch?: never;
         trace?: never;
     };
@@ -1248,6 +1380,8 @@ export interface paths {
         /**
          * Get a webhook endpoint
          * @description One endpoint of the org, without its secret. Another org's endpoint answers 404 NOT_FOUND, as a missing one does.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdWebhooksWebhookId"];
         put?: never;
@@ -1258,7 +1392,11 @@ export interface paths {
          */
         delete: operations["deleteV1AdminOrgsOrgIdWebhooksWebhookId"];
         options?: never;
-        head?: never;
+        /**
+         * Get a webhook endpoint (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1AdminOrgsOrgIdWebhooksWebhookId"];
         /**
          * Change a webhook endpoint
          * @description Changes the URL (checked as at registration: https, a public address), the events or whether the endpoint is enabled. A disabled endpoint gets no new events; what waits for it stays and goes out, in order, once it is enabled again.
@@ -1277,7 +1415,7 @@ export interface paths {
         put?: never;
         /**
          * Roll a webhook endpoint's secret
-         * @description Makes a new secret (in this answer only). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.
+         * @description Makes a new secret (in this answer only: a replay of this call with the same `Idempotency-Key` answers `secret: null` and `secret_already_shown: true`; roll again if it was lost). Until `previous_secret_expires_at` every delivery carries two signatures in `webhook-signature`, one per secret (Standard Webhooks allows several), so a receiver can switch to the new secret at any time in between.
          */
         post: operations["postV1AdminOrgsOrgIdWebhooksWebhookIdRollSecret"];
         delete?: never;
@@ -1296,13 +1434,19 @@ export interface paths {
         /**
          * An endpoint's delivery log
          * @description The endpoint's last FS_WEBHOOK_LOG_MAX attempts (100 by default), newest first: each with the message's `webhook-id`, the receiver's status code or the error, and what came of it.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getV1AdminOrgsOrgIdWebhooksWebhookIdDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * An endpoint's delivery log (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headV1AdminOrgsOrgIdWebhooksWebhookIdDeliveries"];
         patch?: never;
         trace?: never;
     };
@@ -1316,13 +1460,19 @@ export interface paths {
         /**
          * Prometheus metrics
          * @description The service's metrics in the Prometheus text exposition format, for the admin token or the scrape-only token FS_METRICS_TOKEN (configure the scrape job with `authorization: { credentials: <FS_METRICS_TOKEN> }`), which opens nothing else: request latency histograms per route, method and status; the scoring pool's queue depth, utilisation and task times; the writer thread's commit sizes and times and intents in flight; each journal's backlog; the IP dataset's age per source family; and the Node.js process metrics. The answer is the text itself, not the envelope; errors are in the envelope.
+         *
+         *     HEAD is answered too, with the status and headers only.
          */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Prometheus metrics (status and headers only)
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
+         */
+        head: operations["headMetrics"];
         patch?: never;
         trace?: never;
     };
@@ -1346,7 +1496,7 @@ export interface paths {
         options?: never;
         /**
          * This OpenAPI document (status and headers only)
-         * @description What GET answers, without the body (load balancers' health checks).
+         * @description What GET answers, without the body (load balancers' health checks, a key's check).
          */
         head: operations["headOpenapiJson"];
         patch?: never;
@@ -4195,6 +4345,86 @@ export interface operations {
             };
         };
     };
+    headV1IpMe: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Comma-separated enrichments: region, company, rdns, or all. region and company are free; rdns costs 1 more credit when it queries DNS.
+                 * @example company
+                 */
+                include?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 429, without the body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getV1IpIp: {
         parameters: {
             query?: {
@@ -4452,6 +4682,92 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1IpIp: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Comma-separated enrichments: region, company, rdns, or all. region and company are free; rdns costs 1 more credit when it queries DNS.
+                 * @example company
+                 */
+                include?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description An IPv4 or IPv6 address; IPv6 colons may be percent-encoded.
+                 * @example 8.8.8.8
+                 */
+                ip: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 429, without the body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4897,6 +5213,84 @@ export interface operations {
             };
         };
     };
+    headV1OrgsOrgIdUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getV1OrgsOrgId: {
         parameters: {
             query?: never;
@@ -4983,6 +5377,84 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1OrgsOrgId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example me
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5079,6 +5551,76 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1Projects: {
+        parameters: {
+            query?: {
+                /** @description Records per page. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5613,6 +6155,57 @@ export interface operations {
             431: components["responses"]["431.uWebSockets"];
         };
     };
+    headV1Probe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postV1Collect: {
         parameters: {
             query?: never;
@@ -6063,6 +6656,99 @@ export interface operations {
             };
         };
     };
+    headV1ProjectsProjectIdObservations: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Observations per page.
+                 * @example 20
+                 */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description Only this beacon session's observations. */
+                session_id?: string;
+                /**
+                 * @description Only observations of this kind.
+                 * @example form.submit
+                 */
+                kind?: "page.view" | "form.submit";
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The project's id (prj_...).
+                 * @example prj_8Hq2LmT7aZ3kXw9B
+                 */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getV1ProjectsProjectIdTraffic: {
         parameters: {
             query?: {
@@ -6350,6 +7036,107 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1ProjectsProjectIdTraffic: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Start of the range (inclusive); default 24 hours before `to`.
+                 * @example 2026-11-20
+                 */
+                from?: string;
+                /**
+                 * @description End of the range (exclusive); default now.
+                 * @example 2026-11-21
+                 */
+                to?: string;
+                /**
+                 * @description Width of the series' buckets (UTC); default `hour` for ranges up to 48 hours, else `day`.
+                 * @example day
+                 */
+                bucket?: "hour" | "day";
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The project's id (prj_...).
+                 * @example prj_8Hq2LmT7aZ3kXw9B
+                 */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 429, without the body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -6710,7 +7497,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
@@ -6726,6 +7513,84 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1ProjectsProjectIdBotPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The project's id (prj_...).
+                 * @example prj_8Hq2LmT7aZ3kXw9B
+                 */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -8039,6 +8904,101 @@ export interface operations {
             };
         };
     };
+    headV1OrgsOrgIdChecks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Checks per page.
+                 * @example 20
+                 */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /**
+                 * @description Only checks with this decision.
+                 * @example review
+                 */
+                decision?: "allow" | "review" | "block";
+                /** @description Only checks with this feedback (`none`: without feedback). */
+                label?: "spam" | "ham" | "none";
+                /** @description Only checks of this form. */
+                form_id?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getV1OrgsOrgIdCheckHistory: {
         parameters: {
             query?: never;
@@ -8217,7 +9177,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
@@ -8233,6 +9193,84 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1OrgsOrgIdCheckHistory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -8363,6 +9401,84 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1OrgsOrgIdFeedback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -9282,6 +10398,64 @@ export interface operations {
             431: components["responses"]["431.uWebSockets"];
         };
     };
+    headV1Challenge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 429, without the body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postV1ChallengeVerify: {
         parameters: {
             query?: never;
@@ -9576,6 +10750,72 @@ export interface operations {
             };
         };
     };
+    headV1AdminOrgs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page.
+                 * @example 1
+                 */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getV1AdminOrgsOrgIdProjects: {
         parameters: {
             query?: {
@@ -9763,6 +11003,82 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1AdminOrgsOrgIdProjects: {
+        parameters: {
+            query?: {
+                /** @description Records per page. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -10029,6 +11345,82 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1AdminOrgsOrgIdKeys: {
+        parameters: {
+            query?: {
+                /** @description Records per page. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -10929,6 +12321,77 @@ export interface operations {
             };
         };
     };
+    headV1AdminOrgsOrgIdUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postV1AdminOrgsOrgIdUsageAdjust: {
         parameters: {
             query?: never;
@@ -11242,6 +12705,50 @@ export interface operations {
             };
         };
     };
+    headV1AdminDatasets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postV1AdminDatasetsReload: {
         parameters: {
             query?: never;
@@ -11466,7 +12973,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -11545,7 +13052,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -11575,7 +13082,8 @@ export interface operations {
                      *         "created_at": "2026-11-20T22:15:00.000Z",
                      *         "pending": 0,
                      *         "previous_secret_expires_at": null,
-                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *         "secret_already_shown": false
                      *       },
                      *       "error": null,
                      *       "metadata": {
@@ -11592,7 +13100,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11600,8 +13108,10 @@ export interface operations {
                             pending: number;
                             /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
                             previous_secret_expires_at: string | null;
-                            /** @description The signing secret (whsec_…, Standard Webhooks): shown in this answer only. */
-                            secret: string;
+                            /** @description The signing secret (whsec_…, Standard Webhooks): only in the first answer; null in a replay (Idempotency-Key): it was shown once. */
+                            secret: string | null;
+                            /** @description true in a replay of this call: the secret was shown in the first answer and is not shown again; roll it if it was lost. */
+                            secret_already_shown: boolean;
                         };
                         error: null;
                         metadata: {
@@ -11620,7 +13130,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE.LIMIT_EXCEEDED"];
@@ -11638,6 +13148,84 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1OrgsOrgIdWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -11702,7 +13290,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11814,7 +13402,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             431: components["responses"]["431.uWebSockets"];
             500: components["responses"]["500.INTERNAL_ERROR"];
@@ -11827,6 +13415,89 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1OrgsOrgIdWebhooksWebhookId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -11865,7 +13536,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     enabled?: boolean;
                 };
             };
@@ -11909,7 +13580,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -11935,7 +13606,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             413: components["responses"]["413.PAYLOAD_TOO_LARGE"];
@@ -12014,7 +13685,8 @@ export interface operations {
                      *         "created_at": "2026-11-20T22:15:00.000Z",
                      *         "pending": 0,
                      *         "previous_secret_expires_at": "2026-11-20T23:15:00.000Z",
-                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *         "secret_already_shown": false
                      *       },
                      *       "error": null,
                      *       "metadata": {
@@ -12031,7 +13703,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12039,8 +13711,10 @@ export interface operations {
                             pending: number;
                             /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
                             previous_secret_expires_at: string | null;
-                            /** @description The signing secret (whsec_…, Standard Webhooks): shown in this answer only. */
-                            secret: string;
+                            /** @description The signing secret (whsec_…, Standard Webhooks): only in the first answer; null in a replay (Idempotency-Key): it was shown once. */
+                            secret: string | null;
+                            /** @description true in a replay of this call: the secret was shown in the first answer and is not shown again; roll it if it was lost. */
+                            secret_already_shown: boolean;
                         };
                         error: null;
                         metadata: {
@@ -12059,7 +13733,7 @@ export interface operations {
             };
             400: components["responses"]["400.VALIDATION_ERROR"];
             401: components["responses"]["401.MISSING_KEY.INVALID_KEY.EXPIRED_KEY"];
-            403: components["responses"]["403.KEY_DISABLED.KEY_TYPE_NOT_ALLOWED"];
+            403: components["responses"]["403.KEY_DISABLED.INSUFFICIENT_SCOPE.KEY_TYPE_NOT_ALLOWED"];
             404: components["responses"]["404.NOT_FOUND"];
             408: components["responses"]["408.REQUEST_TIMEOUT"];
             409: components["responses"]["409.IDEMPOTENCY_KEY_IN_USE"];
@@ -12151,7 +13825,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -12195,6 +13869,89 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1OrgsOrgIdWebhooksWebhookIdDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 403, without the body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -12258,7 +14015,7 @@ export interface operations {
                                 id: string;
                                 org_id: string;
                                 url: string;
-                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                                events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                                 enabled: boolean;
                                 /** @description ISO 8601. */
                                 created_at: string;
@@ -12331,7 +14088,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     /** @description Default true. */
                     enabled?: boolean;
                 };
@@ -12361,7 +14118,8 @@ export interface operations {
                      *         "created_at": "2026-11-20T22:15:00.000Z",
                      *         "pending": 0,
                      *         "previous_secret_expires_at": null,
-                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *         "secret_already_shown": false
                      *       },
                      *       "error": null,
                      *       "metadata": {
@@ -12377,7 +14135,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12385,8 +14143,10 @@ export interface operations {
                             pending: number;
                             /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
                             previous_secret_expires_at: string | null;
-                            /** @description The signing secret (whsec_…, Standard Webhooks): shown in this answer only. */
-                            secret: string;
+                            /** @description The signing secret (whsec_…, Standard Webhooks): only in the first answer; null in a replay (Idempotency-Key): it was shown once. */
+                            secret: string | null;
+                            /** @description true in a replay of this call: the secret was shown in the first answer and is not shown again; roll it if it was lost. */
+                            secret_already_shown: boolean;
                         };
                         error: null;
                         metadata: {
@@ -12417,6 +14177,77 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1AdminOrgsOrgIdWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -12480,7 +14311,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12595,6 +14426,82 @@ export interface operations {
             };
         };
     };
+    headV1AdminOrgsOrgIdWebhooksWebhookId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     patchV1AdminOrgsOrgIdWebhooksWebhookId: {
         parameters: {
             query?: never;
@@ -12630,7 +14537,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events sent to this endpoint. Each delivery's body is `{ type, timestamp, data }`; `data.livemode` is false for an event a test-mode key (fs_test_…, fs_pub_test_…) caused, true otherwise (docs/integrations.md, "Webhooks"). */
-                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                    events?: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                     enabled?: boolean;
                 };
             };
@@ -12673,7 +14580,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12772,7 +14679,8 @@ export interface operations {
                      *         "created_at": "2026-11-20T22:15:00.000Z",
                      *         "pending": 0,
                      *         "previous_secret_expires_at": "2026-11-20T23:15:00.000Z",
-                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *         "secret_already_shown": false
                      *       },
                      *       "error": null,
                      *       "metadata": {
@@ -12788,7 +14696,7 @@ export interface operations {
                             id: string;
                             org_id: string;
                             url: string;
-                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked")[];
+                            events: ("quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped")[];
                             enabled: boolean;
                             /** @description ISO 8601. */
                             created_at: string;
@@ -12796,8 +14704,10 @@ export interface operations {
                             pending: number;
                             /** @description Until when a rolled-away secret still signs beside the current one (ISO 8601); null when none does. */
                             previous_secret_expires_at: string | null;
-                            /** @description The signing secret (whsec_…, Standard Webhooks): shown in this answer only. */
-                            secret: string;
+                            /** @description The signing secret (whsec_…, Standard Webhooks): only in the first answer; null in a replay (Idempotency-Key): it was shown once. */
+                            secret: string | null;
+                            /** @description true in a replay of this call: the secret was shown in the first answer and is not shown again; roll it if it was lost. */
+                            secret_already_shown: boolean;
                         };
                         error: null;
                         metadata: {
@@ -12901,7 +14811,7 @@ export interface operations {
                                 /** @description The message's `webhook-id` (msg_…): the same on every attempt of one event. */
                                 webhook_id: string;
                                 /** @enum {string} */
-                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked";
+                                type: "quota.80_percent" | "quota.100_percent" | "plan.changed" | "subscription.changed" | "key.created" | "key.disabled" | "session.blocked" | "account.blocked" | "observations.dropped";
                                 /** @description ISO 8601. */
                                 at: string;
                                 /** @description The receiver's HTTP status; null when none came (see `error`). */
@@ -12939,6 +14849,82 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headV1AdminOrgsOrgIdWebhooksWebhookIdDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The org's id (org_...). With a secret key, `me` names the key's own org.
+                 * @example org_3kT9xQ2mLbVfZ8aW
+                 */
+                orgId: string;
+                /**
+                 * @description The webhook endpoint's id (we_...).
+                 * @example we_4fH8kQ2mZx7LpV3a
+                 */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 400, without the body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 404, without the body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 503, without the body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -12980,6 +14966,50 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    headMetrics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in X-Request-Id and metadata.request_id when it is 1-128 characters of [A-Za-z0-9._:-]. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description As GET answers 401, without the body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["431.uWebSockets"];
+            /** @description As GET answers 500, without the body. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other error: its status and headers, no body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -16,8 +16,9 @@ import type { ObservationRecord } from "../store/records.js";
 import { SESSION_ID } from "../front/beacon/token.js";
 import { DemoLimits, type DemoCall } from "../front/demo-limits.js";
 
-/** The first pause between looks for the report; each pause doubles. */
+/** The first pause between looks for the report; each pause doubles, up to REPORT_MAX_PAUSE_MS. */
 const REPORT_FIRST_PAUSE_MS = 25;
+const REPORT_MAX_PAUSE_MS = 500;
 
 /** The built beacon, held in memory with its gzip form and ETag. */
 export interface BeaconAsset {
@@ -218,7 +219,7 @@ async function sessionAfterReport(deps: AppDeps, state: ResponseState, projectId
     const { items } = await listObservations(deps, projectId, { limit: 10, before: Number.MAX_SAFE_INTEGER, sessionId, kind: undefined });
     const left = deadline - performance.now();
     if (hasReport(items, pageView) || state.aborted || left <= 0) return items;
-    await new Promise((r) => setTimeout(r, Math.min(pause, left)));
+    await new Promise((r) => setTimeout(r, Math.min(pause, REPORT_MAX_PAUSE_MS, left)));
   }
 }
 

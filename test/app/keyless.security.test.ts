@@ -124,7 +124,7 @@ describe("the submission's report", () => {
     const html = await answer;
     expect(html).toMatch(/A form submit from .+ on \/demo/);
     expect(html).toMatch(/A page view from .+ on \/demo/);
-  });
+  }, 90_000); // the submission may wait up to FS_DEMO_REPORT_WAIT_MS (60 s) for its report
 });
 
 describe("GET /v1/challenge", () => {
